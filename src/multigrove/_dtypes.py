@@ -1,0 +1,26 @@
+"""Every dtype multigrove uses, in one place, with the reason for it.
+
+* ``BIN``: binned feature values.  ``max_bin`` is at most 255 value bins and each feature
+  keeps one extra bin (its last) for missing values, so a local bin index fits in a byte.
+  One byte per cell keeps the binned matrix 8x smaller than float64 X and makes the
+  histogram kernel read 50 features of a row from a single cache line.
+* ``STAT``: per-row gradient statistics (gradients, Hessians, the count column).  float32
+  halves the memory traffic of histogram construction; the sums are float64.
+* ``HIST``: histogram sums and every total derived from them.  Sums of millions of float32
+  values lose digits in float32; float64 keeps leaf values reproducible.
+* ``SCORE``: raw prediction scores, float64, accumulated over thousands of trees.
+* ``INDEX``: row indices inside the grower (n_rows < 2**31).
+* ``NODE``: node and feature indices in the tree arrays.
+"""
+import numpy as np
+
+BIN = np.uint8
+STAT = np.float32
+HIST = np.float64
+SCORE = np.float64
+INDEX = np.int32
+NODE = np.int32
+FEATURE_VALUE = np.float64
+
+#: largest number of value bins per feature (one more bin is kept for missing values)
+MAX_VALUE_BINS = 255

@@ -1,0 +1,113 @@
+"""Checks and conversions at the trust boundary: everything a user hands us passes here."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def _is_dataframe(X) -> bool:
+    return hasattr(X, "dtypes") and hasattr(X, "columns") and hasattr(X, "to_numpy")
+
+
+def check_features(X, *, name: str = "X", n_features: int | None = None,
+                   allow_empty: bool = False, expected_by: str = "the model") -> tuple[np.ndarray, list[str] | None]:
+    """Return (C-ordered float32/float64 2-D array, feature names or None).
+
+    Accepts NumPy arrays (any real dtype), array-likes and pandas DataFrames of numeric columns.
+    NaN marks a missing value; +-inf are ordinary (extreme) values.
+    """
+    names = None
+    if X is None:
+        raise TypeError(f"{name} must be a 2-D array of numbers, got None")
+    if sp.issparse(X):
+        raise TypeError(f"{name} is a scipy.sparse matrix; this version takes dense X "
+                        "(a NumPy array or a DataFrame): use X.toarray()")
+    if _is_dataframe(X):
+        bad = [str(c) for c, dt in zip(X.columns, X.dtypes)
+               if not (np.issubdtype(np.dtype(dt), np.number) or np.dtype(dt) == np.bool_)]
+        if bad:
+            raise TypeError(f"{name} has non-numeric columns {bad[:5]}: every column must hold numbers "
+                            "(encode categorical columns first)")
+        names = [str(c) for c in X.columns]
+        X = X.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        try:
+            X = np.asarray(X)
+        except Exception as exc:  # ragged lists and the like
+            raise TypeError(f"{name} must be a 2-D array of numbers: {exc}") from None
+        if X.dtype == object or not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_):
+            try:
+                X = X.astype(np.float64)
+            except (TypeError, ValueError):
+                raise TypeError(f"{name} must hold numbers, got dtype {X.dtype}") from None
+        if np.iscomplexobj(X):
+            raise TypeError(f"{name} must hold real numbers, got complex dtype {X.dtype}")
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_rows, n_features), got an array of shape {X.shape}")
+    if not allow_empty and X.shape[0] == 0:
+        raise ValueError(f"{name} has 0 rows: at least one row is required")
+    if X.shape[1] == 0:
+        raise ValueError(f"{name} has 0 features: at least one feature is required")
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"{name} has {X.shape[1]} features, but {expected_by} is expecting {n_features} "
+                         "features as input (the number it was trained with)")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    return np.ascontiguousarray(X), names
+
+
+def check_weight(weight, n_rows: int, name: str = "weight") -> np.ndarray | None:
+    if weight is None:
+        return None
+    w = np.asarray(weight, dtype=np.float64)
+    if w.ndim != 1:
+        w = w.reshape(-1) if w.size == n_rows else w
+    if w.ndim != 1 or w.shape[0] != n_rows:
+        raise ValueError(f"{name} must be 1-D with one value per row ({n_rows}), got shape {np.shape(weight)}")
+    if not np.all(np.isfinite(w)):
+        bad = int(np.flatnonzero(~np.isfinite(w))[0])
+        raise ValueError(f"{name} must be finite, got {w[bad]} at row {bad}")
+    if np.any(w < 0):
+        bad = int(np.flatnonzero(w < 0)[0])
+        raise ValueError(f"{name} must be >= 0, got {w[bad]} at row {bad}")
+    if n_rows and w.sum() <= 0:
+        raise ValueError(f"{name} must have a positive sum, got all zeros")
+    return w
+
+
+def check_label(y, n_rows: int, name: str = "label") -> np.ndarray:
+    """A finite 1-D or 2-D float64 label array with one row per data row."""
+    if y is None:
+        raise ValueError(f"{name} is required for training, got None")
+    if sp.issparse(y):
+        y = y.toarray()
+    if _is_dataframe(y) or hasattr(y, "to_numpy"):
+        y = y.to_numpy()
+    try:
+        y = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must hold numbers, got {np.asarray(y).dtype}") from None
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim not in (1, 2):
+        raise ValueError(f"{name} must be 1-D or 2-D, got shape {y.shape}")
+    if y.shape[0] != n_rows:
+        raise ValueError(f"{name} has {y.shape[0]} rows but the data has {n_rows} rows: lengths must match")
+    if y.ndim == 2 and y.shape[1] == 0:
+        raise ValueError(f"{name} has 0 columns: at least one output is required")
+    finite = np.isfinite(y)
+    if not finite.all():
+        idx = np.argwhere(~finite)[0]
+        where = f"row {idx[0]}" + (f", column {idx[1]}" if y.ndim == 2 else "")
+        raise ValueError(f"{name} must be finite (no NaN or inf), got {y[tuple(idx)]} at {where}")
+    return np.ascontiguousarray(y)
+
+
+def check_int(value, name: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
+    return int(value)

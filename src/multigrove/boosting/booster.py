@@ -1,0 +1,245 @@
+"""Booster: a fitted forest — prediction, importance, and the versioned JSON model file.
+
+Model file (UTF-8 JSON, no pickle):
+    {"format": "multigrove.booster", "version": 1, "sha256": <hex of the canonical payload>,
+     "model": {"objective", "n_features", "n_outputs", "num_class", "multi_strategy",
+               "trees_per_iteration", "init_score": [...], "feature_names": [...],
+               "best_iteration", "params": {...}, "trees": [Tree.to_dict(), ...]}}
+The checksum covers ``json.dumps(model, sort_keys=True, separators=(",", ":"))``, so a
+truncated file fails to parse and an edited one fails the checksum; every tree is then
+checked by Tree.validate.  Files are written to a temporary file beside the target and
+renamed over it, so an interrupted save never leaves a half-written model behind.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from scipy.special import expit, softmax
+
+from .._validation import check_features
+from ..kernels.predict import predict_binned, predict_leaf_raw, predict_raw
+from .tree import Tree, stack_trees
+
+FORMAT = "multigrove.booster"
+VERSION = 1
+_LINKS = ("regression", "binary", "multiclass", "multilabel", "custom")
+
+
+class Booster:
+    """A trained model.  Build with multigrove.train, or Booster(model_file=path)."""
+
+    def __init__(self, model_file: str | os.PathLike | None = None, model_str: str | None = None):
+        self.trees: list[Tree] = []
+        self.init_score = np.zeros(1)
+        self.objective = "regression"
+        self.n_features = 0
+        self.n_outputs = 1
+        self.num_class = 0
+        self.multi_strategy = "multi_output"
+        self.trees_per_iteration = 1
+        self.feature_names: list[str] = []
+        self.params: dict = {}
+        self.best_iteration = 0       # 1-based count of rounds of the best model; 0 = use all
+        self.best_score: dict = {}
+        self._stack: dict | None = None
+        self._stack_n = -1
+        if model_file is not None and model_str is not None:
+            raise ValueError("give model_file or model_str, not both")
+        if model_file is not None:
+            path = Path(model_file)
+            try:
+                text = path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                raise FileNotFoundError(f"model file {str(path)!r} does not exist") from None
+            except UnicodeDecodeError:
+                raise ValueError(f"model file {str(path)!r} is not a multigrove model (not UTF-8 text)") from None
+            self._load_string(text, source=str(path))
+        elif model_str is not None:
+            self._load_string(model_str, source="model_str")
+
+    # ------------------------------------------------------------------ training-time API
+    def _append(self, tree: Tree) -> None:
+        self.trees.append(tree)
+
+    def num_trees(self) -> int:
+        return len(self.trees)
+
+    def current_iteration(self) -> int:
+        return len(self.trees) // max(self.trees_per_iteration, 1)
+
+    def _trees_for(self, num_iteration: int | None) -> list[Tree]:
+        if num_iteration is None:
+            num_iteration = self.best_iteration if self.best_iteration > 0 else self.current_iteration()
+        if num_iteration <= 0:
+            num_iteration = self.current_iteration()
+        return self.trees[: num_iteration * self.trees_per_iteration]
+
+    def _stacked(self, trees: list[Tree]) -> dict:
+        if trees is self.trees or len(trees) == len(self.trees):
+            if self._stack is None or self._stack_n != len(self.trees):
+                self._stack, self._stack_n = stack_trees(self.trees), len(self.trees)
+            return self._stack
+        return stack_trees(trees)
+
+    # ------------------------------------------------------------------ prediction
+    def predict(self, X, raw_score: bool = False, num_iteration: int | None = None,
+                pred_leaf: bool = False) -> np.ndarray:
+        """Predict for raw features X (n_rows, n_features).
+
+        Returns values (regression), probabilities (binary: P(y=1); multiclass: (n, K);
+        multilabel: (n, L) independent probabilities), or raw scores with raw_score=True.
+        One-output models return shape (n,).  With pred_leaf=True: (n, n_trees) leaf indices.
+        num_iteration defaults to best_iteration when early stopping set one.
+        """
+        X, _ = check_features(X, n_features=self.n_features, allow_empty=True)
+        trees = self._trees_for(num_iteration)
+        s = self._stacked(trees)
+        if pred_leaf:
+            out = np.zeros((X.shape[0], len(trees)), dtype=np.int32)
+            predict_leaf_raw(X, s["node_feature"], s["node_threshold"], s["node_default_left"],
+                             s["node_left"], s["node_right"], s["tree_node_offset"], out)
+            return out
+        raw = np.tile(self.init_score, (X.shape[0], 1))
+        predict_raw(X, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
+                    s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"],
+                    s["leaf_cols"], s["leaf_vals"], raw)
+        out = raw if raw_score else self._link(raw)
+        return out[:, 0] if self.n_outputs == 1 else out
+
+    def _link(self, raw: np.ndarray) -> np.ndarray:
+        if self.objective in ("binary", "multilabel"):
+            return expit(raw)
+        if self.objective == "multiclass":
+            return softmax(raw, axis=1)
+        return raw
+
+    def _predict_binned_into(self, binned: np.ndarray, missing_bin: np.ndarray, trees: list[Tree],
+                             out: np.ndarray) -> None:
+        s = stack_trees(trees)
+        predict_binned(binned, missing_bin, s["node_feature"], s["node_bin"], s["node_default_left"],
+                       s["node_left"], s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"],
+                       s["leaf_ptr"], s["leaf_cols"], s["leaf_vals"], out)
+
+    # ------------------------------------------------------------------ inspection
+    def feature_importance(self, importance_type: str = "split", iteration: int | None = None) -> np.ndarray:
+        """Per feature: number of splits ("split") or total gain of its splits ("gain")."""
+        if importance_type not in ("split", "gain"):
+            raise ValueError(f"importance_type must be 'split' or 'gain', got {importance_type!r}")
+        out = np.zeros(self.n_features, dtype=np.float64)
+        for t in self._trees_for(iteration):
+            w = np.ones(t.n_internal) if importance_type == "split" else t.split_gain
+            np.add.at(out, t.split_feature, w)
+        return out.astype(np.int64) if importance_type == "split" else out
+
+    def feature_name(self) -> list[str]:
+        return list(self.feature_names)
+
+    # ------------------------------------------------------------------ persistence
+    def model_to_dict(self) -> dict:
+        return {
+            "objective": self.objective,
+            "n_features": int(self.n_features),
+            "n_outputs": int(self.n_outputs),
+            "num_class": int(self.num_class),
+            "multi_strategy": self.multi_strategy,
+            "trees_per_iteration": int(self.trees_per_iteration),
+            "init_score": [float(v) for v in self.init_score],
+            "feature_names": list(self.feature_names),
+            "best_iteration": int(self.best_iteration),
+            "params": self.params,
+            "trees": [t.to_dict() for t in self.trees],
+        }
+
+    def model_to_string(self) -> str:
+        model = self.model_to_dict()
+        canon = json.dumps(model, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        digest = hashlib.sha256(canon.encode("utf-8")).hexdigest()
+        return json.dumps({"format": FORMAT, "version": VERSION, "sha256": digest, "model": model},
+                          separators=(",", ":"), allow_nan=False)
+
+    def save_model(self, filename: str | os.PathLike) -> "Booster":
+        """Write the model atomically (temporary file + rename in the same directory)."""
+        path = Path(filename)
+        text = self.model_to_string()
+        directory = path.parent if str(path.parent) else Path(".")
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        return self
+
+    @classmethod
+    def load_model(cls, filename: str | os.PathLike) -> "Booster":
+        return cls(model_file=filename)
+
+    def _load_string(self, text: str, source: str) -> None:
+        where = f"model file {source!r}" if source != "model_str" else "model string"
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where} is not valid JSON (truncated or not a multigrove model): "
+                             f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise ValueError(f"{where} is not a multigrove model (expected \"format\": \"{FORMAT}\")")
+        version = doc.get("version")
+        if not isinstance(version, int) or version < 1:
+            raise ValueError(f"{where} has an invalid format version {version!r}")
+        if version > VERSION:
+            raise ValueError(f"{where} has format version {version}, newer than this multigrove reads "
+                             f"(<= {VERSION}): upgrade multigrove")
+        model = doc.get("model")
+        if not isinstance(model, dict):
+            raise ValueError(f"{where} has no 'model' object")
+        canon = json.dumps(model, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        if hashlib.sha256(canon.encode("utf-8")).hexdigest() != doc.get("sha256"):
+            raise ValueError(f"{where} fails its sha256 checksum: the file was edited or corrupted")
+        self._from_model_dict(model, where)
+
+    def _from_model_dict(self, m: dict, where: str) -> None:
+        def need(key, kind):
+            if key not in m or not isinstance(m[key], kind) or isinstance(m[key], bool) and kind is not bool:
+                raise ValueError(f"{where}: field '{key}' is missing or not a {getattr(kind, '__name__', kind)}")
+            return m[key]
+        objective = need("objective", str)
+        if objective not in _LINKS:
+            raise ValueError(f"{where}: unknown objective {objective!r}")
+        n_features, n_outputs = need("n_features", int), need("n_outputs", int)
+        if n_features < 1 or n_outputs < 1:
+            raise ValueError(f"{where}: n_features and n_outputs must be >= 1")
+        init = np.asarray(need("init_score", list), dtype=np.float64)
+        if init.shape != (n_outputs,) or not np.all(np.isfinite(init)):
+            raise ValueError(f"{where}: init_score must hold {n_outputs} finite numbers")
+        tpi = need("trees_per_iteration", int)
+        trees_raw = need("trees", list)
+        if tpi < 1 or len(trees_raw) % tpi:
+            raise ValueError(f"{where}: {len(trees_raw)} trees is not a multiple of trees_per_iteration={tpi}")
+        names = need("feature_names", list)
+        if len(names) != n_features:
+            raise ValueError(f"{where}: feature_names has {len(names)} names for {n_features} features")
+        trees = []
+        for i, td in enumerate(trees_raw):
+            if not isinstance(td, dict):
+                raise ValueError(f"{where}: tree {i} is not an object")
+            trees.append(Tree.from_dict(td, n_features, n_outputs, where=f"{where}, tree {i}"))
+        self.objective, self.n_features, self.n_outputs = objective, n_features, n_outputs
+        self.num_class = need("num_class", int)
+        self.multi_strategy = need("multi_strategy", str)
+        self.trees_per_iteration = tpi
+        self.init_score = init
+        self.feature_names = [str(n) for n in names]
+        self.best_iteration = need("best_iteration", int)
+        self.params = need("params", dict)
+        self.trees = trees
+        self._stack = None

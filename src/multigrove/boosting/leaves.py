@@ -1,0 +1,66 @@
+"""Statistic layout and leaf values.
+
+The per-row statistics handed to the grower are one float32 matrix ``S`` (n_rows, C):
+columns ``0..k-1`` hold gradients, then (unless the Hessian is a constant) ``k`` Hessian
+columns, and last a column of ones that counts rows.  ``StatLayout`` says where each lives,
+so histograms, split scans and leaf values read the same matrix whatever k is.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .._dtypes import STAT
+
+
+class StatLayout(NamedTuple):
+    k: int            # gradient columns
+    h_col: int        # first Hessian column (the count column when the Hessian is constant)
+    h_stride: int     # 1, or 0 for a constant Hessian
+    h_scale: float    # 1.0, or the constant Hessian value
+    count_col: int
+
+    @property
+    def n_cols(self) -> int:
+        return self.count_col + 1
+
+    @classmethod
+    def make(cls, k: int, hess_constant: float | None) -> "StatLayout":
+        if hess_constant is not None:
+            return cls(k, k, 0, float(hess_constant), k)
+        return cls(k, k, 1, 1.0, 2 * k)
+
+    def allocate(self, n_rows: int) -> np.ndarray:
+        S = np.empty((n_rows, self.n_cols), dtype=STAT)
+        S[:, self.count_col] = 1.0
+        return S
+
+    def grad(self, sums: np.ndarray) -> np.ndarray:
+        return sums[..., : self.k]
+
+    def hess(self, sums: np.ndarray) -> np.ndarray:
+        if self.h_stride == 0:
+            return self.h_scale * np.repeat(sums[..., self.count_col: self.count_col + 1], self.k, axis=-1)
+        return sums[..., self.h_col: self.h_col + self.k]
+
+    def score(self, sums: np.ndarray, lambda_l2: float) -> np.ndarray:
+        """sum_j G_j^2 / (H_j + lambda) of each row of sums (..., C)."""
+        g, h = self.grad(sums), self.hess(sums)
+        return _safe_div(g * g, h + lambda_l2).sum(axis=-1)
+
+
+def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.zeros(np.broadcast(a, b).shape)
+    np.divide(a, b, out=out, where=b > 0)
+    return out
+
+
+def dense_leaf_values(sums: np.ndarray, layout: StatLayout, lambda_l2: float, learning_rate: float
+                      ) -> np.ndarray:
+    """-G/(H + lambda) * learning_rate per leaf and output (GBDT-MO eq. 13, diagonal Hessian).
+
+    sums: (n_leaves, C) statistic sums of each leaf.  Returns (n_leaves, k) float64.
+    """
+    g, h = layout.grad(sums), layout.hess(sums)
+    return -learning_rate * _safe_div(g, h + lambda_l2)

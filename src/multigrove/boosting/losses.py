@@ -1,0 +1,207 @@
+"""Objectives: label checks, optimal constant start, gradients and diagonal Hessians, link.
+
+Every loss works on raw scores of shape (n_rows, n_outputs) and writes unweighted gradients
+and Hessians into caller-owned float32 arrays of the same shape (the engine applies weights).
+A loss whose Hessian is the same constant for every cell sets ``hess_constant``; the engine
+then skips the Hessian columns entirely.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from scipy.special import expit, log_softmax, logit, softmax
+
+_EPS = 1e-15
+
+
+def _wmean(a: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    return np.average(a, axis=0, weights=w)
+
+
+def _first_bad(mask: np.ndarray) -> tuple:
+    return tuple(int(i) for i in np.argwhere(mask)[0])
+
+
+class Loss:
+    name = "loss"
+    hess_constant: float | None = None
+    n_outputs = 1
+
+    def check_label(self, y: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def init_score(self, y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+        return np.zeros(self.n_outputs)
+
+    def gradients(self, raw: np.ndarray, y: np.ndarray, out_g: np.ndarray, out_h: np.ndarray | None) -> None:
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def transform(self, raw: np.ndarray) -> np.ndarray:
+        return raw
+
+    def value(self, raw: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> float:
+        """Mean loss over rows (used by tests and by the Newton-step check)."""
+        raise NotImplementedError  # pragma: no cover - interface
+
+
+class SquaredError(Loss):
+    """0.5 * sum_j (raw_j - y_j)^2 per row; one or many targets."""
+    name = "regression"
+    hess_constant = 1.0
+
+    def check_label(self, y):
+        y2 = y.reshape(len(y), -1)
+        self.n_outputs = y2.shape[1]
+        return y2
+
+    def init_score(self, y, w):
+        return _wmean(y, w)
+
+    def gradients(self, raw, y, out_g, out_h):
+        np.subtract(raw, y, out=out_g, casting="unsafe")
+        if out_h is not None:
+            out_h[...] = 1.0
+
+    def value(self, raw, y, w=None):
+        return float(_wmean(0.5 * ((raw - y) ** 2).sum(axis=1), w))
+
+
+class BinaryLogloss(Loss):
+    name = "binary"
+
+    def check_label(self, y):
+        if y.ndim != 1:
+            raise ValueError(f"label for objective 'binary' must be 1-D, got shape {y.shape} "
+                             "(use objective 'multilabel' for a 0/1 indicator matrix)")
+        bad = (y != 0) & (y != 1)
+        if bad.any():
+            i = _first_bad(bad)[0]
+            raise ValueError(f"label for objective 'binary' must be 0 or 1, got {y[i]:g} at row {i}")
+        self.n_outputs = 1
+        return y.reshape(-1, 1)
+
+    def init_score(self, y, w):
+        p = np.clip(_wmean(y, w), _EPS, 1 - _EPS)
+        return logit(p)
+
+    def gradients(self, raw, y, out_g, out_h):
+        p = expit(raw)
+        np.subtract(p, y, out=out_g, casting="unsafe")
+        np.multiply(p, 1.0 - p, out=out_h, casting="unsafe")
+
+    def transform(self, raw):
+        return expit(raw)
+
+    def value(self, raw, y, w=None):
+        # log(1 + exp(raw)) - y * raw, stable
+        per = (np.logaddexp(0.0, raw) - y * raw).sum(axis=1)
+        return float(_wmean(per, w))
+
+
+class MultilabelLogloss(BinaryLogloss):
+    """Independent sigmoid per label; y is an (n, L) 0/1 indicator matrix."""
+    name = "multilabel"
+
+    def check_label(self, y):
+        if y.ndim != 2:
+            raise ValueError(f"label for objective 'multilabel' must be a 2-D 0/1 indicator matrix "
+                             f"(n_rows, n_labels), got shape {y.shape}")
+        bad = (y != 0) & (y != 1)
+        if bad.any():
+            i, j = _first_bad(bad)
+            raise ValueError(f"label for objective 'multilabel' must be 0 or 1, got {y[i, j]:g} "
+                             f"at row {i}, column {j}")
+        self.n_outputs = y.shape[1]
+        return y
+
+
+class SoftmaxCrossEntropy(Loss):
+    """Softmax cross-entropy; diagonal Hessian p(1-p) (GBDT-MO Sec. III-A)."""
+    name = "multiclass"
+
+    def __init__(self, num_class: int = 0):
+        self.num_class = num_class
+
+    def check_label(self, y):
+        if y.ndim != 1:
+            raise ValueError(f"label for objective 'multiclass' must be 1-D class ids, got shape {y.shape}")
+        bad = y != np.floor(y)
+        if bad.any():
+            i = _first_bad(bad)[0]
+            raise ValueError(f"label for objective 'multiclass' must be integer class ids, got {y[i]:g} at row {i}")
+        k = self.num_class or int(y.max()) + 1
+        if k < 2:
+            raise ValueError("objective 'multiclass' needs at least 2 classes; the labels hold only class 0")
+        bad = (y < 0) | (y >= k)
+        if bad.any():
+            i = _first_bad(bad)[0]
+            raise ValueError(f"label for objective 'multiclass' must be in [0, num_class) = [0, {k}), "
+                             f"got {y[i]:g} at row {i}")
+        self.num_class = k
+        self.n_outputs = k
+        return y.astype(np.int64)
+
+    def init_score(self, y, w):
+        prior = np.bincount(y, weights=w, minlength=self.num_class).astype(np.float64)
+        prior = np.clip(prior / prior.sum(), _EPS, None)
+        return np.log(prior) - np.log(prior).mean()
+
+    def gradients(self, raw, y, out_g, out_h):
+        p = softmax(raw, axis=1)
+        np.multiply(p, 1.0 - p, out=out_h, casting="unsafe")
+        p[np.arange(len(y)), y] -= 1.0
+        out_g[...] = p
+
+    def transform(self, raw):
+        return softmax(raw, axis=1)
+
+    def value(self, raw, y, w=None):
+        lp = log_softmax(raw, axis=1)
+        return float(_wmean(-lp[np.arange(len(y)), y], w))
+
+
+class CustomObjective(Loss):
+    """A user callable ``fobj(raw_scores, dataset) -> (grad, hess)``.
+
+    ``raw_scores`` is (n_rows,) for one output and (n_rows, n_outputs) otherwise, like the
+    returned arrays.  The start score is 0.
+    """
+    name = "custom"
+
+    def __init__(self, fobj: Callable, n_outputs: int, dataset: Any):
+        self.fobj = fobj
+        self.n_outputs = n_outputs
+        self.dataset = dataset
+
+    def check_label(self, y):
+        return y
+
+    def gradients(self, raw, y, out_g, out_h):
+        arg = raw[:, 0] if self.n_outputs == 1 else raw
+        res = self.fobj(arg, self.dataset)
+        if not (isinstance(res, tuple) and len(res) == 2):
+            raise TypeError("a custom objective must return a tuple (grad, hess)")
+        for name, a, out in (("grad", res[0], out_g), ("hess", res[1], out_h)):
+            a = np.asarray(a, dtype=np.float64)
+            if a.ndim == 1 and self.n_outputs == 1:
+                a = a.reshape(-1, 1)
+            if a.shape != out.shape:
+                raise ValueError(f"custom objective returned {name} of shape {a.shape}, expected "
+                                 f"{out.shape if self.n_outputs > 1 else (out.shape[0],)}")
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"custom objective returned non-finite values in {name}")
+            out[...] = a
+
+
+def make_loss(objective: Any, num_class: int, num_outputs: int, label: np.ndarray, dataset: Any
+              ) -> tuple[Loss, np.ndarray]:
+    """Return (loss, label in the loss's internal form)."""
+    if callable(objective):
+        n_out = num_outputs or num_class or (label.shape[1] if label.ndim == 2 else 1)
+        loss: Loss = CustomObjective(objective, n_out, dataset)
+        return loss, loss.check_label(label)
+    loss = {"regression": SquaredError, "binary": BinaryLogloss,
+            "multilabel": MultilabelLogloss}.get(objective, None)
+    loss = SoftmaxCrossEntropy(num_class) if objective == "multiclass" else loss()
+    return loss, loss.check_label(label)

@@ -1,0 +1,167 @@
+"""A fitted tree as structure-of-arrays, its (de)serialisation and validation.
+
+Internal nodes are numbered 0..n_internal-1 in creation order (the root is 0, a child is
+always numbered after its parent); a child reference ``c >= 0`` is an internal node, ``c < 0``
+is leaf ``~c``.  Leaf ``l`` adds ``leaf_value[l, j]`` to output ``output_cols[j]``: all outputs
+for a multi-output tree, one column for a one-vs-all tree.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .._dtypes import NODE
+
+
+@dataclasses.dataclass
+class Tree:
+    split_feature: np.ndarray      # (n_internal,) int32
+    threshold: np.ndarray          # (n_internal,) float64: left when x <= threshold
+    threshold_bin: np.ndarray      # (n_internal,) int32: left when bin <= threshold_bin
+    default_left: np.ndarray       # (n_internal,) bool: where missing values go
+    left_child: np.ndarray         # (n_internal,) int32
+    right_child: np.ndarray        # (n_internal,) int32
+    split_gain: np.ndarray         # (n_internal,) float64
+    internal_count: np.ndarray     # (n_internal,) int64 training rows through the node
+    leaf_value: np.ndarray         # (n_leaves, width) float64, learning rate included
+    leaf_count: np.ndarray         # (n_leaves,) int64
+    output_cols: np.ndarray        # (width,) int32
+
+    @property
+    def n_leaves(self) -> int:
+        return int(self.leaf_value.shape[0])
+
+    @property
+    def n_internal(self) -> int:
+        return int(self.split_feature.shape[0])
+
+    def depth(self) -> int:
+        if self.n_internal == 0:
+            return 0
+        depth = np.zeros(self.n_internal, dtype=np.int64)
+        best = 1
+        for node in range(self.n_internal):
+            for c in (self.left_child[node], self.right_child[node]):
+                if c >= 0:
+                    depth[c] = depth[node] + 1
+                else:
+                    best = max(best, depth[node] + 1)
+        return int(best)
+
+    # ------------------------------------------------------------------ (de)serialisation
+    def to_dict(self) -> dict:
+        return {
+            "split_feature": self.split_feature.tolist(),
+            "threshold": self.threshold.tolist(),
+            "threshold_bin": self.threshold_bin.tolist(),
+            "default_left": self.default_left.astype(int).tolist(),
+            "left_child": self.left_child.tolist(),
+            "right_child": self.right_child.tolist(),
+            "split_gain": self.split_gain.tolist(),
+            "internal_count": self.internal_count.tolist(),
+            "leaf_value": self.leaf_value.tolist(),
+            "leaf_count": self.leaf_count.tolist(),
+            "output_cols": self.output_cols.tolist(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict, n_features: int, n_outputs: int, where: str = "tree") -> "Tree":
+        fields = {f.name for f in dataclasses.fields(cls)}
+        missing = fields - set(d)
+        if missing:
+            raise ValueError(f"{where}: missing field(s) {sorted(missing)}")
+        try:
+            tree = cls(
+                split_feature=np.asarray(d["split_feature"], dtype=NODE).reshape(-1),
+                threshold=np.asarray(d["threshold"], dtype=np.float64).reshape(-1),
+                threshold_bin=np.asarray(d["threshold_bin"], dtype=NODE).reshape(-1),
+                default_left=np.asarray(d["default_left"], dtype=bool).reshape(-1),
+                left_child=np.asarray(d["left_child"], dtype=NODE).reshape(-1),
+                right_child=np.asarray(d["right_child"], dtype=NODE).reshape(-1),
+                split_gain=np.asarray(d["split_gain"], dtype=np.float64).reshape(-1),
+                internal_count=np.asarray(d["internal_count"], dtype=np.int64).reshape(-1),
+                leaf_value=np.asarray(d["leaf_value"], dtype=np.float64),
+                leaf_count=np.asarray(d["leaf_count"], dtype=np.int64).reshape(-1),
+                output_cols=np.asarray(d["output_cols"], dtype=NODE).reshape(-1),
+            )
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise ValueError(f"{where}: a field does not hold numbers of the expected shape ({exc})") from None
+        tree.validate(n_features, n_outputs, where)
+        return tree
+
+    def validate(self, n_features: int, n_outputs: int, where: str = "tree") -> None:
+        """Raise ValueError unless this is a well-formed tree over n_features / n_outputs."""
+        m = self.n_internal
+        for name in ("threshold", "threshold_bin", "default_left", "left_child", "right_child",
+                     "split_gain", "internal_count"):
+            if getattr(self, name).shape != (m,):
+                raise ValueError(f"{where}: '{name}' has {getattr(self, name).size} entries, expected {m}")
+        if self.leaf_value.ndim != 2 or self.leaf_value.shape[0] != m + 1:
+            raise ValueError(f"{where}: 'leaf_value' must be ({m + 1}, width), got shape {self.leaf_value.shape}")
+        if self.leaf_count.shape != (m + 1,):
+            raise ValueError(f"{where}: 'leaf_count' has {self.leaf_count.size} entries, expected {m + 1}")
+        width = self.leaf_value.shape[1]
+        if self.output_cols.shape != (width,) or width == 0:
+            raise ValueError(f"{where}: 'output_cols' must have {width} entries, got {self.output_cols.size}")
+        if np.any(self.output_cols < 0) or np.any(self.output_cols >= n_outputs) or \
+                np.unique(self.output_cols).size != width:
+            raise ValueError(f"{where}: 'output_cols' must be distinct outputs in [0, {n_outputs})")
+        if not np.all(np.isfinite(self.leaf_value)):
+            raise ValueError(f"{where}: 'leaf_value' holds non-finite numbers")
+        if m == 0:
+            return
+        if np.any(self.split_feature < 0) or np.any(self.split_feature >= n_features):
+            raise ValueError(f"{where}: 'split_feature' must be in [0, {n_features})")
+        if np.any(np.isnan(self.threshold)):
+            raise ValueError(f"{where}: 'threshold' holds NaN")
+        seen_nodes = np.zeros(m, dtype=np.int64)
+        seen_leaves = np.zeros(m + 1, dtype=np.int64)
+        for node in range(m):
+            for c in (int(self.left_child[node]), int(self.right_child[node])):
+                if c >= 0:
+                    if c <= node or c >= m:
+                        raise ValueError(f"{where}: node {node} has child {c}; internal children must be "
+                                         f"numbered after their parent and below {m}")
+                    seen_nodes[c] += 1
+                else:
+                    leaf = ~c
+                    if leaf > m:
+                        raise ValueError(f"{where}: node {node} points to leaf {leaf}, but there are {m + 1} leaves")
+                    seen_leaves[leaf] += 1
+        if np.any(seen_nodes[1:] != 1) or seen_nodes[0] != 0 or np.any(seen_leaves != 1):
+            raise ValueError(f"{where}: every node and leaf must have exactly one parent")
+
+
+def stack_trees(trees: list[Tree]) -> dict:
+    """Flatten trees into the arrays the predict kernels take (see kernels/predict.py)."""
+    n_int = [t.n_internal for t in trees]
+    n_leaf = [t.n_leaves for t in trees]
+    node_off = np.concatenate([[0], np.cumsum(n_int)]).astype(np.int64)
+    leaf_off = np.concatenate([[0], np.cumsum(n_leaf)]).astype(np.int64)
+    widths = np.repeat([t.leaf_value.shape[1] for t in trees], n_leaf) if trees else np.zeros(0, int)
+    leaf_ptr = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+
+    def cat(name, dtype):
+        return (np.concatenate([getattr(t, name) for t in trees]).astype(dtype)
+                if trees else np.zeros(0, dtype))
+    return dict(
+        node_feature=cat("split_feature", np.int32),
+        node_threshold=cat("threshold", np.float64),
+        node_bin=cat("threshold_bin", np.int32),
+        node_default_left=cat("default_left", np.bool_),
+        node_left=cat("left_child", np.int32),
+        node_right=cat("right_child", np.int32),
+        tree_node_offset=node_off,
+        tree_leaf_offset=leaf_off,
+        leaf_ptr=leaf_ptr,
+        leaf_cols=(np.concatenate([np.tile(t.output_cols, t.n_leaves) for t in trees]).astype(np.int32)
+                   if trees else np.zeros(0, np.int32)),
+        leaf_vals=(np.concatenate([t.leaf_value.reshape(-1) for t in trees])
+                   if trees else np.zeros(0, np.float64)),
+    )
+
+
+def is_finite_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

@@ -1,0 +1,4 @@
+from .binning import BinMapper
+from .dataset import Dataset
+
+__all__ = ["BinMapper", "Dataset"]

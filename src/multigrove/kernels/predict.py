@@ -1,0 +1,91 @@
+"""Forest traversal.
+
+A forest is flattened into structure-of-arrays: node arrays for all trees, concatenated
+(``tree_node_offset`` gives each tree's slice, child ids are local to the tree, a negative
+child ``c`` is leaf ``~c``), and leaf outputs in CSR form (``leaf_ptr``, ``leaf_cols``,
+``leaf_vals``, rows indexed by ``tree_leaf_offset[t] + leaf``).  The CSR form serves dense
+vector leaves (all columns), one-output trees (one column) and k-sparse leaves alike, and
+prediction adds only the stored entries.
+"""
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, inline="always")
+def _leaf_raw(X, i, t, node_feature, node_threshold, node_default_left, node_left, node_right,
+              tree_node_offset):
+    base = tree_node_offset[t]
+    if tree_node_offset[t + 1] == base:
+        return 0
+    node = 0
+    while True:
+        g = base + node
+        x = X[i, node_feature[g]]
+        if np.isnan(x):
+            go_left = node_default_left[g]
+        else:
+            go_left = x <= node_threshold[g]
+        nxt = node_left[g] if go_left else node_right[g]
+        if nxt < 0:
+            return ~nxt
+        node = nxt
+
+
+@njit(cache=True, inline="always")
+def _leaf_binned(B, i, t, node_feature, node_bin, node_default_left, node_left, node_right,
+                 tree_node_offset, missing_bin):
+    base = tree_node_offset[t]
+    if tree_node_offset[t + 1] == base:
+        return 0
+    node = 0
+    while True:
+        g = base + node
+        f = node_feature[g]
+        b = B[i, f]
+        if b == missing_bin[f]:
+            go_left = node_default_left[g]
+        else:
+            go_left = b <= node_bin[g]
+        nxt = node_left[g] if go_left else node_right[g]
+        if nxt < 0:
+            return ~nxt
+        node = nxt
+
+
+@njit(parallel=True, cache=True)
+def predict_raw(X, node_feature, node_threshold, node_default_left, node_left, node_right,
+                tree_node_offset, tree_leaf_offset, leaf_ptr, leaf_cols, leaf_vals, out):
+    """OUT out (n, d) float64: adds every tree's leaf output for each row of raw X (n, F)."""
+    n_trees = tree_node_offset.shape[0] - 1
+    for i in prange(X.shape[0]):
+        for t in range(n_trees):
+            leaf = _leaf_raw(X, i, t, node_feature, node_threshold, node_default_left,
+                             node_left, node_right, tree_node_offset)
+            row = tree_leaf_offset[t] + leaf
+            for p in range(leaf_ptr[row], leaf_ptr[row + 1]):
+                out[i, leaf_cols[p]] += leaf_vals[p]
+
+
+@njit(parallel=True, cache=True)
+def predict_binned(B, missing_bin, node_feature, node_bin, node_default_left, node_left, node_right,
+                   tree_node_offset, tree_leaf_offset, leaf_ptr, leaf_cols, leaf_vals, out):
+    """OUT out (n, d) float64: as predict_raw, on binned rows B (n, F) uint8."""
+    n_trees = tree_node_offset.shape[0] - 1
+    for i in prange(B.shape[0]):
+        for t in range(n_trees):
+            leaf = _leaf_binned(B, i, t, node_feature, node_bin, node_default_left, node_left,
+                                node_right, tree_node_offset, missing_bin)
+            row = tree_leaf_offset[t] + leaf
+            for p in range(leaf_ptr[row], leaf_ptr[row + 1]):
+                out[i, leaf_cols[p]] += leaf_vals[p]
+
+
+@njit(parallel=True, cache=True)
+def predict_leaf_raw(X, node_feature, node_threshold, node_default_left, node_left, node_right,
+                     tree_node_offset, out):
+    """OUT out (n, T) int32: the leaf each row of raw X reaches in each tree."""
+    n_trees = tree_node_offset.shape[0] - 1
+    for i in prange(X.shape[0]):
+        for t in range(n_trees):
+            out[i, t] = _leaf_raw(X, i, t, node_feature, node_threshold, node_default_left,
+                                  node_left, node_right, tree_node_offset)

@@ -1,0 +1,233 @@
+"""Training parameters: one frozen, self-validating dataclass and its alias table.
+
+Both API layers take their defaults from :class:`Params`: ``multigrove.train`` reads a
+dict of these names (or their aliases), the scikit-learn estimators take the same names
+as constructor arguments.  Every check raises ``ValueError``/``TypeError`` with a message
+of the form ``"max_depth must be >= 1 or -1, got 0"``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import numbers
+import os
+from typing import Any, Callable, Mapping
+
+from ._dtypes import MAX_VALUE_BINS
+
+OBJECTIVES = ("regression", "binary", "multiclass", "multilabel")
+OBJECTIVE_ALIASES = {
+    "regression_l2": "regression", "l2": "regression", "mse": "regression",
+    "mean_squared_error": "regression", "squared_error": "regression",
+    "logistic": "binary", "softmax": "multiclass", "multi_logloss": "multiclass",
+    "multilabel_logloss": "multilabel", "multi_label": "multilabel",
+}
+STRATEGIES = ("multi_output", "one_vs_all")
+GROW_POLICIES = ("leafwise", "depthwise")
+METRICS = ("l2", "rmse", "binary_logloss", "binary_error", "multi_logloss", "multi_error",
+           "multilabel_logloss", "precision_at_k")
+METRIC_ALIASES = {
+    "mse": "l2", "mean_squared_error": "l2", "regression": "l2", "l2_root": "rmse",
+    "root_mean_squared_error": "rmse", "logloss": "binary_logloss", "binary": "binary_logloss",
+    "error": "binary_error", "multiclass": "multi_logloss", "softmax": "multi_logloss",
+    "mlogloss": "multi_logloss", "merror": "multi_error", "multilabel": "multilabel_logloss",
+    "p@k": "precision_at_k", "precision": "precision_at_k",
+}
+
+#: alias -> canonical parameter name (the LightGBM / XGBoost / scikit-learn spellings)
+ALIASES = {
+    "eta": "learning_rate", "shrinkage_rate": "learning_rate",
+    "num_leaf": "num_leaves", "max_leaves": "num_leaves", "max_leaf_nodes": "num_leaves",
+    "min_child_samples": "min_data_in_leaf", "min_data_per_leaf": "min_data_in_leaf",
+    "min_samples_leaf": "min_data_in_leaf",
+    "min_child_weight": "min_sum_hessian_in_leaf", "min_sum_hessian": "min_sum_hessian_in_leaf",
+    "reg_lambda": "lambda_l2", "lambda": "lambda_l2", "l2_regularization": "lambda_l2",
+    "min_split_gain": "min_gain_to_split", "gamma": "min_gain_to_split",
+    "max_bins": "max_bin",
+    "num_thread": "num_threads", "nthread": "num_threads", "n_jobs": "num_threads",
+    "random_state": "seed", "random_seed": "seed",
+    "num_classes": "num_class",
+    "grow_policy": "growth_policy", "tree_growth": "growth_policy",
+    "metrics": "metric", "eval_metric": "metric",
+    "strategy": "multi_strategy",
+    "application": "objective", "app": "objective", "loss": "objective",
+    "verbose": "verbosity",
+}
+
+
+def _default_threads() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class Params:
+    """All training parameters with their defaults (LightGBM's where a counterpart exists)."""
+
+    objective: Any = "regression"          # name in OBJECTIVES, or callable(preds, dataset) -> (grad, hess)
+    num_class: int = 0                     # multiclass: number of classes (0 = infer from labels)
+    num_outputs: int = 0                   # custom objective: number of outputs (0 = infer from y)
+    multi_strategy: str = "multi_output"   # one tree for all outputs, or one tree per output per round
+    growth_policy: str = "leafwise"        # best-first (GBDT-MO Alg. 5) or level by level
+    learning_rate: float = 0.1
+    num_leaves: int = 31
+    max_depth: int = -1                    # -1 = no limit
+    min_data_in_leaf: int = 20
+    min_sum_hessian_in_leaf: float = 1e-3  # on the sum over outputs of a child's Hessian sums
+    lambda_l2: float = 0.0
+    min_gain_to_split: float = 0.0
+    max_bin: int = 255
+    bin_construct_sample_cnt: int = 200_000
+    boost_from_average: bool = True
+    num_threads: int = 0                   # 0 = every core this process may use
+    seed: int = 0
+    metric: Any = None                     # None = the objective's own metric; str or list of str
+    eval_at: tuple = (1, 3, 5)             # k values for precision_at_k
+    verbosity: int = 1
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_dict(cls, params: Mapping[str, Any] | None) -> "Params":
+        """Build from a user dict, resolving aliases; unknown names raise ValueError."""
+        if params is None:
+            params = {}
+        if not isinstance(params, Mapping):
+            raise TypeError(f"params must be a dict, got {type(params).__name__}")
+        names = {f.name for f in dataclasses.fields(cls)}
+        resolved: dict[str, Any] = {}
+        source: dict[str, str] = {}
+        for key, value in params.items():
+            if not isinstance(key, str):
+                raise TypeError(f"parameter names must be strings, got {key!r}")
+            canon = ALIASES.get(key, key)
+            if canon not in names:
+                close = difflib.get_close_matches(key, sorted(names | set(ALIASES)), n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                raise ValueError(f"unknown parameter '{key}'{hint}")
+            if canon in resolved:
+                raise ValueError(f"parameter '{canon}' given twice (as '{source[canon]}' and '{key}')")
+            resolved[canon] = value
+            source[canon] = key
+        return cls(**resolved)
+
+    def replace(self, **changes: Any) -> "Params":
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        out = dataclasses.asdict(self)
+        if callable(self.objective):
+            out["objective"] = "custom"
+        out["eval_at"] = list(self.eval_at)
+        return out
+
+    # ------------------------------------------------------------------ validation
+    def __post_init__(self) -> None:
+        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
+        obj = self.objective
+        if callable(obj):
+            pass
+        elif isinstance(obj, str):
+            canon = OBJECTIVE_ALIASES.get(obj, obj)
+            if canon not in OBJECTIVES:
+                raise ValueError(f"objective must be one of {OBJECTIVES} or a callable, got {obj!r}")
+            set_("objective", canon)
+        else:
+            raise TypeError(f"objective must be a string or a callable, got {type(obj).__name__}")
+        _choice("multi_strategy", self.multi_strategy, STRATEGIES)
+        _choice("growth_policy", self.growth_policy, GROW_POLICIES)
+        set_("learning_rate", _real("learning_rate", self.learning_rate, low=0.0, low_open=True))
+        set_("num_leaves", _int("num_leaves", self.num_leaves, low=2, high=131072))
+        md = _int("max_depth", self.max_depth, low=-1)
+        if md == 0:
+            raise ValueError("max_depth must be >= 1 or -1 (no limit), got 0")
+        set_("max_depth", md)
+        set_("min_data_in_leaf", _int("min_data_in_leaf", self.min_data_in_leaf, low=1))
+        set_("min_sum_hessian_in_leaf", _real("min_sum_hessian_in_leaf", self.min_sum_hessian_in_leaf, low=0.0))
+        set_("lambda_l2", _real("lambda_l2", self.lambda_l2, low=0.0))
+        set_("min_gain_to_split", _real("min_gain_to_split", self.min_gain_to_split, low=0.0))
+        set_("max_bin", _int("max_bin", self.max_bin, low=2, high=MAX_VALUE_BINS))
+        set_("bin_construct_sample_cnt", _int("bin_construct_sample_cnt", self.bin_construct_sample_cnt, low=1))
+        set_("num_class", _int("num_class", self.num_class, low=0))
+        if self.num_class == 1:
+            raise ValueError("num_class must be >= 2 (or 0 to infer it), got 1")
+        set_("num_outputs", _int("num_outputs", self.num_outputs, low=0))
+        set_("num_threads", _int("num_threads", self.num_threads, low=0))
+        set_("seed", _int("seed", self.seed, low=0))
+        set_("verbosity", _int("verbosity", self.verbosity, low=-1))
+        if not isinstance(self.boost_from_average, (bool, int)):
+            raise TypeError(f"boost_from_average must be a bool, got {type(self.boost_from_average).__name__}")
+        set_("boost_from_average", bool(self.boost_from_average))
+        ks = self.eval_at
+        if isinstance(ks, numbers.Integral):
+            ks = (ks,)
+        ks = tuple(_int("eval_at", k, low=1) for k in ks)
+        if not ks:
+            raise ValueError("eval_at must hold at least one k >= 1, got an empty list")
+        set_("eval_at", ks)
+        set_("metric", _metrics(self.metric))
+
+    @property
+    def threads(self) -> int:
+        return self.num_threads or _default_threads()
+
+
+def _choice(name: str, value: Any, choices: tuple) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+
+
+def _int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, numbers.Real) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise TypeError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if low is not None and value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}, got {value}")
+    return value
+
+
+def _real(name: str, value: Any, low: float | None = None, low_open: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if low is not None and (value < low or (low_open and value == low)):
+        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value}")
+    return value
+
+
+def _metrics(value: Any) -> tuple | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"metric must be a string or a list of strings, got {type(value).__name__}")
+    out = []
+    for m in value:
+        if not isinstance(m, str):
+            raise TypeError(f"metric names must be strings, got {m!r}")
+        canon = METRIC_ALIASES.get(m, m)
+        if canon not in METRICS and canon != "None":
+            raise ValueError(f"metric must be one of {METRICS}, got {m!r}")
+        if canon != "None" and canon not in out:
+            out.append(canon)
+    return tuple(out)
+
+
+def objective_default_metric(objective: Any) -> tuple:
+    return {
+        "regression": ("l2",), "binary": ("binary_logloss",), "multiclass": ("multi_logloss",),
+        "multilabel": ("multilabel_logloss",),
+    }.get(objective if isinstance(objective, str) else "custom", ())
+
+
+def is_custom(objective: Any) -> bool:
+    return callable(objective)
+
+
+CallableObjective = Callable[..., Any]

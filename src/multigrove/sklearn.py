@@ -1,0 +1,259 @@
+"""scikit-learn estimators: thin adapters over multigrove.train.
+
+The constructors take ``n_estimators`` plus the parameter names of ``train`` with the
+defaults of :class:`multigrove.Params` (one table of defaults for both layers).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from ._validation import check_features, check_weight
+from .boosting.engine import train
+from .data.dataset import Dataset
+from .params import Params
+
+_D = {f.name: f.default for f in dataclasses.fields(Params)}
+#: constructor arguments passed through to train() under the same name
+_PASSED = ("learning_rate", "num_leaves", "max_depth", "min_data_in_leaf", "min_sum_hessian_in_leaf",
+           "lambda_l2", "min_gain_to_split", "max_bin", "multi_strategy", "growth_policy",
+           "num_threads", "seed", "verbosity")
+
+
+class _GroveBase(BaseEstimator):
+    def __init__(self, n_estimators=100, *, learning_rate=_D["learning_rate"], num_leaves=_D["num_leaves"],
+                 max_depth=_D["max_depth"], min_data_in_leaf=_D["min_data_in_leaf"],
+                 min_sum_hessian_in_leaf=_D["min_sum_hessian_in_leaf"], lambda_l2=_D["lambda_l2"],
+                 min_gain_to_split=_D["min_gain_to_split"], max_bin=_D["max_bin"],
+                 multi_strategy=_D["multi_strategy"], growth_policy=_D["growth_policy"],
+                 num_threads=_D["num_threads"], seed=_D["seed"], verbosity=-1, importance_type="split"):
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.num_leaves = num_leaves
+        self.max_depth = max_depth
+        self.min_data_in_leaf = min_data_in_leaf
+        self.min_sum_hessian_in_leaf = min_sum_hessian_in_leaf
+        self.lambda_l2 = lambda_l2
+        self.min_gain_to_split = min_gain_to_split
+        self.max_bin = max_bin
+        self.multi_strategy = multi_strategy
+        self.growth_policy = growth_policy
+        self.num_threads = num_threads
+        self.seed = seed
+        self.verbosity = verbosity
+        self.importance_type = importance_type
+
+    # ------------------------------------------------------------------ shared machinery
+    def _train_params(self, objective: str, extra: dict) -> dict:
+        params = {name: getattr(self, name) for name in _PASSED}
+        params["objective"] = objective
+        params.update(extra)
+        return params
+
+    def _check_X(self, X, reset: bool, y=None, multi_output: bool = True):
+        """scikit-learn's own validation (its messages and warnings), NaN allowed in X."""
+        if not reset:
+            check_is_fitted(self, "booster_")
+        names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
+        kw = dict(dtype=[np.float64, np.float32], ensure_all_finite="allow-nan", reset=reset)
+        if reset:
+            Xc, y = validate_data(self, X, y, multi_output=multi_output, y_numeric=False, **kw)
+            Xc, _ = check_features(Xc, name="X")
+            return (Xc, names), y
+        Xc = validate_data(self, X, **kw)
+        Xc, _ = check_features(Xc, name="X", n_features=self.n_features_in_, expected_by=type(self).__name__)
+        return Xc, None
+
+    def _fit(self, X, y_internal, objective, extra, sample_weight, eval_set, eval_sample_weight,
+             eval_names, callbacks, eval_label_fn):
+        if isinstance(self.n_estimators, bool) or not isinstance(self.n_estimators, (int, np.integer)) \
+                or self.n_estimators < 1:
+            raise ValueError(f"n_estimators must be an integer >= 1, got {self.n_estimators!r}")
+        if self.importance_type not in ("split", "gain"):
+            raise ValueError(f"importance_type must be 'split' or 'gain', got {self.importance_type!r}")
+        Xc, names = X
+        w = check_weight(sample_weight, Xc.shape[0], name="sample_weight")
+        train_set = Dataset(Xc, y_internal, weight=w, feature_names=names)
+        valid_sets, valid_names = [], []
+        for i, pair in enumerate(eval_set or []):
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+                raise ValueError(f"eval_set[{i}] must be a pair (X, y)")
+            Xv, _ = check_features(pair[0], name=f"eval_set[{i}] X", n_features=Xc.shape[1])
+            wv = None if eval_sample_weight is None else eval_sample_weight[i]
+            valid_sets.append(Dataset(Xv, eval_label_fn(pair[1]), weight=wv, reference=train_set))
+            valid_names.append(eval_names[i] if eval_names and i < len(eval_names) else f"valid_{i}")
+        self.evals_result_ = {}
+        from .boosting.callbacks import record_evaluation
+        cbs = list(callbacks or [])
+        if valid_sets:
+            cbs.append(record_evaluation(self.evals_result_))
+        self.booster_ = train(self._train_params(objective, extra), train_set,
+                              num_boost_round=int(self.n_estimators), valid_sets=valid_sets,
+                              valid_names=valid_names, callbacks=cbs)
+        self.best_iteration_ = self.booster_.best_iteration
+        return self
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        check_is_fitted(self, "booster_")
+        return self.booster_.feature_importance(self.importance_type)
+
+    @property
+    def n_estimators_(self) -> int:
+        check_is_fitted(self, "booster_")
+        return self.booster_.current_iteration()
+
+
+class GroveRegressor(RegressorMixin, _GroveBase):
+    """Gradient boosted trees for one target (y 1-D) or many targets (y 2-D, one tree for all)."""
+
+    def fit(self, X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, eval_names=None,
+            callbacks=None):
+        Xc, y = self._check_X(X, reset=True, y=y)
+        y = _regression_target(y, Xc[0].shape[0])
+        self.n_outputs_ = 1 if y.ndim == 1 else y.shape[1]
+        n_out = self.n_outputs_
+
+        def eval_label(yv):
+            yv = _regression_target(yv, None)
+            if (1 if yv.ndim == 1 else yv.shape[1]) != n_out:
+                raise ValueError(f"eval_set y has {1 if yv.ndim == 1 else yv.shape[1]} targets, expected {n_out}")
+            return yv
+        return self._fit(Xc, y, "regression", {}, sample_weight, eval_set, eval_sample_weight, eval_names,
+                         callbacks, eval_label)
+
+    def predict(self, X, raw_score=False, num_iteration=None):
+        Xc, _ = self._check_X(X, reset=False)
+        return self.booster_.predict(Xc, raw_score=raw_score, num_iteration=num_iteration)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+class GroveClassifier(ClassifierMixin, _GroveBase):
+    """Gradient boosted trees for classification.
+
+    y 1-D: class labels of any type (two classes: binary objective, more: softmax, one
+    multi-output tree per round).  y 2-D 0/1 indicator (dense or scipy.sparse): multi-label,
+    one sigmoid per label; predict returns a 0/1 matrix and predict_proba (n, n_labels).
+    """
+
+    def fit(self, X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, eval_names=None,
+            callbacks=None):
+        if y is None:
+            raise ValueError("requires y to be passed, but the target y is None")
+        if sp.issparse(y):
+            y = y.toarray()
+        y = np.asarray(y)
+        multilabel = y.ndim == 2 and y.shape[1] > 1
+        Xc, y = self._check_X(X, reset=True, y=y, multi_output=multilabel)
+        n = Xc[0].shape[0]
+        if multilabel:
+            if type_of_target(y) != "multilabel-indicator":
+                raise ValueError("a 2-D y for GroveClassifier must be a 0/1 multi-label indicator matrix, "
+                                 f"got target type {type_of_target(y)!r}")
+            Y = _indicator(y, n, "y")
+            self.multilabel_ = True
+            self.classes_ = np.arange(Y.shape[1])
+            self.n_classes_ = Y.shape[1]
+            self.n_outputs_ = Y.shape[1]
+            n_lab = Y.shape[1]
+
+            def eval_label(yv):
+                Yv = _indicator(yv.toarray() if sp.issparse(yv) else np.asarray(yv), None, "eval_set y")
+                if Yv.ndim != 2 or Yv.shape[1] != n_lab:
+                    raise ValueError(f"eval_set y must be an indicator matrix with {n_lab} columns")
+                return Yv
+            return self._fit(Xc, Y, "multilabel", {}, sample_weight, eval_set, eval_sample_weight, eval_names,
+                             callbacks, eval_label)
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        self.multilabel_ = False
+        k = self.classes_.shape[0]
+        if k < 2:
+            raise ValueError(f"y holds only one class ({self.classes_[0]!r}); a classifier needs at least 2 classes")
+        self.n_classes_ = k
+        self.n_outputs_ = 1 if k == 2 else k
+        classes = self.classes_
+
+        def eval_label(yv):
+            yv = np.asarray(yv).reshape(-1)
+            idx = np.searchsorted(classes, yv)
+            idx = np.clip(idx, 0, len(classes) - 1)
+            bad = classes[idx] != yv
+            if bad.any():
+                raise ValueError(f"eval_set y holds label {yv[np.flatnonzero(bad)[0]]!r}, "
+                                 f"not among the training classes {list(classes)[:10]}")
+            return idx
+        objective = "binary" if k == 2 else "multiclass"
+        extra = {} if k == 2 else {"num_class": k}
+        return self._fit(Xc, codes, objective, extra, sample_weight, eval_set, eval_sample_weight, eval_names,
+                         callbacks, eval_label)
+
+    def predict_proba(self, X, num_iteration=None):
+        Xc, _ = self._check_X(X, reset=False)
+        p = self.booster_.predict(Xc, num_iteration=num_iteration)
+        if not self.multilabel_ and self.n_classes_ == 2:
+            return np.column_stack([1.0 - p, p])
+        return p
+
+    def predict(self, X, num_iteration=None):
+        proba = self.predict_proba(X, num_iteration=num_iteration)
+        if self.multilabel_:
+            return (proba > 0.5).astype(np.int64)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def decision_function(self, X, num_iteration=None):
+        Xc, _ = self._check_X(X, reset=False)
+        return self.booster_.predict(Xc, raw_score=True, num_iteration=num_iteration)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_label = True
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+def _regression_target(y, n_rows):
+    if sp.issparse(y):
+        y = y.toarray()
+    y = np.asarray(y)
+    if y.dtype.kind not in "biuf":
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"y must hold numbers, got dtype {y.dtype}") from None
+    y = y.astype(np.float64)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim not in (1, 2):
+        raise ValueError(f"y must be 1-D or 2-D, got shape {y.shape}")
+    if n_rows is not None and y.shape[0] != n_rows:
+        raise ValueError(f"y has {y.shape[0]} rows but X has {n_rows} rows: lengths must match")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y must not contain NaN or inf (regression targets must be finite)")
+    return y
+
+
+def _indicator(y, n_rows, name):
+    try:
+        Y = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a 0/1 indicator matrix") from None
+    if n_rows is not None and Y.shape[0] != n_rows:
+        raise ValueError(f"{name} has {Y.shape[0]} rows but X has {n_rows} rows: lengths must match")
+    bad = (Y != 0) & (Y != 1)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise ValueError(f"{name} must be a 0/1 indicator matrix for multi-label classification, "
+                         f"got {Y[i, j]:g} at row {i}, column {j}")
+    return Y
