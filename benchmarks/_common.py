@@ -1,0 +1,55 @@
+"""Shared helpers for the benchmark scripts: locating the shared harness and data, timing."""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def shared_dir() -> Path:
+    """../shared next to the checkout (override with MULTIGROVE_SHARED)."""
+    env = os.environ.get("MULTIGROVE_SHARED")
+    cands = [Path(env)] if env else []
+    cands += [ROOT.parent / "shared", ROOT.parent.parent / "shared"]
+    for c in cands:
+        if (c / "bench" / "peers.py").exists():
+            return c
+    sys.exit("benchmarks need ../shared/bench/peers.py (set MULTIGROVE_SHARED to the shared folder)")
+
+
+def import_peers():
+    sys.path.insert(0, str(shared_dir() / "bench"))
+    import peers  # the shared harness: same synthetic data, same metrics as the peers
+    return peers
+
+
+def maxrss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+class RoundTimer:
+    """A training callback recording the wall time at the end of every round."""
+
+    def __init__(self):
+        self.t0 = time.perf_counter()
+        self.ts: list[float] = []
+
+    def __call__(self, env) -> None:
+        self.ts.append(time.perf_counter())
+
+    def steady(self) -> float | None:
+        import numpy as np
+        return float(np.median(np.diff(self.ts))) if len(self.ts) >= 3 else None
+
+
+def emit(rec: dict, out: str | None) -> None:
+    line = json.dumps(rec)
+    print(line, flush=True)
+    if out:
+        with open(out, "a") as f:
+            f.write(line + "\n")

@@ -1,0 +1,112 @@
+"""Loaders for the benchmark data sets and synthetic generators for demos and benchmarks.
+
+Real data is read where it lies (``MULTIGROVE_DATA``, or ``../shared/data`` next to the
+working directory or the source checkout); it is never copied into the project.
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .xmc.io import read_arff
+
+#: Mulan multi-target regression sets: number of targets (the last attributes)
+MULTI_TARGET = {"andro": 6, "atp1d": 6, "atp7d": 6, "edm": 2, "enb": 2, "jura": 3, "oes10": 16,
+                "oes97": 16, "osales": 12, "rf1": 8, "scm20d": 16, "scpf": 3, "sf1": 3, "sf2": 3, "slump": 3}
+#: Mulan multi-label sets: (file stem, number of labels)
+MULTI_LABEL = {"yeast": ("yeast", 14), "emotions": ("emotions", 6), "scene": ("scene", 6),
+               "enron": ("enron", 53), "bibtex": ("bibtex", 159), "delicious": ("delicious", 983),
+               "corel5k": ("Corel5k", 374)}
+
+
+def data_dir() -> Path | None:
+    """The shared data folder, or None when it is not present."""
+    cands = []
+    if os.environ.get("MULTIGROVE_DATA"):
+        cands.append(Path(os.environ["MULTIGROVE_DATA"]))
+    here = Path(__file__).resolve()
+    cands += [Path.cwd().parent / "shared" / "data", Path.cwd() / "shared" / "data",
+              here.parents[3] / "shared" / "data" if len(here.parents) > 3 else Path("/nonexistent")]
+    for c in cands:
+        if c.is_dir() and (c / "README.md").exists():
+            return c
+    return None
+
+
+def _folder(name: str, root: str | os.PathLike | None) -> Path:
+    base = Path(root) if root is not None else data_dir()
+    if base is None or not (base / name).is_dir():
+        raise FileNotFoundError(f"data set {name!r} not found (looked in {base}); set MULTIGROVE_DATA to the "
+                                "shared data folder")
+    return base / name
+
+
+def load_multi_target(name: str, root=None) -> tuple[np.ndarray, np.ndarray]:
+    """(X, Y) of a Mulan multi-target regression set; missing feature values are NaN."""
+    if name not in MULTI_TARGET:
+        raise ValueError(f"unknown multi-target data set {name!r}; known: {sorted(MULTI_TARGET)}")
+    arff = read_arff(_folder(name, root) / f"{name}.arff.gz", sparse=False)
+    k = MULTI_TARGET[name]
+    X, Y = arff.X[:, :-k], arff.X[:, -k:]
+    keep = ~np.isnan(Y).any(axis=1)  # rows whose targets are missing cannot be scored
+    return np.ascontiguousarray(X[keep]), np.ascontiguousarray(Y[keep])
+
+
+def load_multi_label(name: str, root=None, sparse: bool = False):
+    """(X_train, Y_train, X_test, Y_test) of a Mulan multi-label set with its shipped split."""
+    if name not in MULTI_LABEL:
+        raise ValueError(f"unknown multi-label data set {name!r}; known: {sorted(MULTI_LABEL)}")
+    stem, k = MULTI_LABEL[name]
+    folder = _folder(name, root)
+    out = []
+    for split in ("train", "test"):
+        cands = [folder / f"{stem}-{split}.arff.gz", folder / f"{stem}-{split}-sparse.arff.gz"]
+        path = next((c for c in cands if c.exists()), cands[0])
+        X = read_arff(path, sparse=sparse).X
+        Xf, Y = X[:, :-k], X[:, -k:]
+        if sparse:
+            out += [Xf.tocsr(), Y.tocsr()]
+        else:
+            out += [np.ascontiguousarray(Xf), np.ascontiguousarray(Y)]
+    return tuple(out)
+
+
+def load_otto(root=None) -> tuple[np.ndarray, np.ndarray]:
+    """(X, y): the 61,878 labelled Otto rows, 93 count features, classes 0..8."""
+    path = _folder("otto", root) / "otto_train.csv.gz"
+    with gzip.open(path, "rt", newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader)
+        if header[0] != "id" or header[-1] != "target" or len(header) != 95:
+            raise ValueError(f"{path}: unexpected header {header[:3]}...{header[-2:]}")
+        X, y = [], []
+        for lineno, row in enumerate(reader, start=2):
+            if len(row) != 95:
+                raise ValueError(f"{path}, line {lineno}: expected 95 fields, got {len(row)}")
+            X.append([float(v) for v in row[1:94]])
+            y.append(int(row[94].split("_")[1]) - 1)
+    return np.asarray(X, dtype=np.float32), np.asarray(y, dtype=np.int64)
+
+
+# ---------------------------------------------------------------------- synthetic data
+def make_multioutput_regression(n_rows=10_000, n_features=20, n_targets=8, rank=3, noise=0.1, seed=0):
+    """Targets sharing `rank` latent non-linear functions of the features (correlated outputs)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, n_features))
+    Z = np.column_stack([np.sin(X[:, 0] * 2) + X[:, 1] ** 2 / 2, np.tanh(X[:, 2] * X[:, 3]),
+                         np.abs(X[:, 4]) - X[:, 5]][:rank] + [X[:, 6 + i] for i in range(max(0, rank - 3))])
+    W = rng.normal(size=(Z.shape[1], n_targets))
+    Y = Z @ W + noise * rng.normal(size=(n_rows, n_targets))
+    return X, Y
+
+
+def make_multiclass(n_rows=10_000, n_features=20, n_classes=5, seed=0):
+    from sklearn.datasets import make_classification
+    n_inf = min(n_features - 2, max(n_features // 2, int(np.ceil(np.log2(n_classes))) + 1))
+    return make_classification(n_samples=n_rows, n_features=n_features, n_informative=n_inf,
+                               n_redundant=min(2, n_features - n_inf), n_classes=n_classes,
+                               n_clusters_per_class=1, random_state=seed)

@@ -1,0 +1,1 @@
+"""Extreme multi-label tooling: data formats (io).  Never imports multigrove.boosting."""
