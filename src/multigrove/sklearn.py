@@ -157,10 +157,10 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         Xc, y = self._check_X(X, reset=True, y=y, multi_output=multilabel)
         n = Xc[0].shape[0]
         if multilabel:
-            if type_of_target(y) != "multilabel-indicator":
-                raise ValueError("a 2-D y for GroveClassifier must be a 0/1 multi-label indicator matrix, "
-                                 f"got target type {type_of_target(y)!r}")
             Y = _indicator(y, n, "y")
+            if type_of_target(Y) != "multilabel-indicator":
+                raise ValueError("a 2-D y for GroveClassifier must be a 0/1 multi-label indicator matrix, "
+                                 f"got target type {type_of_target(Y)!r}")
             self.multilabel_ = True
             self.classes_ = np.arange(Y.shape[1])
             self.n_classes_ = Y.shape[1]
@@ -191,8 +191,8 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
             idx = np.clip(idx, 0, len(classes) - 1)
             bad = classes[idx] != yv
             if bad.any():
-                raise ValueError(f"eval_set y holds label {yv[np.flatnonzero(bad)[0]]!r}, "
-                                 f"not among the training classes {list(classes)[:10]}")
+                raise ValueError(f"eval_set y holds label {yv[np.flatnonzero(bad)[0]]}, "
+                                 f"not among the training classes {classes[:10].tolist()}")
             return idx
         objective = "binary" if k == 2 else "multiclass"
         extra = {} if k == 2 else {"num_class": k}

@@ -184,10 +184,11 @@ class CustomObjective(Loss):
             raise TypeError("a custom objective must return a tuple (grad, hess)")
         for name, a, out in (("grad", res[0], out_g), ("hess", res[1], out_h)):
             a = np.asarray(a, dtype=np.float64)
+            shape = a.shape
             if a.ndim == 1 and self.n_outputs == 1:
                 a = a.reshape(-1, 1)
             if a.shape != out.shape:
-                raise ValueError(f"custom objective returned {name} of shape {a.shape}, expected "
+                raise ValueError(f"custom objective returned {name} of shape {shape}, expected "
                                  f"{out.shape if self.n_outputs > 1 else (out.shape[0],)}")
             if not np.all(np.isfinite(a)):
                 raise ValueError(f"custom objective returned non-finite values in {name}")

@@ -1,0 +1,113 @@
+"""Rung 8: each documented error names what is wrong and what was expected."""
+import numpy as np
+import pytest
+
+import multigrove as mg
+
+
+@pytest.fixture
+def data(rng):
+    return rng.normal(size=(100, 3)), rng.normal(size=100)
+
+
+@pytest.mark.parametrize("params,exc,match", [
+    ({"max_depth": 0}, ValueError, r"max_depth must be >= 1 or -1 \(no limit\), got 0"),
+    ({"num_leaves": 1}, ValueError, "num_leaves must be >= 2, got 1"),
+    ({"learning_rate": 0}, ValueError, "learning_rate must be > 0.0, got 0.0"),
+    ({"learning_rate": "fast"}, TypeError, "learning_rate must be a number, got 'fast'"),
+    ({"lambda_l2": -1}, ValueError, "lambda_l2 must be >= 0.0, got -1.0"),
+    ({"max_bin": 256}, ValueError, "max_bin must be <= 255, got 256"),
+    ({"max_bin": 1}, ValueError, "max_bin must be >= 2, got 1"),
+    ({"min_data_in_leaf": 0}, ValueError, "min_data_in_leaf must be >= 1, got 0"),
+    ({"num_leaves": 2.5}, TypeError, "num_leaves must be an integer, got 2.5"),
+    ({"objective": "poisson"}, ValueError, "objective must be one of"),
+    ({"multi_strategy": "chain"}, ValueError, r"multi_strategy must be one of \('multi_output', 'one_vs_all'\)"),
+    ({"growth_policy": "lossguide"}, ValueError, "growth_policy must be one of"),
+    ({"num_leavs": 8}, ValueError, "unknown parameter 'num_leavs'; did you mean 'num_leaves'"),
+    ({"eta": 0.1, "learning_rate": 0.2}, ValueError, "parameter 'learning_rate' given twice"),
+    ({"metric": "auc"}, ValueError, "metric must be one of"),
+    ({"num_class": 1}, ValueError, "num_class must be >= 2"),
+    ({"metric": "multi_logloss"}, ValueError, "metric 'multi_logloss' needs objective multiclass"),
+])
+def test_bad_parameters(data, params, exc, match):
+    X, y = data
+    with pytest.raises(exc, match=match):
+        mg.train(params, mg.Dataset(X, y), 2)
+
+
+def test_bad_data(rng, data):
+    X, y = data
+    with pytest.raises(ValueError, match="label has 99 rows but the data has 100 rows"):
+        mg.Dataset(X, y[:99])
+    y2 = y.copy()
+    y2[7] = np.nan
+    with pytest.raises(ValueError, match="label must be finite \\(no NaN or inf\\), got nan at row 7"):
+        mg.Dataset(X, y2)
+    y2[7] = np.inf
+    with pytest.raises(ValueError, match="got inf at row 7"):
+        mg.Dataset(X, y2)
+    with pytest.raises(ValueError, match="data has 0 rows"):
+        mg.Dataset(np.empty((0, 3)), np.empty(0))
+    with pytest.raises(ValueError, match="data has 0 features"):
+        mg.Dataset(np.empty((5, 0)), np.zeros(5))
+    with pytest.raises(ValueError, match="data must be 2-D"):
+        mg.Dataset(np.zeros(5), np.zeros(5))
+    with pytest.raises(TypeError, match="data must hold numbers"):
+        mg.Dataset(np.array([["a", "b"]]), [1])
+    with pytest.raises(ValueError, match="weight must be >= 0, got -1.0 at row 3"):
+        mg.Dataset(X, y, weight=np.r_[np.ones(3), -1, np.ones(96)])
+    with pytest.raises(ValueError, match="weight must be 1-D with one value per row \\(100\\)"):
+        mg.Dataset(X, y, weight=np.ones(5))
+    with pytest.raises(ValueError, match="weight must have a positive sum"):
+        mg.Dataset(X, y, weight=np.zeros(100))
+    with pytest.raises(ValueError, match="a validation set must have the training set's features"):
+        mg.Dataset(X[:, :2], y, reference=mg.Dataset(X, y))
+    with pytest.raises(ValueError, match="train_set has no label"):
+        mg.train({}, mg.Dataset(X), 2)
+    with pytest.raises(ValueError, match="num_boost_round must be an integer >= 0"):
+        mg.train({}, mg.Dataset(X, y), -1)
+
+
+def test_bad_labels_for_objective(data):
+    X, y = data
+    with pytest.raises(ValueError, match="label for objective 'binary' must be 0 or 1, got 2 at row 4"):
+        mg.train({"objective": "binary"}, mg.Dataset(X, np.r_[0, 1, 0, 1, 2, np.zeros(95)]), 2)
+    with pytest.raises(ValueError, match=r"must be in \[0, num_class\) = \[0, 3\), got 3 at row 1"):
+        mg.train({"objective": "multiclass", "num_class": 3}, mg.Dataset(X, np.r_[0, 3, np.zeros(98)]), 2)
+    with pytest.raises(ValueError, match="must be integer class ids, got 0.5 at row 0"):
+        mg.train({"objective": "multiclass"}, mg.Dataset(X, np.r_[0.5, np.zeros(99)]), 2)
+    with pytest.raises(ValueError, match="must be 0 or 1, got 3 at row 2, column 1"):
+        Y = np.zeros((100, 2))
+        Y[2, 1] = 3
+        mg.train({"objective": "multilabel"}, mg.Dataset(X, Y), 2)
+    with pytest.raises(ValueError, match="label for objective 'multilabel' must be a 2-D 0/1 indicator"):
+        mg.train({"objective": "multilabel"}, mg.Dataset(X, (y > 0).astype(float)), 2)
+    tr = mg.Dataset(X, np.r_[0, 1, 2, np.zeros(97)])
+    va = mg.Dataset(X, np.r_[5, np.zeros(99)], reference=tr)
+    with pytest.raises(ValueError, match=r"\[0, 3\), got 5 at row 0"):
+        mg.train({"objective": "multiclass"}, tr, 2, valid_sets=[va])
+
+
+def test_bad_predict_input(data):
+    X, y = data
+    bst = mg.train({}, mg.Dataset(X, y), 2)
+    with pytest.raises(ValueError, match="X has 2 features, but the model is expecting 3 features"):
+        bst.predict(X[:, :2])
+    with pytest.raises(ValueError, match="importance_type must be 'split' or 'gain'"):
+        bst.feature_importance("weight")
+
+
+def test_bad_custom_objective(data):
+    X, y = data
+    with pytest.raises(ValueError, match=r"custom objective returned grad of shape \(5,\), expected \(100,\)"):
+        mg.train({"objective": lambda p, d: (np.zeros(5), np.ones(5))}, mg.Dataset(X, y), 2)
+    with pytest.raises(TypeError, match="must return a tuple \\(grad, hess\\)"):
+        mg.train({"objective": lambda p, d: p}, mg.Dataset(X, y), 2)
+
+
+def test_bad_callbacks(data):
+    X, y = data
+    with pytest.raises(ValueError, match="early_stopping needs at least one validation set"):
+        mg.train({}, mg.Dataset(X, y), 5, callbacks=[mg.early_stopping(2)])
+    with pytest.raises(ValueError, match="stopping_rounds must be >= 1, got 0"):
+        mg.early_stopping(0)

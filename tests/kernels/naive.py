@@ -1,0 +1,85 @@
+"""Naive twins of the Numba kernels: plain Python/NumPy, obviously correct, slow."""
+import numpy as np
+
+
+def bin_matrix(X, bounds, bound_offsets):
+    n, F = X.shape
+    out = np.zeros((n, F), dtype=np.uint8)
+    for f in range(F):
+        b = bounds[bound_offsets[f]:bound_offsets[f + 1]]
+        for i in range(n):
+            x = X[i, f]
+            if np.isnan(x):
+                out[i, f] = b.size
+            else:
+                out[i, f] = next(j for j in range(b.size) if x <= b[j])
+    return out
+
+
+def histogram(binned, rows, stats, offsets):
+    out = np.zeros((offsets[-1], stats.shape[1]))
+    for r in rows:
+        for f in range(binned.shape[1]):
+            out[offsets[f] + binned[r, f]] += stats[r].astype(np.float64)
+    return out
+
+
+def best_split_per_feature(hist, offsets, total, k, h_col, h_stride, h_scale, count_col, mask, lam,
+                           min_data, min_hess):
+    F = offsets.size - 1
+    gains = np.full(F, -np.inf)
+    bins = np.full(F, -1)
+    dleft = np.zeros(F, dtype=bool)
+
+    def score(s):
+        g = s[:k]
+        h = np.array([h_scale * s[h_col + j * h_stride] for j in range(k)])
+        return float(np.sum(g * g / (h + lam))), float(h.sum())
+    for f in range(F):
+        if not mask[f]:
+            continue
+        lo, miss = offsets[f], offsets[f + 1] - 1
+        nvb = miss - lo
+        has_missing = hist[miss, count_col] > 0
+        for missing_left in ([False, True] if has_missing else [False]):
+            for t in range(nvb - 1):
+                left = hist[lo:lo + t + 1].sum(axis=0) + (hist[miss] if missing_left else 0)
+                right = total - left
+                if left[count_col] < min_data or right[count_col] < min_data:
+                    continue
+                # thresholds whose bin is empty give the same partition as the previous one
+                if hist[lo + t, count_col] == 0 and not (t == 0 and missing_left):
+                    continue
+                sl, hl = score(left)
+                sr, hr = score(right)
+                if hl < min_hess or hr < min_hess:
+                    continue
+                if sl + sr > gains[f]:
+                    gains[f], bins[f], dleft[f] = sl + sr, t, missing_left
+    return gains, bins, dleft
+
+
+def partition(rows, start, end, binned, feature, thr, miss, default_left):
+    seg = rows[start:end]
+    b = binned[seg, feature]
+    left = np.where(b == miss, default_left, b <= thr)
+    out = rows.copy()
+    out[start:end] = np.concatenate([seg[left], seg[~left]])
+    return out, int(left.sum())
+
+
+def tree_leaf(x_row, feature, threshold, default_left, left, right, binned=False, missing_bin=None, bins=None):
+    if feature.size == 0:
+        return 0
+    node = 0
+    while True:
+        f = feature[node]
+        v = x_row[f]
+        if binned:
+            go_left = default_left[node] if v == missing_bin[f] else v <= bins[node]
+        else:
+            go_left = default_left[node] if np.isnan(v) else v <= threshold[node]
+        nxt = left[node] if go_left else right[node]
+        if nxt < 0:
+            return ~nxt
+        node = nxt

@@ -1,0 +1,198 @@
+"""Rung 1: every optimized kernel equals its naive twin on generated inputs."""
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from multigrove.boosting.tree import Tree, stack_trees
+from multigrove.data.binning import BinMapper
+from multigrove.kernels.binning import bin_matrix
+from multigrove.kernels.histogram import build_histogram_blocks, build_histogram_rows, subtract_histogram
+from multigrove.kernels.partition import add_leaf_values, partition_rows, partition_rows_parallel
+from multigrove.kernels.predict import predict_binned, predict_leaf_raw, predict_raw
+from multigrove.kernels.split import best_split_per_feature, left_sums
+
+from . import naive
+
+SETTINGS = settings(max_examples=25, deadline=None)
+
+
+@st.composite
+def binned_problem(draw):
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    n = draw(st.integers(1, 300))
+    F = draw(st.integers(1, 6))
+    n_vb = rng.integers(1, 12, size=F)               # value bins per feature
+    offsets = np.concatenate([[0], np.cumsum(n_vb + 1)]).astype(np.int64)
+    binned = np.empty((n, F), dtype=np.uint8)
+    for f in range(F):
+        b = rng.integers(0, n_vb[f], size=n)
+        b[rng.random(n) < draw(st.sampled_from([0.0, 0.2]))] = n_vb[f]   # missing bin
+        binned[:, f] = b
+    C = draw(st.sampled_from([2, 3, 5, 9]))
+    stats = rng.normal(size=(n, C)).astype(np.float32)
+    stats[:, -1] = 1.0
+    rows = np.sort(rng.choice(n, size=rng.integers(1, n + 1), replace=False)).astype(np.int32)
+    return rng, binned, offsets, n_vb, stats, rows
+
+
+@SETTINGS
+@given(st.integers(0, 2**31 - 1), st.integers(1, 400), st.integers(1, 5), st.integers(2, 20))
+def test_bin_matrix_equals_naive(seed, n, F, max_bin):
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n, F)), rng.integers(0, 3))
+    X[rng.random((n, F)) < 0.1] = np.nan
+    m = BinMapper(max_bin=max_bin).fit(X)
+    out = np.empty(X.shape, dtype=np.uint8)
+    bin_matrix(X, m.bounds, m.bound_offsets, out)
+    np.testing.assert_array_equal(out, naive.bin_matrix(X, m.bounds, m.bound_offsets))
+    assert np.all(m.n_value_bins <= max_bin)
+
+
+@SETTINGS
+@given(binned_problem())
+def test_histogram_kernels_equal_naive(problem):
+    rng, binned, offsets, _, stats, rows = problem
+    expect = naive.histogram(binned, rows, stats, offsets)
+    out = np.full((offsets[-1], stats.shape[1]), np.nan)
+    scratch = np.full((2, offsets[-1], stats.shape[1]), np.nan)
+    build_histogram_rows(binned, rows, stats, offsets, scratch, out)
+    np.testing.assert_allclose(out, expect, rtol=1e-12, atol=1e-9)
+    out[:] = np.nan
+    build_histogram_blocks(binned, rows, stats, offsets, 3, out)
+    np.testing.assert_allclose(out, expect, rtol=1e-12, atol=1e-9)
+    child = naive.histogram(binned, rows[: len(rows) // 2], stats, offsets)
+    sub = np.empty_like(out)
+    subtract_histogram(out, child, sub)
+    np.testing.assert_allclose(sub, expect - child, atol=1e-12)
+
+
+@SETTINGS
+@given(binned_problem(), st.integers(0, 1), st.sampled_from([0.0, 1.0]), st.integers(1, 10))
+def test_split_scan_equals_naive(problem, const_hess, lam, min_data):
+    rng, binned, offsets, _, stats, rows = problem
+    C = stats.shape[1]
+    if const_hess:
+        k, h_col, h_stride, h_scale = C - 1, C - 1, 0, 1.0
+    else:
+        if C < 3:
+            return
+        k = (C - 1) // 2
+        stats[:, k:2 * k] = np.abs(stats[:, k:2 * k])
+        h_col, h_stride, h_scale = k, 1, 1.0
+    hist = naive.histogram(binned, rows, stats, offsets)
+    total = hist[offsets[0]:offsets[1]].sum(axis=0)
+    mask = rng.random(offsets.size - 1) < 0.8
+    F = offsets.size - 1
+    g, b, d = np.empty(F), np.empty(F, np.int32), np.empty(F, np.bool_)
+    best_split_per_feature(hist, offsets, total, k, h_col, h_stride, h_scale, C - 1, mask, lam, min_data, 1e-3,
+                           g, b, d)
+    eg, eb, ed = naive.best_split_per_feature(hist, offsets, total, k, h_col, h_stride, h_scale, C - 1, mask,
+                                              lam, min_data, 1e-3)
+    np.testing.assert_allclose(g, eg, rtol=1e-9)
+    ok = np.isfinite(eg)
+    np.testing.assert_array_equal(b[ok], eb[ok])
+    np.testing.assert_array_equal(d[ok], ed[ok])
+    for f in np.flatnonzero(ok):
+        out = np.empty(C)
+        left_sums(hist, offsets, f, b[f], d[f], out)
+        lo, miss = offsets[f], offsets[f + 1] - 1
+        expect = hist[lo:lo + b[f] + 1].sum(axis=0) + (hist[miss] if d[f] else 0)
+        np.testing.assert_allclose(out, expect, atol=1e-9)
+
+
+@SETTINGS
+@given(binned_problem(), st.booleans(), st.integers(1, 4))
+def test_partition_kernels_equal_naive(problem, default_left, n_chunks):
+    rng, binned, offsets, n_vb, stats, rows = problem
+    n = binned.shape[0]
+    all_rows = rng.permutation(n).astype(np.int32)
+    start = int(rng.integers(0, n))
+    end = int(rng.integers(start, n + 1))
+    f = int(rng.integers(0, binned.shape[1]))
+    thr = int(rng.integers(0, n_vb[f]))
+    expect, n_left = naive.partition(all_rows, start, end, binned, f, thr, n_vb[f], default_left)
+    a = all_rows.copy()
+    assert partition_rows(a, start, end, np.asfortranarray(binned), f, thr, n_vb[f], default_left,
+                          np.empty(n, np.int32)) == n_left
+    np.testing.assert_array_equal(a, expect)
+    b = all_rows.copy()
+    assert partition_rows_parallel(b, start, end, binned, f, thr, n_vb[f], default_left, n_chunks,
+                                   np.empty(n, np.int32), np.empty(n_chunks, np.int64)) == n_left
+    np.testing.assert_array_equal(b, expect)
+
+
+def _random_tree(rng, n_features, n_outputs, n_internal, one_col):
+    open_slots = [(0, 0), (0, 1)] if n_internal else []
+    left = [-1] * n_internal
+    right = [-1] * n_internal
+    for node in range(1, n_internal):           # attach node to a random open slot of an earlier node
+        parent, side = open_slots.pop(rng.integers(len(open_slots)))
+        (left if side == 0 else right)[parent] = node
+        open_slots += [(node, 0), (node, 1)]
+    for leaf, (parent, side) in enumerate(open_slots):
+        (left if side == 0 else right)[parent] = ~leaf
+    n_leaves = n_internal + 1
+    cols = np.array([rng.integers(n_outputs)] if one_col else np.arange(n_outputs), dtype=np.int32)
+    return Tree(split_feature=rng.integers(0, n_features, n_internal).astype(np.int32),
+                threshold=rng.normal(size=n_internal), threshold_bin=rng.integers(0, 5, n_internal).astype(np.int32),
+                default_left=rng.random(n_internal) < 0.5, left_child=np.array(left, np.int32),
+                right_child=np.array(right, np.int32), split_gain=np.ones(n_internal),
+                internal_count=np.ones(n_internal, np.int64),
+                leaf_value=rng.normal(size=(n_leaves, cols.size)),
+                leaf_count=np.ones(n_leaves, np.int64), output_cols=cols)
+
+
+@SETTINGS
+@given(st.integers(0, 2**31 - 1), st.integers(1, 5), st.integers(1, 4))
+def test_predict_kernels_equal_naive(seed, n_trees, d):
+    rng = np.random.default_rng(seed)
+    F, n = 4, 60
+    trees = [_random_tree(rng, F, d, int(rng.integers(0, 7)), bool(rng.integers(2))) for _ in range(n_trees)]
+    for t in trees:
+        t.validate(F, d)
+    X = rng.normal(size=(n, F))
+    X[rng.random((n, F)) < 0.2] = np.nan
+    s = stack_trees(trees)
+    out = np.zeros((n, d))
+    predict_raw(X, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"], s["node_right"],
+                s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"], s["leaf_vals"], out)
+    leaves = np.zeros((n, n_trees), np.int32)
+    predict_leaf_raw(X, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
+                     s["node_right"], s["tree_node_offset"], leaves)
+    B = rng.integers(0, 6, size=(n, F)).astype(np.uint8)
+    missing_bin = np.full(F, 5, np.int32)
+    outb = np.zeros((n, d))
+    predict_binned(B, missing_bin, s["node_feature"], s["node_bin"], s["node_default_left"], s["node_left"],
+                   s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"],
+                   s["leaf_vals"], outb)
+    expect, expect_b = np.zeros((n, d)), np.zeros((n, d))
+    for ti, t in enumerate(trees):
+        for i in range(n):
+            leaf = naive.tree_leaf(X[i], t.split_feature, t.threshold, t.default_left, t.left_child, t.right_child)
+            assert leaves[i, ti] == leaf
+            expect[i, t.output_cols] += t.leaf_value[leaf]
+            lb = naive.tree_leaf(B[i], t.split_feature, None, t.default_left, t.left_child, t.right_child,
+                                 binned=True, missing_bin=missing_bin, bins=t.threshold_bin)
+            expect_b[i, t.output_cols] += t.leaf_value[lb]
+    np.testing.assert_allclose(out, expect, atol=1e-12)
+    np.testing.assert_allclose(outb, expect_b, atol=1e-12)
+
+
+@SETTINGS
+@given(st.integers(0, 2**31 - 1), st.integers(1, 4))
+def test_add_leaf_values_equals_naive(seed, d):
+    rng = np.random.default_rng(seed)
+    n = 50
+    rows = rng.permutation(n).astype(np.int32)
+    cuts = np.sort(rng.choice(np.arange(1, n), size=3, replace=False))
+    start = np.concatenate([[0], cuts]).astype(np.int64)
+    end = np.concatenate([cuts, [n]]).astype(np.int64)
+    cols = np.sort(rng.choice(d + 2, size=d, replace=False)).astype(np.int32)
+    vals = rng.normal(size=(4, d))
+    scores = rng.normal(size=(n, d + 2))
+    expect = scores.copy()
+    for leaf in range(4):
+        for r in rows[start[leaf]:end[leaf]]:
+            expect[r, cols] += vals[leaf]
+    add_leaf_values(rows, start, end, vals, cols, scores)
+    np.testing.assert_allclose(scores, expect)
