@@ -4,7 +4,7 @@ set -eu
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 mkdir -p benchmarks/results
-$PY benchmarks/compare.py --task regression --n-rows 1250000 --n-outputs 1 --systems mg,lgbm --repeats 3 \
+$PY benchmarks/compare.py --task regression --n-rows 1250000 --n-outputs 1 --systems mg,lgbm --repeats 5 \
     --out benchmarks/results/single_output.jsonl
 $PY benchmarks/compare.py --task regression --n-rows 50000 --n-outputs 16 64 \
     --systems mg,mg_ova,lgbm,xgb_1pt,xgb_mot,catboost --out benchmarks/results/multitarget.jsonl

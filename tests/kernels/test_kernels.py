@@ -1,14 +1,16 @@
 """Rung 1: every optimized kernel equals its naive twin on generated inputs."""
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from multigrove.boosting.tree import Tree, stack_trees
 from multigrove.data.binning import BinMapper
 from multigrove.kernels.binning import bin_matrix
-from multigrove.kernels.histogram import build_histogram_blocks, build_histogram_rows, subtract_histogram
+from multigrove.kernels.histogram import (build_histogram_blocks, build_histogram_rows, build_histogram_serial,
+                                         subtract_histogram)
 from multigrove.kernels.partition import add_leaf_values, partition_rows, partition_rows_parallel
 from multigrove.kernels.predict import predict_binned, predict_leaf_raw, predict_raw
-from multigrove.kernels.split import best_split_per_feature, left_sums
+from multigrove.kernels.split import best_split_per_feature, best_split_per_feature_serial, left_sums, node_score
 
 from . import naive
 
@@ -60,6 +62,9 @@ def test_histogram_kernels_equal_naive(problem):
     out[:] = np.nan
     build_histogram_blocks(binned, rows, stats, offsets, 3, out)
     np.testing.assert_allclose(out, expect, rtol=1e-12, atol=1e-9)
+    out[:] = np.nan
+    build_histogram_serial(binned, rows, stats, offsets, out)
+    np.testing.assert_allclose(out, expect, rtol=1e-12, atol=1e-9)
     child = naive.histogram(binned, rows[: len(rows) // 2], stats, offsets)
     sub = np.empty_like(out)
     subtract_histogram(out, child, sub)
@@ -92,6 +97,14 @@ def test_split_scan_equals_naive(problem, const_hess, lam, min_data):
     ok = np.isfinite(eg)
     np.testing.assert_array_equal(b[ok], eb[ok])
     np.testing.assert_array_equal(d[ok], ed[ok])
+    g2, b2, d2 = np.empty(F), np.empty(F, np.int32), np.empty(F, np.bool_)
+    best_split_per_feature_serial(hist, offsets, total, k, h_col, h_stride, h_scale, C - 1, mask, lam, min_data,
+                                  1e-3, g2, b2, d2)
+    np.testing.assert_array_equal(g2, g)
+    np.testing.assert_array_equal(b2[ok], b[ok])
+    parent = sum(total[j] ** 2 / (h_scale * total[h_col + j * h_stride] + lam) for j in range(k)
+                 if h_scale * total[h_col + j * h_stride] + lam > 0)
+    assert node_score(total, k, h_col, h_stride, h_scale, lam) == pytest.approx(parent, rel=1e-12)
     for f in np.flatnonzero(ok):
         out = np.empty(C)
         left_sums(hist, offsets, f, b[f], d[f], out)

@@ -12,9 +12,10 @@ import dataclasses
 import numpy as np
 
 from .._dtypes import HIST, INDEX
-from ..kernels.histogram import build_histogram_blocks, build_histogram_rows, subtract_histogram
+from ..kernels.histogram import (build_histogram_blocks, build_histogram_rows, build_histogram_serial,
+                                 subtract_histogram)
 from ..kernels.partition import partition_rows, partition_rows_parallel
-from ..kernels.split import best_split_per_feature, left_sums
+from ..kernels.split import best_split_per_feature, best_split_per_feature_serial, left_sums, node_score
 from .leaves import StatLayout
 
 
@@ -34,6 +35,10 @@ class GrowerConfig:
 ROW_CHUNK_MAX_COLS = 3
 #: nodes with fewer rows are partitioned on one thread
 PARALLEL_PARTITION_MIN_ROWS = 16384
+#: below this many cell updates a kernel runs on one thread (a parallel region costs ~10-50 us)
+PARALLEL_MIN_WORK = 200_000
+#: split scans over fewer (bins x outputs) run on one thread (the scan is compute-bound, so it parallelises early)
+PARALLEL_MIN_SCAN = 4096
 
 
 class HistogramPool:
@@ -154,7 +159,9 @@ class TreeGrower:
     def _build(self, leaf: _Leaf) -> np.ndarray:
         hist = self.pool.get()
         rows = self._rows[leaf.start:leaf.end]
-        if self._scratch is not None:
+        if self.cfg.n_threads == 1 or rows.shape[0] * self.binned.shape[1] * self.layout.n_cols < PARALLEL_MIN_WORK:
+            build_histogram_serial(self.binned, rows, self._stats, self.offsets, hist)
+        elif self._scratch is not None:
             build_histogram_rows(self.binned, rows, self._stats, self.offsets, self._scratch, hist)
         else:
             build_histogram_blocks(self.binned, rows, self._stats, self.offsets, self.cfg.n_threads, hist)
@@ -171,14 +178,16 @@ class TreeGrower:
         if leaf.hist is None or not self._can_split(leaf):
             return
         cfg, lay = self.cfg, self.layout
-        best_split_per_feature(leaf.hist, self.offsets, leaf.total, lay.k, lay.h_col, lay.h_stride,
-                               lay.h_scale, lay.count_col, self._mask, cfg.lambda_l2,
-                               cfg.min_data_in_leaf, cfg.min_sum_hessian_in_leaf,
-                               self._gain, self._bin, self._dleft)
+        parallel = cfg.n_threads > 1 and leaf.hist.shape[0] * lay.k >= PARALLEL_MIN_SCAN
+        scan = best_split_per_feature if parallel else best_split_per_feature_serial
+        scan(leaf.hist, self.offsets, leaf.total, lay.k, lay.h_col, lay.h_stride, lay.h_scale, lay.count_col,
+             self._mask, cfg.lambda_l2, cfg.min_data_in_leaf, cfg.min_sum_hessian_in_leaf,
+             self._gain, self._bin, self._dleft)
         f = int(np.argmax(self._gain))
         if not np.isfinite(self._gain[f]):
             return
-        gain = float(self._gain[f] - lay.score(leaf.total, cfg.lambda_l2))
+        gain = float(self._gain[f] - node_score(leaf.total, lay.k, lay.h_col, lay.h_stride, lay.h_scale,
+                                                cfg.lambda_l2))
         if gain <= cfg.min_gain_to_split:
             return
         leaf.gain, leaf.feature, leaf.bin = gain, f, int(self._bin[f])

@@ -16,47 +16,60 @@ Two parallel schedules, both reading each row's bins and statistics once:
 from numba import njit, prange
 
 
+@njit(cache=True)
+def accumulate_rows(binned, rows, r0, r1, stats, offsets, h):
+    """OUT h (total_bins, C) float64: adds the statistics of rows[r0:r1] to h (no zeroing)."""
+    n_features = binned.shape[1]
+    n_cols = h.shape[1]
+    if n_cols == 2:
+        for i in range(r0, r1):
+            r = rows[i]
+            s0 = stats[r, 0]
+            s1 = stats[r, 1]
+            for f in range(n_features):
+                b = offsets[f] + binned[r, f]
+                h[b, 0] += s0
+                h[b, 1] += s1
+    elif n_cols == 3:
+        for i in range(r0, r1):
+            r = rows[i]
+            s0 = stats[r, 0]
+            s1 = stats[r, 1]
+            s2 = stats[r, 2]
+            for f in range(n_features):
+                b = offsets[f] + binned[r, f]
+                h[b, 0] += s0
+                h[b, 1] += s1
+                h[b, 2] += s2
+    else:
+        for i in range(r0, r1):
+            r = rows[i]
+            for f in range(n_features):
+                b = offsets[f] + binned[r, f]
+                for k in range(n_cols):
+                    h[b, k] += stats[r, k]
+
+
+@njit(cache=True)
+def build_histogram_serial(binned, rows, stats, offsets, out):
+    """One thread (small nodes, where starting a parallel region costs more than the work).
+    IN as build_histogram_rows.  OUT out (total_bins, C) float64, overwritten."""
+    out[:, :] = 0.0
+    accumulate_rows(binned, rows, 0, rows.shape[0], stats, offsets, out)
+
+
 @njit(parallel=True, cache=True)
 def build_histogram_rows(binned, rows, stats, offsets, scratch, out):
     """IN binned (n, F) uint8; rows (m,) int32; stats (n, C) float32; offsets (F+1,) int64.
     OUT scratch (n_chunks, total_bins, C) float64 private histograms (any content on entry).
     OUT out (total_bins, C) float64, overwritten."""
-    n_features = binned.shape[1]
     n_rows = rows.shape[0]
     n_chunks = scratch.shape[0]
     n_bins, n_cols = out.shape
     for c in prange(n_chunks):
-        r0 = c * n_rows // n_chunks
-        r1 = (c + 1) * n_rows // n_chunks
         h = scratch[c]
         h[:, :] = 0.0
-        if n_cols == 2:
-            for i in range(r0, r1):
-                r = rows[i]
-                s0 = stats[r, 0]
-                s1 = stats[r, 1]
-                for f in range(n_features):
-                    b = offsets[f] + binned[r, f]
-                    h[b, 0] += s0
-                    h[b, 1] += s1
-        elif n_cols == 3:
-            for i in range(r0, r1):
-                r = rows[i]
-                s0 = stats[r, 0]
-                s1 = stats[r, 1]
-                s2 = stats[r, 2]
-                for f in range(n_features):
-                    b = offsets[f] + binned[r, f]
-                    h[b, 0] += s0
-                    h[b, 1] += s1
-                    h[b, 2] += s2
-        else:
-            for i in range(r0, r1):
-                r = rows[i]
-                for f in range(n_features):
-                    b = offsets[f] + binned[r, f]
-                    for k in range(n_cols):
-                        h[b, k] += stats[r, k]
+        accumulate_rows(binned, rows, c * n_rows // n_chunks, (c + 1) * n_rows // n_chunks, stats, offsets, h)
     for b in prange(n_bins):
         for k in range(n_cols):
             s = 0.0
