@@ -23,6 +23,8 @@ OBJECTIVE_ALIASES = {
     "multilabel_logloss": "multilabel", "multi_label": "multilabel",
 }
 STRATEGIES = ("multi_output", "one_vs_all")
+SKETCHES = ("none", "top_outputs", "random_sampling", "random_projection", "svd", "auto")
+SPARSE_SPLITS = ("unrestricted", "restricted")
 GROW_POLICIES = ("leafwise", "depthwise")
 METRICS = ("l2", "rmse", "binary_logloss", "binary_error", "multi_logloss", "multi_error",
            "multilabel_logloss", "precision_at_k")
@@ -50,6 +52,7 @@ ALIASES = {
     "grow_policy": "growth_policy", "tree_growth": "growth_policy",
     "metrics": "metric", "eval_metric": "metric",
     "strategy": "multi_strategy",
+    "sketch_method": "sketch", "sketch_dim": "sketch_k", "topk": "leaf_sparsity",
     "application": "objective", "app": "objective", "loss": "objective",
     "verbose": "verbosity",
 }
@@ -68,11 +71,15 @@ class Params:
     num_outputs: int = 0                   # custom objective: number of outputs (0 = infer from y)
     multi_strategy: str = "multi_output"   # one tree for all outputs, or one tree per output per round
     growth_policy: str = "leafwise"        # best-first (GBDT-MO Alg. 5) or level by level
+    sketch: str = "none"                   # score splits on a k-column sketch of the gradients (SketchBoost)
+    sketch_k: int = 5                      # columns of the sketch (ignored by "none" and "auto")
+    leaf_sparsity: int = 0                 # 0 = dense leaves; k = each leaf keeps its top-k outputs (GBDT-MO)
+    sparse_split: str = "unrestricted"     # split scoring with sparse leaves: GBDT-MO Alg. 3 or Alg. 4
     learning_rate: float = 0.1
     num_leaves: int = 31
     max_depth: int = -1                    # -1 = no limit
     min_data_in_leaf: int = 20
-    min_sum_hessian_in_leaf: float = 1e-3  # on the sum over outputs of a child's Hessian sums
+    min_sum_hessian_in_leaf: float = 1e-3  # on the mean over outputs of a child's Hessian sums
     lambda_l2: float = 0.0
     min_gain_to_split: float = 0.0
     max_bin: int = 255
@@ -134,6 +141,13 @@ class Params:
             raise TypeError(f"objective must be a string or a callable, got {type(obj).__name__}")
         _choice("multi_strategy", self.multi_strategy, STRATEGIES)
         _choice("growth_policy", self.growth_policy, GROW_POLICIES)
+        _choice("sketch", self.sketch, SKETCHES)
+        set_("sketch_k", _int("sketch_k", self.sketch_k, low=1))
+        set_("leaf_sparsity", _int("leaf_sparsity", self.leaf_sparsity, low=0))
+        _choice("sparse_split", self.sparse_split, SPARSE_SPLITS)
+        if self.multi_strategy == "one_vs_all" and (self.sketch != "none" or self.leaf_sparsity):
+            raise ValueError("sketch and leaf_sparsity apply to multi_output trees; "
+                             "multi_strategy='one_vs_all' grows one-output trees")
         set_("learning_rate", _real("learning_rate", self.learning_rate, low=0.0, low_open=True))
         set_("num_leaves", _int("num_leaves", self.num_leaves, low=2, high=131072))
         md = _int("max_depth", self.max_depth, low=-1)

@@ -21,8 +21,8 @@ from .params import Params
 _D = {f.name: f.default for f in dataclasses.fields(Params)}
 #: constructor arguments passed through to train() under the same name
 _PASSED = ("learning_rate", "num_leaves", "max_depth", "min_data_in_leaf", "min_sum_hessian_in_leaf",
-           "lambda_l2", "min_gain_to_split", "max_bin", "multi_strategy", "growth_policy",
-           "num_threads", "seed", "verbosity")
+           "lambda_l2", "min_gain_to_split", "max_bin", "multi_strategy", "growth_policy", "sketch", "sketch_k",
+           "leaf_sparsity", "sparse_split", "num_threads", "seed", "verbosity")
 
 
 class _GroveBase(BaseEstimator):
@@ -30,7 +30,8 @@ class _GroveBase(BaseEstimator):
                  max_depth=_D["max_depth"], min_data_in_leaf=_D["min_data_in_leaf"],
                  min_sum_hessian_in_leaf=_D["min_sum_hessian_in_leaf"], lambda_l2=_D["lambda_l2"],
                  min_gain_to_split=_D["min_gain_to_split"], max_bin=_D["max_bin"],
-                 multi_strategy=_D["multi_strategy"], growth_policy=_D["growth_policy"],
+                 multi_strategy=_D["multi_strategy"], growth_policy=_D["growth_policy"], sketch=_D["sketch"],
+                 sketch_k=_D["sketch_k"], leaf_sparsity=_D["leaf_sparsity"], sparse_split=_D["sparse_split"],
                  num_threads=_D["num_threads"], seed=_D["seed"], verbosity=-1, importance_type="split"):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -43,6 +44,10 @@ class _GroveBase(BaseEstimator):
         self.max_bin = max_bin
         self.multi_strategy = multi_strategy
         self.growth_policy = growth_policy
+        self.sketch = sketch
+        self.sketch_k = sketch_k
+        self.leaf_sparsity = leaf_sparsity
+        self.sparse_split = sparse_split
         self.num_threads = num_threads
         self.seed = seed
         self.verbosity = verbosity

@@ -25,16 +25,25 @@ def histogram(binned, rows, stats, offsets):
 
 
 def best_split_per_feature(hist, offsets, total, k, h_col, h_stride, h_scale, count_col, mask, lam,
-                           min_data, min_hess):
+                           min_data, min_hess, topk=0, restricted=False):
     F = offsets.size - 1
     gains = np.full(F, -np.inf)
     bins = np.full(F, -1)
     dleft = np.zeros(F, dtype=bool)
 
-    def score(s):
+    def contrib(s):
         g = s[:k]
         h = np.array([h_scale * s[h_col + j * h_stride] for j in range(k)])
-        return float(np.sum(g * g / (h + lam))), float(h.sum())
+        return g * g / (h + lam), float(h.mean())
+
+    def pair_score(left, right):
+        cl, hl = contrib(left)
+        cr, hr = contrib(right)
+        if topk <= 0 or topk >= k:
+            return cl.sum() + cr.sum(), hl, hr
+        if restricted:                       # GBDT-MO Alg. 4: shared top-k outputs
+            return float(np.sort(cl + cr)[::-1][:topk].sum()), hl, hr
+        return float(np.sort(cl)[::-1][:topk].sum() + np.sort(cr)[::-1][:topk].sum()), hl, hr  # Alg. 3
     for f in range(F):
         if not mask[f]:
             continue
@@ -50,12 +59,11 @@ def best_split_per_feature(hist, offsets, total, k, h_col, h_stride, h_scale, co
                 # thresholds whose bin is empty give the same partition as the previous one
                 if hist[lo + t, count_col] == 0 and not (t == 0 and missing_left):
                     continue
-                sl, hl = score(left)
-                sr, hr = score(right)
+                gain, hl, hr = pair_score(left, right)
                 if hl < min_hess or hr < min_hess:
                     continue
-                if sl + sr > gains[f]:
-                    gains[f], bins[f], dleft[f] = sl + sr, t, missing_left
+                if gain > gains[f]:
+                    gains[f], bins[f], dleft[f] = gain, t, missing_left
     return gains, bins, dleft
 
 

@@ -72,8 +72,9 @@ def test_histogram_kernels_equal_naive(problem):
 
 
 @SETTINGS
-@given(binned_problem(), st.integers(0, 1), st.sampled_from([0.0, 1.0]), st.integers(1, 10))
-def test_split_scan_equals_naive(problem, const_hess, lam, min_data):
+@given(binned_problem(), st.integers(0, 1), st.sampled_from([0.0, 1.0]), st.integers(1, 10), st.integers(0, 3),
+       st.booleans())
+def test_split_scan_equals_naive(problem, const_hess, lam, min_data, topk, restricted):
     rng, binned, offsets, _, stats, rows = problem
     C = stats.shape[1]
     if const_hess:
@@ -90,21 +91,22 @@ def test_split_scan_equals_naive(problem, const_hess, lam, min_data):
     F = offsets.size - 1
     g, b, d = np.empty(F), np.empty(F, np.int32), np.empty(F, np.bool_)
     best_split_per_feature(hist, offsets, total, k, h_col, h_stride, h_scale, C - 1, mask, lam, min_data, 1e-3,
-                           g, b, d)
+                           topk, restricted, g, b, d)
     eg, eb, ed = naive.best_split_per_feature(hist, offsets, total, k, h_col, h_stride, h_scale, C - 1, mask,
-                                              lam, min_data, 1e-3)
+                                              lam, min_data, 1e-3, topk, restricted)
     np.testing.assert_allclose(g, eg, rtol=1e-9)
     ok = np.isfinite(eg)
     np.testing.assert_array_equal(b[ok], eb[ok])
     np.testing.assert_array_equal(d[ok], ed[ok])
     g2, b2, d2 = np.empty(F), np.empty(F, np.int32), np.empty(F, np.bool_)
     best_split_per_feature_serial(hist, offsets, total, k, h_col, h_stride, h_scale, C - 1, mask, lam, min_data,
-                                  1e-3, g2, b2, d2)
+                                  1e-3, topk, restricted, g2, b2, d2)
     np.testing.assert_array_equal(g2, g)
     np.testing.assert_array_equal(b2[ok], b[ok])
-    parent = sum(total[j] ** 2 / (h_scale * total[h_col + j * h_stride] + lam) for j in range(k)
-                 if h_scale * total[h_col + j * h_stride] + lam > 0)
-    assert node_score(total, k, h_col, h_stride, h_scale, lam) == pytest.approx(parent, rel=1e-12)
+    parts = sorted((total[j] ** 2 / (h_scale * total[h_col + j * h_stride] + lam)
+                    if h_scale * total[h_col + j * h_stride] + lam > 0 else 0.0) for j in range(k))[::-1]
+    parent = sum(parts[:topk] if 0 < topk < k else parts)
+    assert node_score(total, k, h_col, h_stride, h_scale, lam, topk) == pytest.approx(parent, rel=1e-12)
     for f in np.flatnonzero(ok):
         out = np.empty(C)
         left_sums(hist, offsets, f, b[f], d[f], out)
@@ -200,12 +202,12 @@ def test_add_leaf_values_equals_naive(seed, d):
     cuts = np.sort(rng.choice(np.arange(1, n), size=3, replace=False))
     start = np.concatenate([[0], cuts]).astype(np.int64)
     end = np.concatenate([cuts, [n]]).astype(np.int64)
-    cols = np.sort(rng.choice(d + 2, size=d, replace=False)).astype(np.int32)
+    cols = np.array([np.sort(rng.choice(d + 2, size=d, replace=False)) for _ in range(4)], dtype=np.int32)
     vals = rng.normal(size=(4, d))
     scores = rng.normal(size=(n, d + 2))
     expect = scores.copy()
     for leaf in range(4):
         for r in rows[start[leaf]:end[leaf]]:
-            expect[r, cols] += vals[leaf]
+            expect[r, cols[leaf]] += vals[leaf]
     add_leaf_values(rows, start, end, vals, cols, scores)
     np.testing.assert_allclose(scores, expect)

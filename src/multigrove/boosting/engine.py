@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 from typing import Any, Callable, Iterable, Mapping
 
 import numba
@@ -11,13 +12,15 @@ import numpy as np
 from .._dtypes import SCORE, STAT
 from ..data.dataset import Dataset
 from ..kernels.partition import add_leaf_values
+from ..kernels.split import segment_sums
 from ..params import Params, objective_default_metric
 from .booster import Booster
 from .callbacks import CallbackEnv, EarlyStopException
 from .grower import GrowerConfig, GrownTree, HistogramPool, TreeGrower
-from .leaves import StatLayout, dense_leaf_values
+from .leaves import StatLayout, dense_leaf_values, sparse_leaf_values
 from .losses import Loss, make_loss
 from .metrics import check_metric_fits, evaluate
+from .sketch import sketch_gradients
 from .tree import Tree
 
 
@@ -113,13 +116,10 @@ def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: l
     S = layout.allocate(ds.n_rows)
     if hess_const is None and loss.hess_constant is not None:
         S[:, layout.h_col: layout.h_col + d] = loss.hess_constant
-    if p.multi_strategy == "multi_output":
-        growers = [(TreeGrower(ds.binned, mapper.hist_offsets, mapper.missing_bin, layout, cfg), None)]
-    else:
-        lay1 = StatLayout.make(1, hess_const)
-        g1 = TreeGrower(ds.binned, mapper.hist_offsets, mapper.missing_bin, lay1, cfg)
-        growers = [(g1, j) for j in range(d)]
-        S1 = lay1.allocate(ds.n_rows)
+    topk = p.leaf_sparsity if 0 < p.leaf_sparsity < d else 0
+    sketched = p.multi_strategy == "multi_output" and p.sketch != "none"
+    trees_for = _MultiOutputRounds(ds, mapper, cfg, layout, S, p, topk, sketched) \
+        if p.multi_strategy == "multi_output" else _OneVsAllRounds(ds, mapper, cfg, layout, S, p)
 
     scores = np.tile(booster.init_score, (ds.n_rows, 1))
     cbs = sorted(callbacks, key=lambda cb: getattr(cb, "order", 0))
@@ -134,18 +134,9 @@ def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: l
                 else:
                     S[:, layout.h_col: layout.h_col + d] *= w[:, None].astype(STAT)
         new_trees = []
-        for grower, col in growers:
-            if col is None:
-                grown = grower.grow(S)
-                cols = np.arange(d, dtype=np.int32)
-            else:
-                S1[:, 0] = S[:, col]
-                if grower.layout.h_stride:
-                    S1[:, 1] = S[:, layout.h_col + col]
-                grown = grower.grow(S1)
-                cols = np.array([col], dtype=np.int32)
-            tree = _make_tree(grown, grower.layout, mapper, p, cols)
-            _add_to_scores(scores, grown, tree)
+        for grown, tree in trees_for():
+            add_leaf_values(grown.rows, grown.leaf_start, grown.leaf_end, tree.leaf_value,
+                            np.ascontiguousarray(tree.columns()), scores)
             new_trees.append(tree)
             booster._append(tree)
         results = []
@@ -170,19 +161,92 @@ def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: l
     return booster
 
 
-def _make_tree(grown: GrownTree, layout: StatLayout, mapper, p: Params, cols: np.ndarray) -> Tree:
+class _MultiOutputRounds:
+    """One tree for all outputs per round; splits scored on the full statistics or a sketch,
+    leaf values always from the full statistics, dense or k-sparse."""
+
+    def __init__(self, ds, mapper, cfg, layout, S, p: Params, topk: int, sketched: bool):
+        self.ds, self.mapper, self.layout, self.S, self.p = ds, mapper, layout, S, p
+        self.topk, self.sketched = topk, sketched
+        # with a sketch, splits are scored densely on the sketch and only the leaves are sparse
+        self.cfg = dataclasses.replace(cfg, topk=0 if sketched else topk,
+                                       restricted=p.sparse_split == "restricted")
+        self.rng = np.random.default_rng(p.seed)
+        self.growers: dict[StatLayout, TreeGrower] = {}
+        self.buffers: dict[StatLayout, np.ndarray] = {}
+
+    def _grower(self, lay: StatLayout) -> TreeGrower:
+        if lay not in self.growers:
+            self.growers[lay] = TreeGrower(self.ds.binned, self.mapper.hist_offsets, self.mapper.missing_bin,
+                                           lay, self.cfg)
+        return self.growers[lay]
+
+    def _split_stats(self) -> tuple[np.ndarray, StatLayout]:
+        lay, S = self.layout, self.S
+        if not self.sketched:
+            return S, lay
+        d = lay.k
+        H = S[:, lay.h_col: lay.h_col + d] if lay.h_stride else None
+        sk = sketch_gradients(self.p.sketch, self.p.sketch_k, S[:, :d], H, self.rng)
+        k = sk.G.shape[1]
+        if sk.G is S[:, :d] or (sk.columns is None and k == d and sk.H is H):
+            return S, lay
+        slay = StatLayout.make(k, lay.h_scale if lay.h_stride == 0 else None,
+                               shared_hessian=sk.H is not None and sk.H.shape[1] == 1)
+        if slay not in self.buffers:
+            self.buffers[slay] = slay.allocate(S.shape[0])
+        buf = self.buffers[slay]
+        buf[:, :k] = sk.G
+        if sk.H is not None:
+            buf[:, slay.h_col: slay.h_col + sk.H.shape[1]] = sk.H
+        return buf, slay
+
+    def __call__(self):
+        stats, slay = self._split_stats()
+        grown = self._grower(slay).grow(stats)
+        sums = grown.leaf_sums
+        if stats is not self.S:
+            sums = np.empty((grown.leaf_start.size, self.layout.n_cols))
+            segment_sums(grown.rows, grown.leaf_start, grown.leaf_end, self.S, sums)
+        p, d = self.p, self.layout.k
+        if self.topk:
+            cols, values = sparse_leaf_values(sums, self.layout, p.lambda_l2, p.learning_rate, self.topk)
+            tree = _make_tree(grown, self.mapper, values, np.zeros(0, np.int32), cols)
+        else:
+            values = dense_leaf_values(sums, self.layout, p.lambda_l2, p.learning_rate)
+            tree = _make_tree(grown, self.mapper, values, np.arange(d, dtype=np.int32), None)
+        yield grown, tree
+
+
+class _OneVsAllRounds:
+    """One single-output tree per output per round (the LightGBM / XGBoost way)."""
+
+    def __init__(self, ds, mapper, cfg, layout, S, p: Params):
+        self.layout, self.S, self.p, self.mapper = layout, S, p, mapper
+        self.lay1 = StatLayout.make(1, layout.h_scale if layout.h_stride == 0 else None)
+        self.grower = TreeGrower(ds.binned, mapper.hist_offsets, mapper.missing_bin, self.lay1, cfg)
+        self.S1 = self.lay1.allocate(ds.n_rows)
+
+    def __call__(self):
+        lay, p = self.layout, self.p
+        for col in range(lay.k):
+            self.S1[:, 0] = self.S[:, col]
+            if self.lay1.h_stride:
+                self.S1[:, 1] = self.S[:, lay.h_col + col]
+            grown = self.grower.grow(self.S1)
+            values = dense_leaf_values(grown.leaf_sums, self.lay1, p.lambda_l2, p.learning_rate)
+            yield grown, _make_tree(grown, self.mapper, values, np.array([col], dtype=np.int32), None)
+
+
+def _make_tree(grown: GrownTree, mapper, values: np.ndarray, cols: np.ndarray, leaf_cols) -> Tree:
     thr = mapper.bounds[mapper.bound_offsets[grown.split_feature] + grown.threshold_bin] \
         if grown.split_feature.size else np.zeros(0)
-    values = dense_leaf_values(grown.leaf_sums, layout, p.lambda_l2, p.learning_rate)
     return Tree(split_feature=grown.split_feature, threshold=np.asarray(thr, dtype=np.float64),
                 threshold_bin=grown.threshold_bin, default_left=grown.default_left,
                 left_child=grown.left_child, right_child=grown.right_child, split_gain=grown.split_gain,
                 internal_count=grown.internal_count, leaf_value=values,
-                leaf_count=(grown.leaf_end - grown.leaf_start).astype(np.int64), output_cols=cols)
-
-
-def _add_to_scores(scores: np.ndarray, grown: GrownTree, tree: Tree) -> None:
-    add_leaf_values(grown.rows, grown.leaf_start, grown.leaf_end, tree.leaf_value, tree.output_cols, scores)
+                leaf_count=(grown.leaf_end - grown.leaf_start).astype(np.int64), output_cols=cols,
+                leaf_cols=leaf_cols)
 
 
 def _evaluate(loss: Loss, metrics, eval_at, name, ds: Dataset, y, raw, feval) -> list:

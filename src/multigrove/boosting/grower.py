@@ -29,6 +29,8 @@ class GrowerConfig:
     min_gain_to_split: float = 0.0
     growth_policy: str = "leafwise"
     n_threads: int = 2
+    topk: int = 0               # > 0: score splits for leaves keeping their top-k outputs
+    restricted: bool = False    # with topk: GBDT-MO Alg. 4 (shared outputs) instead of Alg. 3
 
 
 #: widest statistic matrix for which per-thread private histograms (row chunks) pay off
@@ -181,13 +183,13 @@ class TreeGrower:
         parallel = cfg.n_threads > 1 and leaf.hist.shape[0] * lay.k >= PARALLEL_MIN_SCAN
         scan = best_split_per_feature if parallel else best_split_per_feature_serial
         scan(leaf.hist, self.offsets, leaf.total, lay.k, lay.h_col, lay.h_stride, lay.h_scale, lay.count_col,
-             self._mask, cfg.lambda_l2, cfg.min_data_in_leaf, cfg.min_sum_hessian_in_leaf,
-             self._gain, self._bin, self._dleft)
+             self._mask, cfg.lambda_l2, cfg.min_data_in_leaf, cfg.min_sum_hessian_in_leaf, cfg.topk,
+             cfg.restricted, self._gain, self._bin, self._dleft)
         f = int(np.argmax(self._gain))
         if not np.isfinite(self._gain[f]):
             return
         gain = float(self._gain[f] - node_score(leaf.total, lay.k, lay.h_col, lay.h_stride, lay.h_scale,
-                                                cfg.lambda_l2))
+                                                cfg.lambda_l2, cfg.topk))
         if gain <= cfg.min_gain_to_split:
             return
         leaf.gain, leaf.feature, leaf.bin = gain, f, int(self._bin[f])

@@ -26,9 +26,13 @@ class StatLayout(NamedTuple):
         return self.count_col + 1
 
     @classmethod
-    def make(cls, k: int, hess_constant: float | None) -> "StatLayout":
+    def make(cls, k: int, hess_constant: float | None, shared_hessian: bool = False) -> "StatLayout":
+        """k gradient columns with: a constant Hessian (no column), one Hessian column shared by
+        all k (sketches that mix outputs), or one Hessian column per gradient column."""
         if hess_constant is not None:
             return cls(k, k, 0, float(hess_constant), k)
+        if shared_hessian:
+            return cls(k, k, 0, 1.0, k + 1)
         return cls(k, k, 1, 1.0, 2 * k)
 
     def allocate(self, n_rows: int) -> np.ndarray:
@@ -44,10 +48,6 @@ class StatLayout(NamedTuple):
             return self.h_scale * np.repeat(sums[..., self.count_col: self.count_col + 1], self.k, axis=-1)
         return sums[..., self.h_col: self.h_col + self.k]
 
-    def score(self, sums: np.ndarray, lambda_l2: float) -> np.ndarray:
-        """sum_j G_j^2 / (H_j + lambda) of each row of sums (..., C)."""
-        g, h = self.grad(sums), self.hess(sums)
-        return _safe_div(g * g, h + lambda_l2).sum(axis=-1)
 
 
 def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -64,3 +64,17 @@ def dense_leaf_values(sums: np.ndarray, layout: StatLayout, lambda_l2: float, le
     """
     g, h = layout.grad(sums), layout.hess(sums)
     return -learning_rate * _safe_div(g, h + lambda_l2)
+
+
+def sparse_leaf_values(sums: np.ndarray, layout: StatLayout, lambda_l2: float, learning_rate: float,
+                       topk: int) -> tuple[np.ndarray, np.ndarray]:
+    """k-sparse leaves (GBDT-MO eq. 19): each leaf keeps the topk outputs with the largest
+    G_j^2/(H_j + lambda) and their values -G_j/(H_j + lambda) * learning_rate.
+
+    Returns (cols, values), each (n_leaves, topk); cols ascending within a leaf.
+    """
+    g, h = layout.grad(sums), layout.hess(sums) + lambda_l2
+    gain = _safe_div(g * g, h)
+    cols = np.sort(np.argpartition(-gain, topk - 1, axis=1)[:, :topk], axis=1)
+    values = -learning_rate * _safe_div(np.take_along_axis(g, cols, 1), np.take_along_axis(h, cols, 1))
+    return cols.astype(np.int32), values

@@ -3,7 +3,8 @@
 Internal nodes are numbered 0..n_internal-1 in creation order (the root is 0, a child is
 always numbered after its parent); a child reference ``c >= 0`` is an internal node, ``c < 0``
 is leaf ``~c``.  Leaf ``l`` adds ``leaf_value[l, j]`` to output ``output_cols[j]``: all outputs
-for a multi-output tree, one column for a one-vs-all tree.
+for a multi-output tree, one column for a one-vs-all tree.  A tree with k-sparse leaves has its
+own columns per leaf instead: ``leaf_cols[l, j]`` (and an empty ``output_cols``).
 """
 from __future__ import annotations
 
@@ -27,7 +28,14 @@ class Tree:
     internal_count: np.ndarray     # (n_internal,) int64 training rows through the node
     leaf_value: np.ndarray         # (n_leaves, width) float64, learning rate included
     leaf_count: np.ndarray         # (n_leaves,) int64
-    output_cols: np.ndarray        # (width,) int32
+    output_cols: np.ndarray        # (width,) int32, or empty when leaf_cols is set
+    leaf_cols: np.ndarray | None = None  # (n_leaves, width) int32: per-leaf outputs (k-sparse leaves)
+
+    def columns(self) -> np.ndarray:
+        """(n_leaves, width) int32: the output each leaf value goes to."""
+        if self.leaf_cols is not None:
+            return self.leaf_cols
+        return np.broadcast_to(self.output_cols, self.leaf_value.shape).astype(np.int32)
 
     @property
     def n_leaves(self) -> int:
@@ -64,11 +72,12 @@ class Tree:
             "leaf_value": self.leaf_value.tolist(),
             "leaf_count": self.leaf_count.tolist(),
             "output_cols": self.output_cols.tolist(),
+            "leaf_cols": None if self.leaf_cols is None else self.leaf_cols.tolist(),
         }
 
     @classmethod
     def from_dict(cls, d: dict, n_features: int, n_outputs: int, where: str = "tree") -> "Tree":
-        fields = {f.name for f in dataclasses.fields(cls)}
+        fields = {f.name for f in dataclasses.fields(cls)} - {"leaf_cols"}  # leaf_cols is optional
         missing = fields - set(d)
         if missing:
             raise ValueError(f"{where}: missing field(s) {sorted(missing)}")
@@ -85,6 +94,7 @@ class Tree:
                 leaf_value=np.asarray(d["leaf_value"], dtype=np.float64),
                 leaf_count=np.asarray(d["leaf_count"], dtype=np.int64).reshape(-1),
                 output_cols=np.asarray(d["output_cols"], dtype=NODE).reshape(-1),
+                leaf_cols=None if d.get("leaf_cols") is None else np.asarray(d["leaf_cols"], dtype=NODE),
             )
         except (TypeError, ValueError, OverflowError) as exc:
             raise ValueError(f"{where}: a field does not hold numbers of the expected shape ({exc})") from None
@@ -103,11 +113,21 @@ class Tree:
         if self.leaf_count.shape != (m + 1,):
             raise ValueError(f"{where}: 'leaf_count' has {self.leaf_count.size} entries, expected {m + 1}")
         width = self.leaf_value.shape[1]
-        if self.output_cols.shape != (width,) or width == 0:
-            raise ValueError(f"{where}: 'output_cols' must have {width} entries, got {self.output_cols.size}")
-        if np.any(self.output_cols < 0) or np.any(self.output_cols >= n_outputs) or \
-                np.unique(self.output_cols).size != width:
-            raise ValueError(f"{where}: 'output_cols' must be distinct outputs in [0, {n_outputs})")
+        if width == 0:
+            raise ValueError(f"{where}: leaves must hold at least one value")
+        if self.leaf_cols is None:
+            if self.output_cols.shape != (width,):
+                raise ValueError(f"{where}: 'output_cols' must have {width} entries, got {self.output_cols.size}")
+            if np.any(self.output_cols < 0) or np.any(self.output_cols >= n_outputs) or \
+                    np.unique(self.output_cols).size != width:
+                raise ValueError(f"{where}: 'output_cols' must be distinct outputs in [0, {n_outputs})")
+        else:
+            if self.leaf_cols.shape != self.leaf_value.shape or self.output_cols.size:
+                raise ValueError(f"{where}: 'leaf_cols' must have the shape of 'leaf_value' {self.leaf_value.shape} "
+                                 "and 'output_cols' must be empty")
+            lc = np.sort(self.leaf_cols, axis=1)
+            if np.any(lc < 0) or np.any(lc >= n_outputs) or np.any(lc[:, 1:] == lc[:, :-1]):
+                raise ValueError(f"{where}: 'leaf_cols' must hold distinct outputs in [0, {n_outputs}) per leaf")
         if not np.all(np.isfinite(self.leaf_value)):
             raise ValueError(f"{where}: 'leaf_value' holds non-finite numbers")
         if m == 0:
@@ -156,7 +176,7 @@ def stack_trees(trees: list[Tree]) -> dict:
         tree_node_offset=node_off,
         tree_leaf_offset=leaf_off,
         leaf_ptr=leaf_ptr,
-        leaf_cols=(np.concatenate([np.tile(t.output_cols, t.n_leaves) for t in trees]).astype(np.int32)
+        leaf_cols=(np.concatenate([t.columns().reshape(-1) for t in trees]).astype(np.int32)
                    if trees else np.zeros(0, np.int32)),
         leaf_vals=(np.concatenate([t.leaf_value.reshape(-1) for t in trees])
                    if trees else np.zeros(0, np.float64)),

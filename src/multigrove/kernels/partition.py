@@ -78,11 +78,12 @@ def partition_rows_parallel(rows, start, end, binned, feature, threshold_bin, mi
 
 @njit(parallel=True, cache=True)
 def add_leaf_values(rows, leaf_start, leaf_end, leaf_value, cols, scores):
-    """OUT scores (n, d) float64: scores[rows[leaf_start[l]:leaf_end[l]], cols] += leaf_value[l]."""
+    """OUT scores (n, d) float64: scores[rows[leaf_start[l]:leaf_end[l]], cols[l]] += leaf_value[l].
+    IN cols (n_leaves, width) int32: the output columns of each leaf's values."""
     n_leaves = leaf_start.shape[0]
-    width = cols.shape[0]
+    width = cols.shape[1]
     for l in range(n_leaves):
         for i in prange(leaf_start[l], leaf_end[l]):
             r = rows[i]
             for j in range(width):
-                scores[r, cols[j]] += leaf_value[l, j]
+                scores[r, cols[l, j]] += leaf_value[l, j]
