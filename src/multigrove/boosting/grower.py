@@ -39,8 +39,8 @@ ROW_CHUNK_MAX_COLS = 3
 PARALLEL_PARTITION_MIN_ROWS = 16384
 #: below this many cell updates a kernel runs on one thread (a parallel region costs ~10-50 us)
 PARALLEL_MIN_WORK = 200_000
-#: split scans over fewer (bins x outputs) run on one thread (the scan is compute-bound, so it parallelises early)
-PARALLEL_MIN_SCAN = 4096
+#: split scans over fewer (bins x outputs) run on one thread
+PARALLEL_MIN_SCAN = 20_000
 
 
 class HistogramPool:

@@ -12,6 +12,8 @@ from typing import Any, Callable
 import numpy as np
 from scipy.special import expit, log_softmax, logit, softmax
 
+from ..kernels.objective import sigmoid_grad_hess, softmax_grad_hess
+
 _EPS = 1e-15
 
 
@@ -86,9 +88,7 @@ class BinaryLogloss(Loss):
         return logit(p)
 
     def gradients(self, raw, y, out_g, out_h):
-        p = expit(raw)
-        np.subtract(p, y, out=out_g, casting="unsafe")
-        np.multiply(p, 1.0 - p, out=out_h, casting="unsafe")
+        sigmoid_grad_hess(raw, y, out_g, out_h)
 
     def transform(self, raw):
         return expit(raw)
@@ -148,10 +148,7 @@ class SoftmaxCrossEntropy(Loss):
         return np.log(prior) - np.log(prior).mean()
 
     def gradients(self, raw, y, out_g, out_h):
-        p = softmax(raw, axis=1)
-        np.multiply(p, 1.0 - p, out=out_h, casting="unsafe")
-        p[np.arange(len(y)), y] -= 1.0
-        out_g[...] = p
+        softmax_grad_hess(raw, y, out_g, out_h)
 
     def transform(self, raw):
         return softmax(raw, axis=1)

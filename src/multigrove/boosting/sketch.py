@@ -31,6 +31,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..kernels.objective import row_means
+
 SKETCHES = ("none", "top_outputs", "random_sampling", "random_projection", "svd", "auto")
 AUTO_EPS = 0.5
 
@@ -76,7 +78,8 @@ def sketch_gradients(method: str, k: int, G: np.ndarray, H: np.ndarray | None, r
         if k >= d:
             return Sketch(G, H, None)
         method = "random_projection"
-    norms2 = np.einsum("ij,ij->j", G, G, dtype=np.float64)
+    if method in ("top_outputs", "random_sampling"):
+        norms2 = np.einsum("ij,ij->j", G, G, dtype=np.float64)
     if method == "top_outputs":
         cols = np.sort(np.argpartition(-norms2, k - 1)[:k])
         return Sketch(np.ascontiguousarray(G[:, cols]), None if H is None else np.ascontiguousarray(H[:, cols]),
@@ -87,7 +90,10 @@ def sketch_gradients(method: str, k: int, G: np.ndarray, H: np.ndarray | None, r
         cols = rng.choice(d, size=k, replace=True, p=p)
         scale = (1.0 / np.sqrt(k * p[cols])).astype(np.float32)
         return Sketch(G[:, cols] * scale, None if H is None else np.ascontiguousarray(H[:, cols]), cols)
-    shared_h = None if H is None else H.mean(axis=1, keepdims=True, dtype=np.float64).astype(np.float32)
+    shared_h = None
+    if H is not None:
+        shared_h = np.empty((n, 1), dtype=np.float32)
+        row_means(H, shared_h)
     if method == "random_projection":
         P = rng.normal(scale=1.0 / np.sqrt(k), size=(d, k)).astype(np.float32)
         return Sketch(G @ P, shared_h, None)

@@ -31,6 +31,13 @@ def _contrib(acc, total, j, h_col, h_stride, h_scale, lambda_l2, left):
 
 @njit(cache=True, inline="always")
 def _score(acc, total, k, h_col, h_stride, h_scale, lambda_l2, left):
+    if h_stride == 0:  # one Hessian for every output: sum_j G_j^2 / (H + lambda), a single division
+        g2 = 0.0
+        for j in range(k):
+            g = acc[j] if left else total[j] - acc[j]
+            g2 += g * g
+        h = h_scale * (acc[h_col] if left else total[h_col] - acc[h_col])
+        return g2 / (h + lambda_l2)
     s = 0.0
     for j in range(k):
         s += _contrib(acc, total, j, h_col, h_stride, h_scale, lambda_l2, left)
@@ -125,16 +132,16 @@ def scan_feature(f, hist, offsets, total, k, h_col, h_stride, h_scale, count_col
     """Best threshold of feature f; writes out_gain[f], out_bin[f], out_default_left[f].
     OUT acc (C,), buf (k,), heap (max(topk, 1),): scratch."""
     n_cols = hist.shape[1]
-    out_gain[f] = -np.inf
-    out_bin[f] = -1
-    out_default_left[f] = False
+    best_gain = -np.inf
+    best_bin = -1
+    best_left = False
     lo = offsets[f]
     miss = offsets[f + 1] - 1
     n_value_bins = miss - lo
-    if n_value_bins < 2:
-        return
+    shared_h = h_stride == 0 and (topk <= 0 or topk >= k)  # one Hessian for all outputs, dense leaves
+    n_total = total[count_col]
     has_missing = hist[miss, count_col] > 0
-    for direction in range(2):
+    for direction in range(2 if n_value_bins >= 2 else 0):
         missing_left = direction == 1
         if missing_left and not has_missing:
             break
@@ -146,20 +153,36 @@ def scan_feature(f, hist, offsets, total, k, h_col, h_stride, h_scale, count_col
             if hist[lo + t, count_col] == 0 and not (t == 0 and missing_left):
                 continue  # same partition as the previous threshold
             n_left = acc[count_col]
-            n_right = total[count_col] - n_left
-            if n_right < min_data_in_leaf:
+            if n_total - n_left < min_data_in_leaf:
                 break  # the right side only shrinks from here on
             if n_left < min_data_in_leaf:
                 continue
-            if _hess_mean(acc, total, k, h_col, h_stride, h_scale, True) < min_sum_hessian:
-                continue
-            if _hess_mean(acc, total, k, h_col, h_stride, h_scale, False) < min_sum_hessian:
-                continue
-            gain = _split_score(acc, total, k, h_col, h_stride, h_scale, lambda_l2, topk, restricted, buf, heap)
-            if gain > out_gain[f]:
-                out_gain[f] = gain
-                out_bin[f] = t
-                out_default_left[f] = missing_left
+            if shared_h:
+                hl = h_scale * acc[h_col]
+                hr = h_scale * (total[h_col] - acc[h_col])
+                if hl < min_sum_hessian or hr < min_sum_hessian:
+                    continue
+                g2l = 0.0
+                g2r = 0.0
+                for j in range(k):
+                    a = acc[j]
+                    r = total[j] - a
+                    g2l += a * a
+                    g2r += r * r
+                gain = g2l / (hl + lambda_l2) + g2r / (hr + lambda_l2)
+            else:
+                if _hess_mean(acc, total, k, h_col, h_stride, h_scale, True) < min_sum_hessian:
+                    continue
+                if _hess_mean(acc, total, k, h_col, h_stride, h_scale, False) < min_sum_hessian:
+                    continue
+                gain = _split_score(acc, total, k, h_col, h_stride, h_scale, lambda_l2, topk, restricted, buf, heap)
+            if gain > best_gain:
+                best_gain = gain
+                best_bin = t
+                best_left = missing_left
+    out_gain[f] = best_gain
+    out_bin[f] = best_bin
+    out_default_left[f] = best_left
 
 
 @njit(parallel=True, cache=True)
@@ -176,15 +199,20 @@ def best_split_per_feature(hist, offsets, total, k, h_col, h_stride, h_scale, co
     OUT out_default_left (F,) bool: missing values go left.
     """
     n_features = offsets.shape[0] - 1
-    for f in prange(n_features):
-        if feature_mask[f]:
-            scan_feature(f, hist, offsets, total, k, h_col, h_stride, h_scale, count_col, lambda_l2,
-                         min_data_in_leaf, min_sum_hessian, topk, restricted, np.empty(hist.shape[1]),
-                         np.empty(k), np.empty(max(topk, 1)), out_gain, out_bin, out_default_left)
-        else:
-            out_gain[f] = -np.inf
-            out_bin[f] = -1
-            out_default_left[f] = False
+    n_blocks = min(n_features, 16)
+    for blk in prange(n_blocks):  # contiguous feature blocks; scratch allocated once per block
+        acc = np.empty(hist.shape[1])
+        buf = np.empty(k)
+        heap = np.empty(max(topk, 1))
+        for f in range(blk * n_features // n_blocks, (blk + 1) * n_features // n_blocks):
+            if feature_mask[f]:
+                scan_feature(f, hist, offsets, total, k, h_col, h_stride, h_scale, count_col, lambda_l2,
+                             min_data_in_leaf, min_sum_hessian, topk, restricted, acc, buf, heap,
+                             out_gain, out_bin, out_default_left)
+            else:
+                out_gain[f] = -np.inf
+                out_bin[f] = -1
+                out_default_left[f] = False
 
 
 @njit(cache=True)
