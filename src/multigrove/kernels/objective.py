@@ -5,7 +5,6 @@ over the scores, rows in parallel.
 """
 import math
 
-import numpy as np
 from numba import njit, prange
 
 
@@ -21,7 +20,7 @@ def softmax_grad_hess(raw, y, out_g, out_h):
                 m = raw[i, j]
         s = 0.0
         for j in range(K):
-            e = math.exp(np.float32(raw[i, j] - m))  # single precision: the outputs are float32
+            e = math.exp(raw[i, j] - m)
             out_g[i, j] = e
             s += e
         inv = 1.0 / s
