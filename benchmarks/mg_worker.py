@@ -23,6 +23,10 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--strategy", default="multi_output")
+    ap.add_argument("--sketch", default="none")
+    ap.add_argument("--sketch-k", type=int, default=5)
+    ap.add_argument("--leaf-sparsity", type=int, default=0)
+    ap.add_argument("--name", default=None)
     ap.add_argument("--cache-dir", default="/tmp/peers_cache")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
@@ -32,7 +36,8 @@ def main():
 
     d = a.n_outputs
     params = dict(learning_rate=0.1, num_leaves=32, max_depth=-1, lambda_l2=1.0, max_bin=255,
-                  num_threads=a.threads, seed=a.seed, multi_strategy=a.strategy, verbosity=-1)
+                  num_threads=a.threads, seed=a.seed, multi_strategy=a.strategy, sketch=a.sketch,
+                  sketch_k=a.sketch_k, leaf_sparsity=a.leaf_sparsity, verbosity=-1)
     if a.task == "multiclass":
         params.update(objective="multiclass", num_class=d)
     elif a.task == "multilabel":
@@ -55,7 +60,7 @@ def main():
     t1 = time.perf_counter()
     P = bst.predict(Xte)
     pred_s = time.perf_counter() - t1
-    name = "mg" if a.strategy == "multi_output" else "mg_ova"
+    name = a.name or ("mg" if a.strategy == "multi_output" else "mg_ova")
     rec = dict(status="ok", system=name, version=mg.__version__, task=a.task, n_rows=a.n_rows,
                n_features=a.n_features, n_outputs=d, n_train=int(len(Xtr)), n_test=int(len(Xte)),
                threads=a.threads, rounds_requested=a.rounds, rounds_done=bst.current_iteration(),

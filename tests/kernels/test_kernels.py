@@ -211,3 +211,45 @@ def test_add_leaf_values_equals_naive(seed, d):
             expect[r, cols[leaf]] += vals[leaf]
     add_leaf_values(rows, start, end, vals, cols, scores)
     np.testing.assert_allclose(scores, expect)
+
+
+@SETTINGS
+@given(st.integers(0, 2**31 - 1), st.integers(1, 40), st.integers(2, 9))
+def test_objective_kernels_equal_numpy(seed, n, K):
+    from scipy.special import expit, softmax
+
+    from multigrove.kernels.objective import row_means, sigmoid_grad_hess, softmax_grad_hess
+    rng = np.random.default_rng(seed)
+    raw = rng.normal(scale=5, size=(n, K))
+    y = rng.integers(0, K, size=n)
+    S = np.full((n, 2 * K + 1), np.nan, np.float32)          # strided column blocks, as in the engine
+    softmax_grad_hess(raw, y, S[:, :K], S[:, K:2 * K])
+    p = softmax(raw, axis=1)
+    np.testing.assert_allclose(S[:, K:2 * K], p * (1 - p), rtol=1e-5, atol=1e-7)
+    p[np.arange(n), y] -= 1
+    np.testing.assert_allclose(S[:, :K], p, rtol=1e-5, atol=1e-7)
+    Y = rng.integers(0, 2, size=(n, K)).astype(float)
+    sigmoid_grad_hess(raw, Y, S[:, :K], S[:, K:2 * K])
+    q = expit(raw)
+    np.testing.assert_allclose(S[:, :K], q - Y, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(S[:, K:2 * K], q * (1 - q), rtol=1e-5, atol=1e-7)
+    out = np.empty((n, 1), np.float32)
+    row_means(S[:, K:2 * K], out)
+    np.testing.assert_allclose(out[:, 0], S[:, K:2 * K].mean(axis=1), rtol=1e-5)
+
+
+@SETTINGS
+@given(st.integers(0, 2**31 - 1), st.integers(1, 30), st.integers(1, 8))
+def test_segment_sums_and_topk_sum_equal_numpy(seed, n, topk):
+    from multigrove.kernels.split import segment_sums, topk_sum
+    rng = np.random.default_rng(seed)
+    stats = rng.normal(size=(n, 3)).astype(np.float32)
+    rows = rng.permutation(n).astype(np.int32)
+    cut = int(rng.integers(0, n + 1))
+    start, end = np.array([0, cut], np.int64), np.array([cut, n], np.int64)
+    out = np.full((2, 3), np.nan)
+    segment_sums(rows, start, end, stats, out)
+    np.testing.assert_allclose(out[0], stats[rows[:cut]].sum(0, dtype=np.float64), atol=1e-9)
+    np.testing.assert_allclose(out[1], stats[rows[cut:]].sum(0, dtype=np.float64), atol=1e-9)
+    v = rng.normal(size=n)
+    assert topk_sum(v, n, topk, np.empty(topk)) == pytest.approx(np.sort(v)[::-1][:topk].sum(), rel=1e-12)
