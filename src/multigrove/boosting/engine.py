@@ -114,8 +114,8 @@ def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: l
     hess_const = loss.hess_constant if w is None else None
     layout = StatLayout.make(d, hess_const)
     S = layout.allocate(ds.n_rows)
-    if hess_const is None and loss.hess_constant is not None:
-        S[:, layout.h_col: layout.h_col + d] = loss.hess_constant
+    if hess_const is None and loss.hess_constant is not None:  # weighted constant Hessian: c * w, set once
+        S[:, layout.h_col: layout.h_col + d] = (loss.hess_constant * w)[:, None]
     topk = p.leaf_sparsity if 0 < p.leaf_sparsity < d else 0
     sketched = p.multi_strategy == "multi_output" and p.sketch != "none"
     trees_for = _MultiOutputRounds(ds, mapper, cfg, layout, S, p, topk, sketched) \
@@ -128,11 +128,8 @@ def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: l
         loss.gradients(scores, y, S[:, :d], out_h if loss.hess_constant is None else None)
         if w is not None:
             S[:, :d] *= w[:, None].astype(STAT)
-            if layout.h_stride:
-                if loss.hess_constant is not None:
-                    S[:, layout.h_col: layout.h_col + d] = (loss.hess_constant * w)[:, None]
-                else:
-                    S[:, layout.h_col: layout.h_col + d] *= w[:, None].astype(STAT)
+            if loss.hess_constant is None:
+                S[:, layout.h_col: layout.h_col + d] *= w[:, None].astype(STAT)
         new_trees = []
         for grown, tree in trees_for():
             add_leaf_values(grown.rows, grown.leaf_start, grown.leaf_end, tree.leaf_value,

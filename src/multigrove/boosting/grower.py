@@ -40,7 +40,7 @@ PARALLEL_PARTITION_MIN_ROWS = 16384
 #: below this many cell updates a kernel runs on one thread (a parallel region costs ~10-50 us)
 PARALLEL_MIN_WORK = 200_000
 #: split scans over fewer (bins x outputs) run on one thread
-PARALLEL_MIN_SCAN = 20_000
+PARALLEL_MIN_SCAN = 4096
 
 
 class HistogramPool:
@@ -232,7 +232,10 @@ class TreeGrower:
             return right
         small.hist = self._build(small)
         if self._can_split(large):
-            subtract_histogram(hist, small.hist, hist)
+            if hist.size >= PARALLEL_MIN_WORK:
+                subtract_histogram(hist, small.hist, hist)
+            else:  # small: not worth a parallel region
+                np.subtract(hist, small.hist, out=hist)
             large.hist = hist
         else:
             self.pool.put(hist)

@@ -82,8 +82,8 @@ def add_leaf_values(rows, leaf_start, leaf_end, leaf_value, cols, scores):
     IN cols (n_leaves, width) int32: the output columns of each leaf's values."""
     n_leaves = leaf_start.shape[0]
     width = cols.shape[1]
-    for l in range(n_leaves):
-        for i in prange(leaf_start[l], leaf_end[l]):
+    for l in prange(n_leaves):  # one parallel region; leaves hold disjoint rows
+        for i in range(leaf_start[l], leaf_end[l]):
             r = rows[i]
             for j in range(width):
                 scores[r, cols[l, j]] += leaf_value[l, j]
