@@ -185,6 +185,21 @@ def scan_feature(f, hist, offsets, total, k, h_col, h_stride, h_scale, count_col
     out_default_left[f] = best_left
 
 
+@njit(cache=True, inline="always")
+def _scan_masked(f, hist, offsets, total, k, h_col, h_stride, h_scale, count_col, feature_mask, lambda_l2,
+                 min_data_in_leaf, min_sum_hessian, topk, restricted, acc, buf, heap,
+                 out_gain, out_bin, out_default_left):
+    """scan_feature for an allowed feature; 'no split' for a masked one."""
+    if feature_mask[f]:
+        scan_feature(f, hist, offsets, total, k, h_col, h_stride, h_scale, count_col, lambda_l2,
+                     min_data_in_leaf, min_sum_hessian, topk, restricted, acc, buf, heap,
+                     out_gain, out_bin, out_default_left)
+    else:
+        out_gain[f] = -np.inf
+        out_bin[f] = -1
+        out_default_left[f] = False
+
+
 @njit(parallel=True, cache=True)
 def best_split_per_feature(hist, offsets, total, k, h_col, h_stride, h_scale, count_col,
                            feature_mask, lambda_l2, min_data_in_leaf, min_sum_hessian, topk, restricted,
@@ -205,14 +220,9 @@ def best_split_per_feature(hist, offsets, total, k, h_col, h_stride, h_scale, co
         buf = np.empty(k)
         heap = np.empty(max(topk, 1))
         for f in range(blk * n_features // n_blocks, (blk + 1) * n_features // n_blocks):
-            if feature_mask[f]:
-                scan_feature(f, hist, offsets, total, k, h_col, h_stride, h_scale, count_col, lambda_l2,
-                             min_data_in_leaf, min_sum_hessian, topk, restricted, acc, buf, heap,
-                             out_gain, out_bin, out_default_left)
-            else:
-                out_gain[f] = -np.inf
-                out_bin[f] = -1
-                out_default_left[f] = False
+            _scan_masked(f, hist, offsets, total, k, h_col, h_stride, h_scale, count_col, feature_mask, lambda_l2,
+                         min_data_in_leaf, min_sum_hessian, topk, restricted, acc, buf, heap,
+                         out_gain, out_bin, out_default_left)
 
 
 @njit(cache=True)
@@ -224,14 +234,9 @@ def best_split_per_feature_serial(hist, offsets, total, k, h_col, h_stride, h_sc
     buf = np.empty(k)
     heap = np.empty(max(topk, 1))
     for f in range(offsets.shape[0] - 1):
-        if feature_mask[f]:
-            scan_feature(f, hist, offsets, total, k, h_col, h_stride, h_scale, count_col, lambda_l2,
-                         min_data_in_leaf, min_sum_hessian, topk, restricted, acc, buf, heap,
-                         out_gain, out_bin, out_default_left)
-        else:
-            out_gain[f] = -np.inf
-            out_bin[f] = -1
-            out_default_left[f] = False
+        _scan_masked(f, hist, offsets, total, k, h_col, h_stride, h_scale, count_col, feature_mask, lambda_l2,
+                     min_data_in_leaf, min_sum_hessian, topk, restricted, acc, buf, heap,
+                     out_gain, out_bin, out_default_left)
 
 
 @njit(cache=True)
