@@ -11,7 +11,7 @@ import dataclasses
 import difflib
 import numbers
 import os
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from ._dtypes import MAX_VALUE_BINS
 
@@ -239,9 +239,3 @@ def objective_default_metric(objective: Any) -> tuple:
         "multilabel": ("multilabel_logloss",),
     }.get(objective if isinstance(objective, str) else "custom", ())
 
-
-def is_custom(objective: Any) -> bool:
-    return callable(objective)
-
-
-CallableObjective = Callable[..., Any]

@@ -16,7 +16,7 @@ from ..kernels.split import segment_sums
 from ..params import Params, objective_default_metric
 from .booster import Booster
 from .callbacks import CallbackEnv, EarlyStopException
-from .grower import GrowerConfig, GrownTree, HistogramPool, TreeGrower
+from .grower import GrowerConfig, GrownTree, TreeGrower
 from .leaves import StatLayout, dense_leaf_values, sparse_leaf_values
 from .losses import Loss, make_loss
 from .metrics import check_metric_fits, evaluate

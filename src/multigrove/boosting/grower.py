@@ -115,7 +115,7 @@ class TreeGrower:
     # ------------------------------------------------------------------ public
     def grow(self, stats: np.ndarray, rows: np.ndarray | None = None,
              feature_mask: np.ndarray | None = None) -> GrownTree:
-        cfg, lay = self.cfg, self.layout
+        cfg = self.cfg
         n = self.binned.shape[0]
         rows = np.arange(n, dtype=INDEX) if rows is None else np.ascontiguousarray(rows, dtype=INDEX)
         self._mask = np.ones(self.binned.shape[1], dtype=np.bool_) if feature_mask is None else feature_mask

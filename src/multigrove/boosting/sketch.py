@@ -32,8 +32,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..kernels.objective import row_means
+from ..params import SKETCHES
 
-SKETCHES = ("none", "top_outputs", "random_sampling", "random_projection", "svd", "auto")
 AUTO_EPS = 0.5
 
 

@@ -9,7 +9,6 @@ own columns per leaf instead: ``leaf_cols[l, j]`` (and an empty ``output_cols``)
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 
@@ -182,6 +181,3 @@ def stack_trees(trees: list[Tree]) -> dict:
                    if trees else np.zeros(0, np.float64)),
     )
 
-
-def is_finite_number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
