@@ -110,3 +110,47 @@ def make_multiclass(n_rows=10_000, n_features=20, n_classes=5, seed=0):
     return make_classification(n_samples=n_rows, n_features=n_features, n_informative=n_inf,
                                n_redundant=min(2, n_features - n_inf), n_classes=n_classes,
                                n_clusters_per_class=1, random_state=seed)
+
+
+def make_extreme_multilabel(n_rows=100_000, n_features=50_000, n_labels=20_000, n_topics=1_000,
+                            mean_labels=4.0, signature=15, keep=0.35, noise_words=60, zipf=1.1, seed=0):
+    """A synthetic extreme multi-label problem with power-law label frequencies.
+
+    Labels belong to topics; each topic owns a pool of feature ids (words) and each label a
+    signature of ``signature`` words from its topic's pool.  A row draws 1 + Poisson(mean_labels - 1)
+    labels by Zipf popularity (exponent ``zipf``, so a few head labels and a long tail), then for
+    every label each signature word with probability ``keep``, plus ``noise_words`` words from a
+    Zipf background.  Values are log(1 + word count).  Returns CSR X (float32) and CSR Y (float32 ones).
+    """
+    import scipy.sparse as sp
+    rng = np.random.default_rng(seed)
+    # label popularity: Zipf over a random order of the labels
+    pop = 1.0 / np.arange(1, n_labels + 1) ** zipf
+    pop = pop[rng.permutation(n_labels)]
+    pop /= pop.sum()
+    topic = rng.integers(0, n_topics, n_labels)
+    pool_size = max(signature * 3, 30)
+    pools = rng.integers(0, n_features, (n_topics, pool_size))
+    sig = pools[topic[:, None], rng.integers(0, pool_size, (n_labels, signature))]
+    # labels per row
+    counts = np.minimum(1 + rng.poisson(max(mean_labels - 1.0, 0.0), n_rows), n_labels)
+    rows = np.repeat(np.arange(n_rows), counts)
+    labs = rng.choice(n_labels, size=rows.shape[0], p=pop)
+    Y = sp.csr_matrix((np.ones(rows.shape[0], np.float32), (rows, labs)), shape=(n_rows, n_labels))
+    Y.sum_duplicates()
+    Y.data[:] = 1.0
+    # words: signatures of the row's labels, thinned, plus background noise
+    r_sig = np.repeat(rows, signature)
+    w_sig = sig[labs].ravel()
+    kept = rng.random(r_sig.shape[0]) < keep
+    bg = 1.0 / np.arange(1, n_features + 1) ** 1.0
+    bg = bg[rng.permutation(n_features)]
+    bg /= bg.sum()
+    r_bg = np.repeat(np.arange(n_rows), noise_words)
+    w_bg = rng.choice(n_features, size=r_bg.shape[0], p=bg)
+    r = np.concatenate([r_sig[kept], r_bg])
+    w = np.concatenate([w_sig[kept], w_bg])
+    X = sp.csr_matrix((np.ones(r.shape[0], np.float32), (r, w)), shape=(n_rows, n_features))
+    X.sum_duplicates()
+    X.data = np.log1p(X.data).astype(np.float32)
+    return X, Y

@@ -1,8 +1,18 @@
-"""Readers for multi-label / multi-target data formats.
+"""Readers and writers of the multi-label data formats.
 
-``read_arff``: Weka ARFF as used by Mulan (dense rows and sparse ``{index value, ...}`` rows,
-``?`` for missing values, numeric and nominal attributes).  Malformed input raises
-``ValueError`` naming the file, the line number and what was expected; nothing is dropped.
+* XMC repository text format: a header ``N D L``, then one row per line ``l1,l2 f:v f:v ...``
+  (0-based labels and features; a row without labels starts with a space) — ``read_xmc`` / ``write_xmc``.
+* LIBSVM multi-label: the same rows without the header — ``read_libsvm`` / ``write_libsvm``.
+* Mulan ARFF (dense rows and sparse ``{index value, ...}`` rows), the labels named in Mulan's XML
+  file or given as the last L attributes — ``read_mulan`` / ``write_mulan``; ``read_arff`` is the
+  general ARFF reader underneath.
+* ``.npz`` holding the CSR arrays of X and Y — ``save_npz`` / ``load_npz`` (never unpickled).
+
+The multi-label readers return ``(X, Y)``: CSR float32 features and a CSR label indicator (float32
+ones).  Malformed input raises ``ValueError`` naming the file, the line number and what was
+expected; nothing is dropped silently (a repeated feature or label in a row is an error too).
+Writers write to a temporary file and rename it, so a failed write never leaves half a file; a
+path ending in ``.gz`` is gzip-compressed, for readers and writers alike.
 """
 from __future__ import annotations
 
@@ -10,10 +20,14 @@ import gzip
 import io
 import os
 import re
+import tempfile
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+
+from ..kernels import parse as _parse
 
 _ATTR = re.compile(r"""^@attribute\s+('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\S+)\s+(.+?)\s*$""", re.IGNORECASE)
 
@@ -174,3 +188,339 @@ def read_arff(path: str | os.PathLike, sparse: bool | None = None) -> ArffData:
         if sparse:
             X = sp.csr_matrix(np.nan_to_num(X))
     return ArffData(relation, names, X, nominal)
+
+
+# ------------------------------------------------------------------ sparse text rows (XMC, LIBSVM)
+_PARSE_ERRORS = {
+    _parse.ERR_LABEL: "labels as comma-separated non-negative integers (e.g. '3,17,42')",
+    _parse.ERR_PAIR: "a feature as 'index:value'",
+    _parse.ERR_INDEX: "a feature index that is a non-negative integer",
+    _parse.ERR_VALUE: "a feature value that is a finite number",
+}
+
+
+def _read_bytes(path) -> np.ndarray:
+    path = os.fspath(path)
+    if path.endswith(".gz"):
+        with gzip.open(path, "rb") as fh:
+            raw = fh.read()
+    else:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    return np.frombuffer(raw, dtype=np.uint8)
+
+
+def _token_at(buf: np.ndarray, pos: int) -> str:
+    end = pos
+    while end < buf.shape[0] and end - pos < 40 and buf[end] not in (32, 9, 10, 13):
+        end += 1
+    return bytes(buf[pos:end]).decode("utf-8", errors="replace")
+
+
+def _parse_rows(fname: str, buf: np.ndarray, start: int, line0: int, max_rows: int):
+    n_colon = int(np.count_nonzero(buf[start:] == 58))
+    n_lab = int(np.count_nonzero(buf[start:] == 44)) + max_rows
+    row_line = np.zeros(max_rows, np.int64)
+    lab_indptr = np.zeros(max_rows + 1, np.int64)
+    feat_indptr = np.zeros(max_rows + 1, np.int64)
+    lab_idx = np.zeros(n_lab, np.int64)
+    feat_idx = np.zeros(n_colon, np.int64)
+    feat_val = np.zeros(n_colon, np.float64)
+    counts = np.zeros(3, np.int64)
+    code, line, pos = _parse.parse_sparse_rows(buf, start, line0, max_rows, row_line, lab_indptr, lab_idx,
+                                               feat_indptr, feat_idx, feat_val, counts)
+    if code == _parse.ERR_TOO_MANY:
+        raise ValueError(f"{fname}, line {line}: more data rows than the {max_rows} the header declares")
+    if code != _parse.OK:
+        raise ValueError(f"{fname}, line {line}: expected {_PARSE_ERRORS[code]}, got {_token_at(buf, pos)!r}")
+    rows, nl, nf = (int(c) for c in counts)
+    return (row_line[:rows], lab_indptr[: rows + 1], lab_idx[:nl], feat_indptr[: rows + 1], feat_idx[:nf],
+            feat_val[:nf])
+
+
+def _check_range(fname, what, indptr, indices, limit, row_line, hint=""):
+    if indices.size and (indices.max() >= limit):
+        bad = int(np.argmax(indices >= limit))
+        row = int(np.searchsorted(indptr, bad, side="right")) - 1
+        raise ValueError(f"{fname}, line {row_line[row]}: {what} index {int(indices[bad])} is outside "
+                         f"[0, {limit}){hint}")
+
+
+def _to_csr(fname, what, indptr, indices, data, n_cols, row_line, dtype=np.float32):
+    M = sp.csr_matrix((data.astype(dtype), indices.astype(np.int32), indptr), shape=(indptr.shape[0] - 1, n_cols))
+    M.has_sorted_indices = False
+    M.sort_indices()
+    dup = _parse.first_duplicate(M.indptr.astype(np.int64), M.indices.astype(np.int64))
+    if dup >= 0:
+        raise ValueError(f"{fname}, line {row_line[dup]}: a {what} index appears twice in the row")
+    if what == "feature" and not np.isfinite(M.data).all():
+        bad = int(np.argmax(~np.isfinite(M.data)))
+        row = int(np.searchsorted(M.indptr, bad, side="right")) - 1
+        raise ValueError(f"{fname}, line {row_line[row]}: feature value overflows float32")
+    return M
+
+
+def read_xmc(path) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Read the XMC repository text format: a header ``N D L``, then N rows ``l1,l2 f:v ...``."""
+    fname = os.fspath(path)
+    buf = _read_bytes(path)
+    pos = 0
+    line = 1
+    header = None
+    while pos < buf.shape[0]:
+        nl = pos
+        while nl < buf.shape[0] and buf[nl] != 10:
+            nl += 1
+        text = bytes(buf[pos:nl]).decode("utf-8", errors="replace").strip()
+        pos = nl + 1
+        if text:
+            header = text
+            break
+        line += 1
+    if header is None:
+        raise ValueError(f"{fname}: empty file; expected a header line 'N D L'")
+    parts = header.split()
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"{fname}, line {line}: expected the header 'N D L' (rows, features, labels as "
+                         f"integers), got {header[:80]!r}")
+    n, d, n_labels = (int(p) for p in parts)
+    row_line, lab_indptr, lab_idx, feat_indptr, feat_idx, feat_val = _parse_rows(fname, buf, pos, line + 1, n)
+    if row_line.shape[0] != n:
+        raise ValueError(f"{fname}: the header declares {n} rows but the file holds {row_line.shape[0]}")
+    _check_range(fname, "feature", feat_indptr, feat_idx, d, row_line, f" (the header declares D = {d})")
+    _check_range(fname, "label", lab_indptr, lab_idx, n_labels, row_line, f" (the header declares L = {n_labels})")
+    X = _to_csr(fname, "feature", feat_indptr, feat_idx, feat_val, d, row_line)
+    Y = _to_csr(fname, "label", lab_indptr, lab_idx, np.ones(lab_idx.shape[0]), n_labels, row_line)
+    return X, Y
+
+
+def read_libsvm(path, n_features: int | None = None, n_labels: int | None = None,
+                zero_based: bool | str = "auto") -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Read LIBSVM multi-label rows ``l1,l2 f:v ...`` (no header).
+
+    Labels are 0-based ids.  Feature indices are 0-based with ``zero_based=True``, 1-based with
+    ``False``; ``"auto"`` takes them as 1-based unless an index 0 occurs.  ``n_features`` /
+    ``n_labels`` default to one past the largest index seen."""
+    fname = os.fspath(path)
+    if zero_based not in (True, False, "auto"):
+        raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+    buf = _read_bytes(path)
+    max_rows = int(np.count_nonzero(buf == 10)) + 1
+    row_line, lab_indptr, lab_idx, feat_indptr, feat_idx, feat_val = _parse_rows(fname, buf, 0, 1, max_rows)
+    if zero_based == "auto":
+        zero_based = bool(feat_idx.size and feat_idx.min() == 0)
+    if not zero_based:
+        if feat_idx.size and feat_idx.min() == 0:
+            bad = int(np.argmax(feat_idx == 0))
+            row = int(np.searchsorted(feat_indptr, bad, side="right")) - 1
+            raise ValueError(f"{fname}, line {row_line[row]}: feature index 0 in a file read as 1-based "
+                             "(pass zero_based=True)")
+        feat_idx = feat_idx - 1
+    d = int(feat_idx.max()) + 1 if feat_idx.size else 0
+    if n_features is not None:
+        _check_range(fname, "feature", feat_indptr, feat_idx, n_features, row_line, f" (n_features={n_features})")
+        d = n_features
+    n_lab = int(lab_idx.max()) + 1 if lab_idx.size else 0
+    if n_labels is not None:
+        _check_range(fname, "label", lab_indptr, lab_idx, n_labels, row_line, f" (n_labels={n_labels})")
+        n_lab = n_labels
+    X = _to_csr(fname, "feature", feat_indptr, feat_idx, feat_val, d, row_line)
+    Y = _to_csr(fname, "label", lab_indptr, lab_idx, np.ones(lab_idx.shape[0]), n_lab, row_line)
+    return X, Y
+
+
+def _as_pair(X, Y):
+    X = sp.csr_matrix(X)
+    Y = sp.csr_matrix(Y)
+    if X.shape[0] != Y.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but Y has {Y.shape[0]}")
+    X.sum_duplicates()
+    X.sort_indices()
+    Y.sum_duplicates()
+    Y.eliminate_zeros()
+    Y.sort_indices()
+    if X.data.size and not np.isfinite(X.data).all():
+        raise ValueError("X holds NaN or infinite values; these formats cannot store them")
+    return X, Y
+
+
+def _format_rows(X, Y, base: int):
+    for i in range(X.shape[0]):
+        labels = ",".join(map(str, Y.indices[Y.indptr[i]:Y.indptr[i + 1]].tolist()))
+        s, e = X.indptr[i], X.indptr[i + 1]
+        feats = " ".join(f"{j + base}:{v:.9g}" for j, v in zip(X.indices[s:e].tolist(), X.data[s:e].tolist()))
+        yield f"{labels} {feats}".rstrip(" ") + "\n" if feats else f"{labels}\n" if labels else " \n"
+
+
+class _atomic_text:
+    """Write text to a temporary file beside `path`, renamed over `path` only on success."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+
+    def __enter__(self):
+        folder = os.path.dirname(os.path.abspath(self.path))
+        fd, self.tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+        raw = os.fdopen(fd, "wb")
+        self.fh = io.TextIOWrapper(gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if self.path.endswith(".gz")
+                                   else raw, encoding="utf-8", newline="\n")
+        self.raw = raw
+        return self.fh
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            self.fh.close()
+            self.raw.close()
+        finally:
+            if exc_type is None:
+                os.replace(self.tmp, self.path)
+            else:
+                os.unlink(self.tmp)
+        return False
+
+
+def write_xmc(path, X, Y) -> None:
+    """Write (X, Y) in the XMC repository text format (0-based indices, values with 9 significant digits)."""
+    X, Y = _as_pair(X, Y)
+    with _atomic_text(path) as fh:
+        fh.write(f"{X.shape[0]} {X.shape[1]} {Y.shape[1]}\n")
+        fh.writelines(_format_rows(X, Y, 0))
+
+
+def write_libsvm(path, X, Y, zero_based: bool = True) -> None:
+    """Write (X, Y) as LIBSVM multi-label rows; features 1-based with ``zero_based=False``."""
+    X, Y = _as_pair(X, Y)
+    with _atomic_text(path) as fh:
+        fh.writelines(_format_rows(X, Y, 0 if zero_based else 1))
+
+
+# ------------------------------------------------------------------ Mulan ARFF
+def read_mulan_xml(path) -> list[str]:
+    """Label names listed in a Mulan XML label file (nested labels included, document order)."""
+    fname = os.fspath(path)
+    try:
+        root = ET.parse(fname).getroot()
+    except ET.ParseError as err:
+        raise ValueError(f"{fname}, line {err.position[0]}: malformed XML ({err})") from None
+    names = [el.get("name") for el in root.iter() if el.tag.split("}")[-1] == "label"]
+    if not names or any(n is None for n in names):
+        raise ValueError(f"{fname}: expected <label name=\"...\"> elements")
+    return names
+
+
+def read_mulan(path, labels) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Read a Mulan ARFF multi-label file (dense or sparse rows).
+
+    ``labels``: the Mulan XML file naming the label attributes, a list of label attribute names, or
+    an int L meaning the last L attributes.  Label values must be 0 or 1."""
+    fname = os.fspath(path)
+    arff = read_arff(path, sparse=True)
+    n_attr = len(arff.names)
+    if isinstance(labels, (int, np.integer)) and not isinstance(labels, bool):
+        if not 1 <= labels < n_attr:
+            raise ValueError(f"labels={labels}: expected a number of label attributes in [1, {n_attr})")
+        lab_cols = list(range(n_attr - int(labels), n_attr))
+    else:
+        names = read_mulan_xml(labels) if isinstance(labels, (str, os.PathLike)) else list(labels)
+        pos = {n: i for i, n in enumerate(arff.names)}
+        missing = [n for n in names if n not in pos]
+        if missing:
+            raise ValueError(f"{fname}: label attribute(s) {missing[:5]} named in the label list are not declared")
+        lab_cols = [pos[n] for n in names]
+    is_label = np.zeros(n_attr, bool)
+    is_label[lab_cols] = True
+    A = arff.X.tocsc()
+    Y = A[:, lab_cols].tocsr()
+    if Y.data.size and not np.isin(Y.data, (0.0, 1.0)).all():
+        bad = int(np.argmax(~np.isin(Y.data, (0.0, 1.0))))
+        row = int(np.searchsorted(Y.indptr, bad, side="right")) - 1
+        raise ValueError(f"{fname}: data row {row + 1}: label {arff.names[lab_cols[Y.indices[bad]]]!r} is "
+                         f"{Y.data[bad]}, expected 0 or 1")
+    X = A[:, np.flatnonzero(~is_label)].tocsr().astype(np.float32)
+    if X.data.size and np.isnan(X.data).any():
+        row = int(np.searchsorted(X.indptr, int(np.argmax(np.isnan(X.data))), side="right")) - 1
+        raise ValueError(f"{fname}: data row {row + 1} has a missing feature value ('?'); sparse label "
+                         "matrices cannot hold it")
+    Y.eliminate_zeros()
+    Y = sp.csr_matrix((np.ones(Y.nnz, np.float32), Y.indices, Y.indptr), shape=Y.shape)
+    X.sort_indices()
+    Y.sort_indices()
+    return X, Y
+
+
+def write_mulan(path, X, Y, xml_path=None, relation: str = "multigrove") -> None:
+    """Write (X, Y) as a sparse Mulan ARFF file: numeric features ``f0..``, then ``{0,1}`` labels ``l0..``;
+    with ``xml_path`` also Mulan's XML file naming the labels."""
+    X, Y = _as_pair(X, Y)
+    d, L = X.shape[1], Y.shape[1]
+    with _atomic_text(path) as fh:
+        fh.write(f"@relation {relation}\n\n")
+        fh.writelines(f"@attribute f{j} numeric\n" for j in range(d))
+        fh.writelines(f"@attribute l{j} {{0,1}}\n" for j in range(L))
+        fh.write("\n@data\n")
+        for i in range(X.shape[0]):
+            s, e = X.indptr[i], X.indptr[i + 1]
+            items = [f"{j} {v:.9g}" for j, v in zip(X.indices[s:e].tolist(), X.data[s:e].tolist())]
+            items += [f"{d + j} 1" for j in Y.indices[Y.indptr[i]:Y.indptr[i + 1]].tolist()]
+            fh.write("{" + ",".join(items) + "}\n")
+    if xml_path is not None:
+        with _atomic_text(xml_path) as fh:
+            fh.write('<?xml version="1.0" encoding="utf-8"?>\n<labels xmlns="http://mulan.sourceforge.net/labels">\n')
+            fh.writelines(f'<label name="l{j}"></label>\n' for j in range(L))
+            fh.write("</labels>\n")
+
+
+# ------------------------------------------------------------------ .npz
+_NPZ_VERSION = 1
+
+
+def save_npz(path, X, Y) -> None:
+    """Save (X, Y) as CSR arrays in one ``.npz`` (no pickled objects); atomic."""
+    X, Y = _as_pair(X, Y)
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez_compressed(fh, format=np.array("multigrove-xmc"), version=np.array(_NPZ_VERSION),
+                                X_data=X.data.astype(np.float32), X_indices=X.indices, X_indptr=X.indptr,
+                                X_shape=np.array(X.shape, np.int64), Y_indices=Y.indices, Y_indptr=Y.indptr,
+                                Y_shape=np.array(Y.shape, np.int64))
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def load_npz(path) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Load (X, Y) written by ``save_npz``; every array is checked before use."""
+    fname = os.fspath(path)
+    try:
+        z = np.load(fname, allow_pickle=False)
+    except (ValueError, OSError) as err:
+        raise ValueError(f"{fname}: not a readable .npz file ({err})") from None
+    with z:
+        need = ["format", "version", "X_data", "X_indices", "X_indptr", "X_shape", "Y_indices", "Y_indptr", "Y_shape"]
+        missing = [k for k in need if k not in z.files]
+        if missing:
+            raise ValueError(f"{fname}: missing arrays {missing}; expected a file written by save_npz")
+        if str(z["format"]) != "multigrove-xmc" or int(z["version"]) != _NPZ_VERSION:
+            raise ValueError(f"{fname}: format {str(z['format'])!r} version {int(z['version'])}; expected "
+                             f"'multigrove-xmc' version {_NPZ_VERSION}")
+        out = []
+        for name, data in (("X", z["X_data"]), ("Y", None)):
+            indptr, indices, shape = z[f"{name}_indptr"], z[f"{name}_indices"], tuple(int(s) for s in z[f"{name}_shape"])
+            if data is None:
+                data = np.ones(indices.shape[0], np.float32)
+            try:
+                M = sp.csr_matrix((data, indices, indptr), shape=shape)
+                M.check_format(full_check=True)
+            except ValueError as err:
+                raise ValueError(f"{fname}: {name} is not a valid CSR matrix ({err})") from None
+            out.append(M)
+    X, Y = out
+    if X.shape[0] != Y.shape[0]:
+        raise ValueError(f"{fname}: X has {X.shape[0]} rows but Y has {Y.shape[0]}")
+    if X.data.size and not np.isfinite(X.data).all():
+        raise ValueError(f"{fname}: X holds non-finite values")
+    return X.astype(np.float32), Y

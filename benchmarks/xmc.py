@@ -1,0 +1,154 @@
+"""Label trees side by side: multigrove's LabelTreeClassifier vs Omikuji (Bonsai-like settings and its
+Parabel default) and napkinXC (PLT), on the Mulan XMC sets and a synthetic power-law problem.
+
+Each (data set, system) pair runs in its own subprocess, so its peak RSS is its own.  Reported:
+P@1/3/5, PSP@1/3/5 (Jain et al. propensities from the training labels, A = 0.55, B = 1.5),
+coverage@5, training time, prediction time per row, model size on disk, peak RSS.  Every system
+uses 2 threads.  multigrove compiles its kernels in a warm-up fit on 200 rows first (Numba caches
+them), so compile time is not in its figures.
+
+    python benchmarks/xmc.py --datasets bibtex delicious corel5k enron synthetic --out benchmarks/results/xmc.jsonl
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import emit, maxrss_mb  # noqa: E402
+
+SYSTEMS = ("mg", "mg_joint", "omikuji_bonsai", "omikuji_parabel", "napkinxc_plt")
+REAL = ("bibtex", "delicious", "corel5k", "enron")
+
+
+def load(name: str, synthetic_rows: int):
+    import numpy as np
+    import scipy.sparse as sp
+    from multigrove import datasets
+    if name == "synthetic":
+        X, Y = datasets.make_extreme_multilabel(n_rows=synthetic_rows, n_features=50_000, n_labels=20_000, seed=0)
+        cut = int(0.8 * X.shape[0])
+        return X[:cut], Y[:cut], X[cut:], Y[cut:]
+    Xtr, Ytr, Xte, Yte = datasets.load_multi_label(name, sparse=True)
+    f = lambda M: sp.csr_matrix(M, dtype=np.float32)  # noqa: E731
+    return f(Xtr), f(Ytr), f(Xte), f(Yte)
+
+
+def dir_size(path: str) -> int:
+    if os.path.isfile(path):
+        return os.path.getsize(path)
+    return sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(path) for f in fs)
+
+
+def worker(dataset: str, system: str, synthetic_rows: int) -> dict:
+    import numpy as np
+    from multigrove.xmc import io as xio
+    from multigrove.xmc import metrics as M
+    Xtr, Ytr, Xte, Yte = load(dataset, synthetic_rows)
+    tmp = tempfile.mkdtemp()
+    rss_data = maxrss_mb()
+    try:
+        if system.startswith("mg"):
+            from multigrove.xmc import LabelTreeClassifier
+            rep = "joint" if system == "mg_joint" else "input"
+            LabelTreeClassifier(n_trees=1, representation=rep).fit(Xtr[:200], Ytr[:200]).predict(Xte[:10])  # compile
+            t = time.perf_counter()
+            model = LabelTreeClassifier(representation=rep).fit(Xtr, Ytr)
+            fit_s = time.perf_counter() - t
+            t = time.perf_counter()
+            idx, sc = model.predict(Xte, top_k=5)
+            pred_s = time.perf_counter() - t
+            path = os.path.join(tmp, "model.npz")
+            model.save(path)
+        elif system.startswith("omikuji"):
+            import omikuji
+            train_path = os.path.join(tmp, "train.txt")
+            xio.write_xmc(train_path, Xtr, Ytr)  # Omikuji trains from a file; writing it is not timed
+            hp = omikuji.Model.default_hyper_param()
+            if system == "omikuji_bonsai":  # Omikuji's documented Bonsai-like settings
+                hp.cluster_k = 100
+                hp.cluster_balanced = False
+                hp.max_depth = 3
+            t = time.perf_counter()
+            model = omikuji.Model.train_on_data(train_path, hp, n_threads=2)
+            fit_s = time.perf_counter() - t
+            model.init_prediction_thread_pool(1)
+            Xn = Xte.copy()
+            t = time.perf_counter()
+            idx = np.full((Xte.shape[0], 5), -1, np.int64)
+            sc = np.zeros((Xte.shape[0], 5))
+            for i in range(Xte.shape[0]):
+                s, e = Xn.indptr[i], Xn.indptr[i + 1]
+                out = model.predict(list(zip(Xn.indices[s:e].tolist(), Xn.data[s:e].tolist())), beam_size=10, top_k=5)
+                for j, (lab, v) in enumerate(out):
+                    idx[i, j], sc[i, j] = lab, v
+            pred_s = time.perf_counter() - t
+            path = os.path.join(tmp, "omikuji_model")
+            model.save(path)
+        elif system == "napkinxc_plt":
+            from napkinxc.models import PLT
+            path = os.path.join(tmp, "plt")
+            model = PLT(path, seed=0, threads=2)
+            Ylist = [Ytr.indices[Ytr.indptr[i]:Ytr.indptr[i + 1]].tolist() for i in range(Ytr.shape[0])]
+            t = time.perf_counter()
+            model.fit(Xtr, Ylist)
+            fit_s = time.perf_counter() - t
+            t = time.perf_counter()
+            preds = model.predict_proba(Xte, top_k=5)
+            pred_s = time.perf_counter() - t
+            idx = np.full((Xte.shape[0], 5), -1, np.int64)
+            sc = np.zeros((Xte.shape[0], 5))
+            for i, row in enumerate(preds):
+                for j, (lab, v) in enumerate(row[:5]):
+                    idx[i, j], sc[i, j] = lab, v
+        else:
+            raise ValueError(system)
+        size = dir_size(path)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    q = M.inverse_propensity(Ytr)
+    r = M.evaluate(Yte, (idx, sc), k=5, inv_propensity=q)
+    keep = ("P@1", "P@3", "P@5", "PSP@1", "PSP@3", "PSP@5", "coverage@5")
+    return {"dataset": dataset, "system": system, "n_train": Xtr.shape[0], "n_test": Xte.shape[0],
+            "n_features": Xtr.shape[1], "n_labels": Ytr.shape[1], **{k: round(r[k], 5) for k in keep},
+            "fit_s": round(fit_s, 3), "predict_ms_per_row": round(1000 * pred_s / Xte.shape[0], 4),
+            "model_mb": round(size / 2**20, 3), "peak_rss_mb": round(maxrss_mb(), 1),
+            "rss_after_data_mb": round(rss_data, 1)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", nargs="+", default=list(REAL) + ["synthetic"])
+    ap.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
+    ap.add_argument("--synthetic-rows", type=int, default=125_000, help="rows before the 80/20 split")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--worker", nargs=2, metavar=("DATASET", "SYSTEM"), help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.worker:
+        print("RESULT " + json.dumps(worker(a.worker[0], a.worker[1], a.synthetic_rows)), flush=True)
+        return
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parent).stdout.strip()
+    for ds in a.datasets:
+        for system in a.systems:
+            res = subprocess.run([sys.executable, __file__, "--worker", ds, system, "--synthetic-rows",
+                                  str(a.synthetic_rows)], capture_output=True, text=True)
+            lines = [ln for ln in res.stdout.splitlines() if ln.startswith("RESULT ")]
+            if res.returncode != 0 or not lines:
+                emit({"dataset": ds, "system": system, "error": res.stderr.strip().splitlines()[-1:] or
+                      [f"exit {res.returncode}"], "commit": commit}, a.out)
+                continue
+            rec = json.loads(lines[-1][7:])
+            rec["commit"] = commit
+            emit(rec, a.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,363 @@
+"""Label-tree kernels (Bonsai): spherical k-means, squared-hinge linear classifiers, beam search.
+
+Pure functions over arrays; the caller allocates every output.  Randomness comes from an explicit
+seed through a per-task xorshift generator, so results do not depend on thread scheduling.
+"""
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from .sparse import _insert
+
+
+@njit(cache=True, inline="always")
+def _xorshift(state):
+    state ^= (state << np.uint64(13)) & np.uint64(0xFFFFFFFFFFFFFFFF)
+    state ^= state >> np.uint64(7)
+    state ^= (state << np.uint64(17)) & np.uint64(0xFFFFFFFFFFFFFFFF)
+    return state
+
+
+@njit(cache=True)
+def _seed_state(seed, stream):
+    s = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(stream) * np.uint64(0xBF58476D1CE4E5B9) \
+        + np.uint64(0x94D049BB133111EB)
+    if s == np.uint64(0):
+        s = np.uint64(0x2545F4914F6CDD1D)
+    for _ in range(4):
+        s = _xorshift(s)
+    return s
+
+
+# ----------------------------------------------------------------------------- spherical k-means
+@njit(parallel=True, cache=True)
+def assign_clusters(indptr, indices, data, centers_t, out_assign, out_sim):
+    """IN unit rows (CSR, m x dim); centers_t (dim, K) unit centres, transposed.
+    OUT out_assign (m,) index of the most similar centre (ties: smaller index); out_sim (m,) its cosine."""
+    m = indptr.shape[0] - 1
+    K = centers_t.shape[1]
+    for i in prange(m):
+        acc = np.zeros(K, np.float64)
+        for p in range(indptr[i], indptr[i + 1]):
+            v = data[p]
+            row = centers_t[indices[p]]
+            for k in range(K):
+                acc[k] += v * row[k]
+        best = 0
+        for k in range(1, K):
+            if acc[k] > acc[best]:
+                best = k
+        out_assign[i] = best
+        out_sim[i] = acc[best]
+
+
+@njit(cache=True)
+def update_centers(indptr, indices, data, assign, out_centers_t, out_sizes):
+    """IN unit rows (CSR), assign (m,).  OUT out_centers_t (dim, K): normalised sum of each cluster's rows
+    (a zero column for an empty cluster); out_sizes (K,) cluster sizes."""
+    m = indptr.shape[0] - 1
+    out_centers_t[:, :] = 0.0
+    out_sizes[:] = 0
+    for i in range(m):
+        c = assign[i]
+        out_sizes[c] += 1
+        for p in range(indptr[i], indptr[i + 1]):
+            out_centers_t[indices[p], c] += data[p]
+    K = out_centers_t.shape[1]
+    norms = np.zeros(K, np.float64)
+    for j in range(out_centers_t.shape[0]):
+        for k in range(K):
+            norms[k] += out_centers_t[j, k] * out_centers_t[j, k]
+    for k in range(K):
+        norms[k] = 1.0 / math.sqrt(norms[k]) if norms[k] > 0 else 0.0
+    for j in range(out_centers_t.shape[0]):
+        for k in range(K):
+            out_centers_t[j, k] *= norms[k]
+
+
+@njit(cache=True)
+def fill_empty_clusters(assign, sim, sizes):
+    """IN/OUT assign, sizes: every empty cluster takes the point least similar to its own centre among
+    clusters with more than one point (needs m >= K).  IN/OUT sim: the moved point's similarity
+    becomes 1 (it is its new cluster's centre).  Returns the number of clusters filled."""
+    K = sizes.shape[0]
+    m = assign.shape[0]
+    order = np.argsort(sim, kind="mergesort")
+    pos = 0
+    filled = 0
+    for k in range(K):
+        if sizes[k] > 0:
+            continue
+        while pos < m and sizes[assign[order[pos]]] <= 1:
+            pos += 1
+        if pos == m:
+            break
+        i = order[pos]
+        pos += 1
+        sizes[assign[i]] -= 1
+        assign[i] = k
+        sizes[k] = 1
+        sim[i] = 1.0
+        filled += 1
+    return filled
+
+
+# ----------------------------------------------------------------------------- linear classifiers
+@njit(parallel=True, cache=True)
+def train_squared_hinge(indptr, indices, data, bias, pos_indptr, pos_rows, C, eps, max_iter, seed, n_groups, out_w):
+    """One-vs-rest linear classifiers with L2 regularisation and squared hinge loss,
+    min_w 0.5 ||w||^2 + C sum_i max(0, 1 - y_i w.x_i)^2, by dual coordinate descent with shrinking
+    (Hsieh et al. 2008).
+
+    The K problems share their rows, so they are solved in lockstep: each visit of a row computes
+    the K margins with one pass over the row's features (contiguous over K) and applies the K
+    coordinate steps together.  Each classifier keeps its own shrinking state and stopping test,
+    so the result is that of K separate solvers visiting rows in the same order; the classifiers
+    are split into n_groups blocks solved in parallel, which does not change the result.
+
+    IN rows (CSR, n x d, local column ids); bias: value of the extra constant feature (column d);
+    pos_indptr/pos_rows: classifier k's positive rows are pos_rows[pos_indptr[k]:pos_indptr[k+1]]
+    (every other row is negative); C; eps (stopping tolerance on the projected-gradient spread);
+    max_iter (passes over the rows); seed (row order); n_groups.
+    OUT out_w (K, d + 1) weights, the bias weight last."""
+    n = indptr.shape[0] - 1
+    K = out_w.shape[0]
+    d = out_w.shape[1] - 1
+    diag = 0.5 / C
+    qd = np.empty(n, np.float64)
+    for i in range(n):
+        s = bias * bias + diag
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * data[p]
+        qd[i] = s
+    # the row order of every pass, shared by all classifiers
+    orders = np.empty((max_iter, n), np.int64)
+    state = _seed_state(seed, 0)
+    for it in range(max_iter):
+        for i in range(n):
+            orders[it, i] = i
+        for s in range(n - 1):
+            state = _xorshift(state)
+            j = s + np.int64(state % np.uint64(n - s))
+            orders[it, s], orders[it, j] = orders[it, j], orders[it, s]
+    n_groups = max(1, min(n_groups, K))
+    for g in prange(n_groups):
+        k0 = g * K // n_groups
+        k1 = (g + 1) * K // n_groups
+        kg = k1 - k0
+        W = np.zeros((d + 1, kg), np.float32)
+        y = np.full((n, kg), -1.0)
+        for k in range(kg):
+            for p in range(pos_indptr[k0 + k], pos_indptr[k0 + k + 1]):
+                y[pos_rows[p], k] = 1.0
+        alpha = np.zeros((n, kg), np.float64)
+        shrunk = np.zeros((n, kg), np.bool_)
+        n_live = np.full(n, kg, np.int64)          # classifiers still visiting each row
+        done = np.zeros(kg, np.bool_)
+        pg_max_old = np.full(kg, np.inf)
+        pg_min_old = np.full(kg, -np.inf)
+        pg_max = np.empty(kg)
+        pg_min = np.empty(kg)
+        n_active = np.full(kg, n, np.int64)         # rows not shrunk, per classifier
+        acc = np.empty(kg, np.float32)
+        step = np.empty(kg, np.float32)
+        n_done = 0
+        for it in range(max_iter):
+            if n_done == kg:
+                break
+            pg_max[:] = -np.inf
+            pg_min[:] = np.inf
+            for r in range(n):
+                i = orders[it, r]
+                if n_live[i] == 0:
+                    continue
+                for k in range(kg):
+                    acc[k] = W[d, k] * np.float32(bias)
+                for p in range(indptr[i], indptr[i + 1]):
+                    v = np.float32(data[p])
+                    row = W[indices[p]]
+                    for k in range(kg):
+                        acc[k] += v * row[k]
+                any_step = False
+                for k in range(kg):
+                    step[k] = 0.0
+                    if done[k] or shrunk[i, k]:
+                        continue
+                    yi = y[i, k]
+                    a = alpha[i, k]
+                    gr = yi * acc[k] - 1.0 + a * diag
+                    pg = 0.0
+                    if a == 0.0:
+                        if gr > pg_max_old[k]:
+                            shrunk[i, k] = True
+                            n_live[i] -= 1
+                            n_active[k] -= 1
+                            continue
+                        if gr < 0.0:
+                            pg = gr
+                    else:
+                        pg = gr
+                    if pg > pg_max[k]:
+                        pg_max[k] = pg
+                    if pg < pg_min[k]:
+                        pg_min[k] = pg
+                    if abs(pg) > 1e-12:
+                        new = a - gr / qd[i]
+                        if new < 0.0:
+                            new = 0.0
+                        alpha[i, k] = new
+                        step[k] = (new - a) * yi
+                        any_step = True
+                if any_step:
+                    for p in range(indptr[i], indptr[i + 1]):
+                        v = np.float32(data[p])
+                        row = W[indices[p]]
+                        for k in range(kg):
+                            row[k] += v * step[k]
+                    for k in range(kg):
+                        W[d, k] += np.float32(bias) * step[k]
+            for k in range(kg):
+                if done[k]:
+                    continue
+                if pg_max[k] - pg_min[k] <= eps:
+                    if n_active[k] == n:
+                        done[k] = True
+                        n_done += 1
+                        for i in range(n):
+                            n_live[i] -= 1
+                        continue
+                    for i in range(n):  # converged on the shrunk set: check every row once more
+                        if shrunk[i, k]:
+                            shrunk[i, k] = False
+                            n_live[i] += 1
+                    n_active[k] = n
+                    pg_max_old[k] = np.inf
+                    pg_min_old[k] = -np.inf
+                    continue
+                pg_max_old[k] = pg_max[k] if pg_max[k] > 0.0 else np.inf
+                pg_min_old[k] = pg_min[k] if pg_min[k] < 0.0 else -np.inf
+        for k in range(kg):
+            for j in range(d + 1):
+                out_w[k0 + k, j] = W[j, k]
+
+
+# ----------------------------------------------------------------------------- beam search
+@njit(cache=True)
+def _score_node(node, x_indptr, x_indices, x_data, i, bias, n_features, node_f_start, f_ids, f_ptr, e_local, e_val,
+                out):
+    """out[0:n_edges(node)] = w_e . x for the node's edges, by walking the row's features against the
+    node's feature-major weights (binary search from the last match: the row's features are sorted)."""
+    lo = node_f_start[node]
+    hi = node_f_start[node + 1]
+    for p in range(x_indptr[i], x_indptr[i + 1]):
+        j = x_indices[p]
+        a = lo
+        b = hi
+        while a < b:
+            mid = (a + b) >> 1
+            if f_ids[mid] < j:
+                a = mid + 1
+            else:
+                b = mid
+        lo = a
+        if a < hi and f_ids[a] == j:
+            v = x_data[p]
+            for q in range(f_ptr[a], f_ptr[a + 1]):
+                out[e_local[q]] += e_val[q] * v
+            lo = a + 1
+        if lo >= hi:
+            break
+    if node_f_start[node + 1] > node_f_start[node] and f_ids[node_f_start[node + 1] - 1] == n_features:
+        a = node_f_start[node + 1] - 1
+        for q in range(f_ptr[a], f_ptr[a + 1]):
+            out[e_local[q]] += e_val[q] * bias
+
+
+@njit(parallel=True, cache=True)
+def beam_search(x_indptr, x_indices, x_data, bias, roots, edge_start, edge_target, is_leaf,
+                node_f_start, f_ids, f_ptr, e_local, e_val, n_features, n_labels, beam_size, max_edges, k,
+                out_idx, out_score):
+    """Top-k labels of every row over a forest of label trees, averaged over the trees.
+
+    IN rows (CSR, sorted features < n_features); bias: value of the constant feature (id n_features);
+    roots (T,) root node of each tree; node n's edges are edge_start[n]..edge_start[n+1], each a
+    linear classifier leading to a child node or, for a leaf node, to a label.  Weights are stored
+    feature-major per node: node n's features are f_ids[node_f_start[n]:node_f_start[n+1]] (sorted),
+    feature slot f holds (edge offset e_local, value e_val) pairs f_ptr[f]..f_ptr[f+1].
+    A path's score is the product of exp(-max(0, 1 - w.x)^2) over its edges.  Per tree and level the
+    beam keeps the `beam_size` best nodes; every label reached gets its path score, labels a tree
+    does not reach count 0 in the average.  max_edges: the most edges of any node.
+    OUT out_idx (n, k) labels by descending score (ties: smaller label), -1 past the labels reached;
+    OUT out_score (n, k)."""
+    n = x_indptr.shape[0] - 1
+    T = roots.shape[0]
+    n_chunks = min(n, 256)
+    for c in prange(n_chunks):
+        acc = np.zeros(n_labels, np.float64)
+        touched = np.empty(n_labels, np.int64)
+        seen = np.zeros(n_labels, np.bool_)
+        wx = np.zeros(max_edges, np.float64)
+        beam_node = np.empty(beam_size, np.int64)
+        beam_val = np.empty(beam_size, np.float64)
+        cand_node = np.empty(beam_size * max_edges, np.int64)
+        cand_val = np.empty(beam_size * max_edges, np.float64)
+        top_i = np.empty(k, np.int64)
+        top_v = np.empty(k, np.float64)
+        start = c * n // n_chunks
+        stop = (c + 1) * n // n_chunks
+        for i in range(start, stop):
+            n_touched = 0
+            for t in range(T):
+                beam_node[0] = roots[t]
+                beam_val[0] = 0.0
+                n_beam = 1
+                while n_beam > 0:
+                    n_cand = 0
+                    for b in range(n_beam):
+                        node = beam_node[b]
+                        e0 = edge_start[node]
+                        ne = edge_start[node + 1] - e0
+                        wx[:ne] = 0.0
+                        _score_node(node, x_indptr, x_indices, x_data, i, bias, n_features, node_f_start, f_ids,
+                                    f_ptr, e_local, e_val, wx)
+                        for q in range(ne):
+                            m = 1.0 - wx[q]
+                            v = beam_val[b] - (m * m if m > 0.0 else 0.0)  # log exp(-max(0, 1 - w.x)^2)
+                            if is_leaf[node]:
+                                lab = edge_target[e0 + q]
+                                acc[lab] += math.exp(v)
+                                if not seen[lab]:
+                                    seen[lab] = True
+                                    touched[n_touched] = lab
+                                    n_touched += 1
+                            else:
+                                cand_node[n_cand] = edge_target[e0 + q]
+                                cand_val[n_cand] = v
+                                n_cand += 1
+                    if n_cand <= beam_size:
+                        for b in range(n_cand):
+                            beam_node[b] = cand_node[b]
+                            beam_val[b] = cand_val[b]
+                        n_beam = n_cand
+                    else:
+                        order = np.argsort(-cand_val[:n_cand], kind="mergesort")
+                        for b in range(beam_size):
+                            beam_node[b] = cand_node[order[b]]
+                            beam_val[b] = cand_val[order[b]]
+                        n_beam = beam_size
+            # top-k of the reached labels (descending; ties: smaller label)
+            filled = 0
+            for q in range(n_touched):
+                lab = touched[q]
+                filled = _insert(top_i, top_v, filled, k, lab, acc[lab] / T)
+            for j in range(k):
+                if j < filled:
+                    out_idx[i, j] = top_i[j]
+                    out_score[i, j] = top_v[j]
+                else:
+                    out_idx[i, j] = -1
+                    out_score[i, j] = 0.0
+            for q in range(n_touched):
+                acc[touched[q]] = 0.0
+                seen[touched[q]] = False

@@ -1,0 +1,95 @@
+"""Top-k selection and sparse-row membership kernels (XMC metrics, top-k prediction).
+
+Ties are broken by the smaller column index, so every ranking is deterministic.
+"""
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, inline="always")
+def _insert(buf_i, buf_v, filled, k, col, val):
+    """Insert (col, val) into the descending top-k buffers holding `filled` entries; returns the new count."""
+    if filled == k:
+        last = buf_v[k - 1]
+        if val < last or (val == last and col > buf_i[k - 1]):
+            return filled
+        pos = k - 1
+    else:
+        pos = filled
+        filled += 1
+    while pos > 0 and (buf_v[pos - 1] < val or (buf_v[pos - 1] == val and buf_i[pos - 1] > col)):
+        buf_v[pos] = buf_v[pos - 1]
+        buf_i[pos] = buf_i[pos - 1]
+        pos -= 1
+    buf_v[pos] = val
+    buf_i[pos] = col
+    return filled
+
+
+@njit(parallel=True, cache=True)
+def topk_dense_rows(scores, k, out_idx, out_val):
+    """IN scores (n, L) float; k.  OUT out_idx (n, k) int64 columns of the k largest scores per row,
+    descending (ties: smaller column first), -1 past the row's length; OUT out_val (n, k) float64."""
+    n, L = scores.shape
+    for i in prange(n):
+        filled = 0
+        for j in range(L):
+            filled = _insert(out_idx[i], out_val[i], filled, k, j, scores[i, j])
+        for j in range(filled, k):
+            out_idx[i, j] = -1
+            out_val[i, j] = 0.0
+
+
+@njit(parallel=True, cache=True)
+def topk_csr_rows(indptr, indices, data, k, out_idx, out_val):
+    """IN a CSR matrix (indptr, indices, data); k.  OUT out_idx (n, k) int64 columns of the k largest
+    stored values per row, descending (ties: smaller column first), -1 when the row has fewer than
+    k stored entries; OUT out_val (n, k) float64."""
+    n = indptr.shape[0] - 1
+    for i in prange(n):
+        filled = 0
+        for p in range(indptr[i], indptr[i + 1]):
+            filled = _insert(out_idx[i], out_val[i], filled, k, indices[p], data[p])
+        for j in range(filled, k):
+            out_idx[i, j] = -1
+            out_val[i, j] = 0.0
+
+
+@njit(parallel=True, cache=True)
+def row_membership(indptr, indices, cols, out):
+    """IN CSR pattern (indptr, indices) with sorted column indices per row; cols (n, k) int64 (-1 = none).
+    OUT out (n, k) bool: cols[i, j] is a stored column of row i."""
+    n, k = cols.shape
+    for i in prange(n):
+        lo0 = indptr[i]
+        hi0 = indptr[i + 1]
+        for j in range(k):
+            c = cols[i, j]
+            found = False
+            if c >= 0:
+                lo = lo0
+                hi = hi0
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if indices[mid] < c:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                found = lo < hi0 and indices[lo] == c
+            out[i, j] = found
+
+
+def topk_select(scores_or_csr, k):
+    """Convenience wrapper: (indices, values) of the top-k per row of a dense array or a CSR triple."""
+    if isinstance(scores_or_csr, tuple):
+        indptr, indices, data = scores_or_csr
+        n = indptr.shape[0] - 1
+        out_idx = np.empty((n, k), np.int64)
+        out_val = np.empty((n, k), np.float64)
+        topk_csr_rows(indptr, indices, data, k, out_idx, out_val)
+    else:
+        n = scores_or_csr.shape[0]
+        out_idx = np.empty((n, k), np.int64)
+        out_val = np.empty((n, k), np.float64)
+        topk_dense_rows(scores_or_csr, k, out_idx, out_val)
+    return out_idx, out_val

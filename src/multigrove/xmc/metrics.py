@@ -1,0 +1,281 @@
+"""Ranking metrics of extreme multi-label classification, computed the way the field reports them.
+
+Every ``*_at_k`` function returns a float64 array of length ``k`` whose entry ``j`` is the metric at
+``j + 1`` (so ``precision_at_k(Y, P, 5)[[0, 2, 4]]`` is P@1, P@3, P@5).
+
+Inputs
+------
+``Y_true``: the relevant labels, a CSR matrix or a dense indicator array ``(n, L)`` (non-zero =
+relevant).
+``Y_pred``: one of
+* a dense score array ``(n, L)`` (the k largest scores per row are ranked),
+* a CSR score matrix (only stored entries are ranked; a row with fewer than k entries ranks fewer),
+* a top-k pair ``(indices, scores)`` of ``(n, k')`` arrays (``-1`` marks an empty slot), as returned
+  by ``LabelTreeClassifier.predict``; the pair is re-ranked by score.
+Equal scores rank the smaller label index first.
+
+Definitions (n rows, ranks ``r_1..r_k`` of row i, relevant set ``T_i``, inverse propensities ``q``)
+* P@k = mean_i |{j <= k : r_j in T_i}| / k
+* recall@k = mean_i |{j <= k : r_j in T_i}| / |T_i| (0 for a row without labels)
+* nDCG@k = mean_i DCG@k / IDCG@k with DCG = sum_j [r_j in T_i] / log2(j + 1), IDCG over min(k, |T_i|)
+  ideal ranks (0 for a row without labels)
+* PSP@k = sum_i sum_{j<=k} q_{r_j}[r_j in T_i] / sum_i (best value: the k largest q of T_i),
+  normalised by the best achievable value as the XMC repository's tools report it
+* PSnDCG@k likewise with the DCG discounts, each row divided by its IDCG@k
+* coverage@k = |unique labels found in some row's top k and relevant there| / |unique relevant labels|
+  (Bonsai, Section 4.3)
+* propensity (Jain et al. 2016): p_l = 1 / (1 + C (N_l + B)^-A), C = (ln N - 1)(B + 1)^A.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..kernels.sparse import row_membership, topk_csr_rows, topk_dense_rows
+
+__all__ = ["propensity", "inverse_propensity", "precision_at_k", "recall_at_k", "ndcg_at_k",
+           "psprecision_at_k", "psndcg_at_k", "coverage_at_k", "evaluate", "top_k"]
+
+_CHUNK = 4096  # rows of a dense score matrix ranked at a time
+
+
+def _check_k(k) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be an integer >= 1, got {k!r}")
+    return int(k)
+
+
+def _true_csr(Y_true, n_rows: int | None = None) -> sp.csr_matrix:
+    """Canonical CSR pattern (sorted, no duplicates, no explicit zeros) of the relevant labels."""
+    if sp.issparse(Y_true):
+        Y = sp.csr_matrix(Y_true, copy=True)
+    else:
+        arr = np.asarray(Y_true)
+        if arr.ndim != 2:
+            raise ValueError(f"Y_true must be a 2-D indicator array or a CSR matrix, got shape {arr.shape}")
+        if arr.dtype == object:
+            raise ValueError("Y_true must hold numbers (non-zero = relevant)")
+        Y = sp.csr_matrix(arr)
+    if n_rows is not None and Y.shape[0] != n_rows:
+        raise ValueError(f"Y_true has {Y.shape[0]} rows but Y_pred has {n_rows}")
+    Y.sum_duplicates()
+    Y.eliminate_zeros()
+    Y.sort_indices()
+    return Y
+
+
+def top_k(Y_pred, k: int, n_labels: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Ranked (indices, scores), each (n, k): -1 / 0 past the end of a row's ranking."""
+    k = _check_k(k)
+    if isinstance(Y_pred, tuple):
+        if len(Y_pred) != 2:
+            raise ValueError("a top-k Y_pred must be a pair (indices, scores)")
+        idx = np.asarray(Y_pred[0])
+        val = np.asarray(Y_pred[1], dtype=np.float64)
+        if idx.ndim != 2 or idx.shape != val.shape:
+            raise ValueError(f"top-k indices and scores must be 2-D arrays of one shape, got {idx.shape} "
+                             f"and {val.shape}")
+        if not np.issubdtype(idx.dtype, np.integer):
+            raise ValueError(f"top-k indices must be integers, got dtype {idx.dtype}")
+        if idx.size and idx.min() < -1:
+            raise ValueError("top-k indices must be label ids >= 0, or -1 for an empty slot")
+        if n_labels is not None and idx.size and idx.max() >= n_labels:
+            raise ValueError(f"top-k index {int(idx.max())} is outside [0, {n_labels}) (Y_true has {n_labels} labels)")
+        if np.isnan(val[idx >= 0]).any():
+            raise ValueError("Y_pred scores contain NaN")
+        n = idx.shape[0]
+        width = idx.shape[1]
+        valid = idx >= 0
+        # one CSR of the valid entries, ranked by the same kernel as the other inputs
+        indptr = np.zeros(n + 1, np.int64)
+        np.cumsum(valid.sum(axis=1), out=indptr[1:])
+        out_i = np.empty((n, k), np.int64)
+        out_v = np.empty((n, k), np.float64)
+        if width:
+            topk_csr_rows(indptr, idx[valid].astype(np.int64), val[valid], k, out_i, out_v)
+        else:
+            out_i.fill(-1)
+            out_v.fill(0.0)
+        return out_i, out_v
+    if sp.issparse(Y_pred):
+        P = sp.csr_matrix(Y_pred)
+        if n_labels is not None and P.shape[1] != n_labels:
+            raise ValueError(f"Y_pred has {P.shape[1]} columns but Y_true has {n_labels} labels")
+        P.sum_duplicates()
+        if np.isnan(P.data).any():
+            raise ValueError("Y_pred scores contain NaN")
+        n = P.shape[0]
+        out_i = np.empty((n, k), np.int64)
+        out_v = np.empty((n, k), np.float64)
+        topk_csr_rows(P.indptr.astype(np.int64), P.indices.astype(np.int64), P.data.astype(np.float64),
+                      k, out_i, out_v)
+        return out_i, out_v
+    S = np.asarray(Y_pred)
+    if S.ndim != 2 or not np.issubdtype(S.dtype, np.number):
+        raise ValueError(f"Y_pred must be a 2-D score array, a CSR matrix or an (indices, scores) pair, "
+                         f"got {type(Y_pred).__name__} of shape {getattr(S, 'shape', None)}")
+    if n_labels is not None and S.shape[1] != n_labels:
+        raise ValueError(f"Y_pred has {S.shape[1]} columns but Y_true has {n_labels} labels")
+    n = S.shape[0]
+    out_i = np.empty((n, k), np.int64)
+    out_v = np.empty((n, k), np.float64)
+    for s in range(0, n, _CHUNK):
+        chunk = np.ascontiguousarray(S[s:s + _CHUNK], dtype=np.float64)
+        if np.isnan(chunk).any():
+            raise ValueError("Y_pred scores contain NaN")
+        topk_dense_rows(chunk, k, out_i[s:s + _CHUNK], out_v[s:s + _CHUNK])
+    return out_i, out_v
+
+
+class _Ranked:
+    """The shared work of every metric: ranked predictions, hits, true-label counts."""
+
+    def __init__(self, Y_true, Y_pred, k):
+        self.k = _check_k(k)
+        n_pred = Y_pred[0].shape[0] if isinstance(Y_pred, tuple) else Y_pred.shape[0]
+        self.Y = _true_csr(Y_true, n_pred)
+        self.idx, _ = top_k(Y_pred, self.k, self.Y.shape[1])
+        self.hits = np.empty(self.idx.shape, np.bool_)
+        row_membership(self.Y.indptr.astype(np.int64), self.Y.indices.astype(np.int64), self.idx, self.hits)
+        self.n_true = np.diff(self.Y.indptr)
+        self.ranks = np.arange(1, self.k + 1, dtype=np.float64)
+        self.disc = 1.0 / np.log2(self.ranks + 1.0)
+
+    def idcg(self):
+        """(n, k) ideal DCG at each depth (0 for rows without labels)."""
+        cum = np.concatenate([[0.0], np.cumsum(self.disc)])
+        depth = np.minimum(self.n_true[:, None], self.ranks[None, :].astype(np.int64))
+        return cum[depth]
+
+    def best_q(self, q):
+        """(n, k) the k largest inverse propensities of each row's relevant labels (0-padded)."""
+        Y = self.Y
+        out_i = np.empty((Y.shape[0], self.k), np.int64)
+        out_v = np.empty((Y.shape[0], self.k), np.float64)
+        topk_csr_rows(Y.indptr.astype(np.int64), Y.indices.astype(np.int64), q[Y.indices], self.k, out_i, out_v)
+        return out_v
+
+    def gained_q(self, q):
+        return np.where(self.hits, q[np.maximum(self.idx, 0)], 0.0)
+
+
+def _inv_ps(inv_propensity, n_labels):
+    q = np.asarray(inv_propensity, dtype=np.float64)
+    if q.ndim != 1 or q.shape[0] != n_labels:
+        raise ValueError(f"inv_propensity must be a 1-D array of length {n_labels} (one per label), got shape "
+                         f"{q.shape}")
+    if not np.isfinite(q).all():
+        raise ValueError("inv_propensity must be finite")
+    return q
+
+
+def _precision(r):
+    return np.cumsum(r.hits, axis=1).mean(axis=0) / r.ranks
+
+
+def _recall(r):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rec = np.where(r.n_true[:, None] > 0, np.cumsum(r.hits, axis=1) / r.n_true[:, None], 0.0)
+    return rec.mean(axis=0)
+
+
+def _ndcg(r):
+    idcg = r.idcg()
+    dcg = np.cumsum(r.hits * r.disc, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(idcg > 0, dcg / idcg, 0.0).mean(axis=0)
+
+
+def _psp(r, q):
+    num = np.cumsum(r.gained_q(q), axis=1).sum(axis=0) / r.ranks
+    best = np.cumsum(r.best_q(q), axis=1).sum(axis=0) / r.ranks
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(best > 0, num / best, 0.0)
+
+
+def _psndcg(r, q):
+    idcg = r.idcg()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv_idcg = np.where(idcg > 0, 1.0 / idcg, 0.0)
+    num = (np.cumsum(r.gained_q(q) * r.disc, axis=1) * inv_idcg).sum(axis=0)
+    best = (np.cumsum(r.best_q(q) * r.disc, axis=1) * inv_idcg).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(best > 0, num / best, 0.0)
+
+
+def _coverage(r):
+    n_unique = np.unique(r.Y.indices).shape[0]
+    if n_unique == 0:
+        return np.zeros(r.k)
+    rows, cols = np.nonzero(r.hits)
+    first = np.full(r.Y.shape[1], r.k, np.int64)  # first rank (0-based) at which each label is found
+    np.minimum.at(first, r.idx[rows, cols], cols)
+    counts = np.bincount(first, minlength=r.k + 1)[: r.k]
+    return np.cumsum(counts) / n_unique
+
+
+def precision_at_k(Y_true, Y_pred, k: int = 5) -> np.ndarray:
+    return _precision(_Ranked(Y_true, Y_pred, k))
+
+
+def recall_at_k(Y_true, Y_pred, k: int = 5) -> np.ndarray:
+    return _recall(_Ranked(Y_true, Y_pred, k))
+
+
+def ndcg_at_k(Y_true, Y_pred, k: int = 5) -> np.ndarray:
+    return _ndcg(_Ranked(Y_true, Y_pred, k))
+
+
+def psprecision_at_k(Y_true, Y_pred, inv_propensity, k: int = 5) -> np.ndarray:
+    r = _Ranked(Y_true, Y_pred, k)
+    return _psp(r, _inv_ps(inv_propensity, r.Y.shape[1]))
+
+
+def psndcg_at_k(Y_true, Y_pred, inv_propensity, k: int = 5) -> np.ndarray:
+    r = _Ranked(Y_true, Y_pred, k)
+    return _psndcg(r, _inv_ps(inv_propensity, r.Y.shape[1]))
+
+
+def coverage_at_k(Y_true, Y_pred, k: int = 5) -> np.ndarray:
+    return _coverage(_Ranked(Y_true, Y_pred, k))
+
+
+def _label_counts(Y) -> tuple[np.ndarray, int]:
+    if sp.issparse(Y):
+        Yc = sp.csr_matrix(Y, copy=True)
+        Yc.sum_duplicates()
+        Yc.eliminate_zeros()
+        return np.diff(Yc.tocsc().indptr).astype(np.float64), Yc.shape[0]
+    arr = np.asarray(Y)
+    if arr.ndim != 2:
+        raise ValueError(f"Y must be a 2-D indicator array or a CSR matrix, got shape {arr.shape}")
+    return (arr != 0).sum(axis=0).astype(np.float64), arr.shape[0]
+
+
+def inverse_propensity(Y, A: float = 0.55, B: float = 1.5) -> np.ndarray:
+    """1 / propensity of every label from the training labels Y (Jain et al. 2016): 1 + C (N_l + B)^-A."""
+    if not (np.isfinite(A) and A > 0):
+        raise ValueError(f"A must be a positive number, got {A!r}")
+    if not (np.isfinite(B) and B >= 0):
+        raise ValueError(f"B must be a number >= 0, got {B!r}")
+    counts, n = _label_counts(Y)
+    if n < 1:
+        raise ValueError("Y has no rows; propensities need the training labels")
+    C = (np.log(n) - 1.0) * (B + 1.0) ** A
+    return 1.0 + C * (counts + B) ** (-A)
+
+
+def propensity(Y, A: float = 0.55, B: float = 1.5) -> np.ndarray:
+    """Propensity of every label from the training labels Y (Jain et al. 2016)."""
+    return 1.0 / inverse_propensity(Y, A, B)
+
+
+def evaluate(Y_true, Y_pred, k: int = 5, inv_propensity=None) -> dict[str, float]:
+    """P@j, nDCG@j, recall@j, coverage@j (and PSP@j, PSnDCG@j given inv_propensity) for j = 1..k,
+    from one ranking of Y_pred."""
+    r = _Ranked(Y_true, Y_pred, k)
+    parts = {"P": _precision(r), "nDCG": _ndcg(r), "recall": _recall(r), "coverage": _coverage(r)}
+    if inv_propensity is not None:
+        q = _inv_ps(inv_propensity, r.Y.shape[1])
+        parts.update({"PSP": _psp(r, q), "PSnDCG": _psndcg(r, q)})
+    return {f"{name}@{j + 1}": float(v) for name, vals in parts.items() for j, v in enumerate(vals)}

@@ -1,0 +1,321 @@
+"""``LabelTreeClassifier``: an ensemble of Bonsai label trees (Khandagale et al. 2020).
+
+Fit: label representations (input Yᵀ X, output Yᵀ Y, or joint), recursive K-way spherical k-means
+without balance constraints, one-vs-rest squared-hinge linear classifiers at every node trained on
+the node's examples, small weights pruned.  Predict: beam search per tree, label scores (products of
+exp(-max(0, 1 - w.x)^2) along the path) averaged over the trees, top-k returned.
+
+X may be dense or CSR; it is converted to CSR float32 and never densified.  Y is a CSR or dense
+0/1 indicator (n_rows, n_labels); no dense n x L or L x D matrix is built.
+
+Models are saved as one ``.npz`` of plain arrays plus a JSON header (format, version, parameters,
+sizes, SHA-256 of the arrays), written to a temporary file and renamed; ``load`` checks the header,
+the checksum and the tree structure before use and never unpickles.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+
+from .beam_search import pack_forest, search
+from .label_tree import REPRESENTATIONS, LabelTree, grow_tree, label_representation
+from .linear import LinearConfig
+
+FORMAT = "multigrove-labeltree"
+VERSION = 1
+_TREE_ARRAYS = ("edge_start", "edge_target", "is_leaf", "w_indptr", "w_indices", "w_data")
+
+
+def _check_X(X, n_features: int | None = None, name: str = "X") -> sp.csr_matrix:
+    if sp.issparse(X):
+        M = sp.csr_matrix(X, dtype=np.float32, copy=True)
+    else:
+        arr = np.asarray(X)
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+            raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+        if arr.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (n_rows, n_features), got shape {arr.shape}")
+        M = sp.csr_matrix(arr.astype(np.float32))
+    M.sum_duplicates()
+    M.sort_indices()
+    if M.data.size and not np.isfinite(M.data).all():
+        row = int(np.searchsorted(M.indptr, int(np.argmax(~np.isfinite(M.data))), side="right")) - 1
+        raise ValueError(f"{name} row {row} holds NaN or infinity; label trees need finite features")
+    if n_features is not None and M.shape[1] != n_features:
+        raise ValueError(f"{name} has {M.shape[1]} features, but the model was fitted with {n_features}")
+    return M
+
+
+def _check_Y(Y, n_rows: int) -> sp.csr_matrix:
+    if sp.issparse(Y):
+        M = sp.csr_matrix(Y, copy=True)
+    else:
+        arr = np.asarray(Y)
+        if arr.ndim != 2:
+            raise ValueError(f"Y must be a 2-D 0/1 indicator (n_rows, n_labels) or CSR, got shape {arr.shape}")
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+            raise ValueError(f"Y must be a 0/1 indicator, got dtype {arr.dtype}")
+        M = sp.csr_matrix(arr)
+    if M.shape[0] != n_rows:
+        raise ValueError(f"Y has {M.shape[0]} rows but X has {n_rows}")
+    M.sum_duplicates()
+    M.eliminate_zeros()
+    if M.data.size and not np.all(M.data == 1):
+        row = int(np.searchsorted(M.indptr, int(np.argmax(M.data != 1)), side="right")) - 1
+        raise ValueError(f"Y row {row} holds {M.data[M.data != 1][0]!r}; expected a 0/1 indicator")
+    if M.shape[1] < 1:
+        raise ValueError("Y has no label columns")
+    M.sort_indices()
+    return sp.csr_matrix((np.ones(M.nnz, np.float32), M.indices, M.indptr), shape=M.shape)
+
+
+def _normalize_rows(X: sp.csr_matrix) -> sp.csr_matrix:
+    norms = np.sqrt(np.add.reduceat(X.data.astype(np.float64) ** 2, X.indptr[:-1])) if X.nnz else np.zeros(0)
+    lens = np.diff(X.indptr)
+    scale = np.ones(X.shape[0])
+    if X.nnz:
+        has = lens > 0
+        scale[has] = 1.0 / np.where(norms[has] > 0, norms[has], 1.0)
+    out = X.copy()
+    out.data = (out.data * np.repeat(scale, lens)).astype(np.float32)
+    return out
+
+
+class LabelTreeClassifier(BaseEstimator):
+    """Bonsai label-tree ensemble for extreme multi-label classification.
+
+    Parameters
+    ----------
+    branching : K of the K-way k-means (>= 2); a node with at most K labels is a leaf.
+    max_depth : depth at which a node becomes a leaf whatever its number of labels (root = 0).
+    representation : ``"input"`` (Yᵀ X), ``"output"`` (Yᵀ Y) or ``"joint"`` (both).
+    C : inverse L2 regularisation of the squared-hinge classifiers.
+    eps, max_iter : stopping tolerance and most passes of the dual coordinate-descent solver.
+    weight_threshold : weights with smaller magnitude are pruned after training.
+    beam_size : nodes kept per level during prediction.
+    n_trees : trees in the ensemble (different k-means seeds); scores are averaged.
+    kmeans_max_iter, kmeans_tol : Lloyd iterations and relative objective tolerance.
+    normalize : scale every row of X to unit L2 norm (training and prediction alike).
+    bias : value of the constant feature appended to every row (0 disables it).
+    random_state : seed of tree t is ``random_state + t``.
+    verbose : print one line per tree.
+    """
+
+    def __init__(self, branching=100, max_depth=3, representation="input", C=1.0, eps=0.1, max_iter=20,
+                 weight_threshold=0.1, beam_size=10, n_trees=3, kmeans_max_iter=20, kmeans_tol=1e-4,
+                 normalize=True, bias=1.0, random_state=0, verbose=False):
+        self.branching = branching
+        self.max_depth = max_depth
+        self.representation = representation
+        self.C = C
+        self.eps = eps
+        self.max_iter = max_iter
+        self.weight_threshold = weight_threshold
+        self.beam_size = beam_size
+        self.n_trees = n_trees
+        self.kmeans_max_iter = kmeans_max_iter
+        self.kmeans_tol = kmeans_tol
+        self.normalize = normalize
+        self.bias = bias
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ parameters
+    def _validate_params(self):
+        def integer(name, lo):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+                raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
+
+        def number(name, lo, strict):
+            v = getattr(self, name)
+            ok = isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and np.isfinite(v)
+            if not ok or (v <= lo if strict else v < lo):
+                raise ValueError(f"{name} must be a number {'>' if strict else '>='} {lo}, got {v!r}")
+
+        integer("branching", 2)
+        integer("max_depth", 1)
+        integer("max_iter", 1)
+        integer("beam_size", 1)
+        integer("n_trees", 1)
+        integer("kmeans_max_iter", 1)
+        integer("random_state", 0)
+        number("C", 0, True)
+        number("eps", 0, True)
+        number("weight_threshold", 0, False)
+        number("kmeans_tol", 0, False)
+        number("bias", 0, False)
+        if self.representation not in REPRESENTATIONS:
+            raise ValueError(f"representation must be one of {REPRESENTATIONS}, got {self.representation!r}")
+
+    def _linear(self) -> LinearConfig:
+        return LinearConfig(C=float(self.C), eps=float(self.eps), max_iter=int(self.max_iter),
+                            weight_threshold=float(self.weight_threshold), bias=float(self.bias))
+
+    # ------------------------------------------------------------------ fit / predict
+    def fit(self, X, Y):
+        self._validate_params()
+        X = _check_X(X)
+        if X.shape[0] < 1:
+            raise ValueError("X has no rows")
+        Y = _check_Y(Y, X.shape[0])
+        if self.normalize:
+            X = _normalize_rows(X)
+        self.n_features_in_ = X.shape[1]
+        self.n_labels_ = Y.shape[1]
+        V = label_representation(X, Y, self.representation)
+        self.trees_ = []
+        for t in range(self.n_trees):
+            t0 = time.perf_counter()
+            tree = grow_tree(X, Y, V, int(self.branching), int(self.max_depth), self._linear(),
+                             seed=int(self.random_state) + t, kmeans_max_iter=int(self.kmeans_max_iter),
+                             kmeans_tol=float(self.kmeans_tol))
+            self.trees_.append(tree)
+            if self.verbose:
+                print(f"tree {t + 1}/{self.n_trees}: {tree.n_nodes} nodes, depth {tree.depth}, "
+                      f"{tree.w_data.shape[0]} weights, {time.perf_counter() - t0:.1f} s", flush=True)
+        self._packed = None
+        return self
+
+    def _check_fitted(self):
+        if not hasattr(self, "trees_"):
+            from sklearn.exceptions import NotFittedError
+            raise NotFittedError("this LabelTreeClassifier is not fitted yet; call fit(X, Y) first")
+
+    def predict(self, X, top_k: int = 5) -> tuple[np.ndarray, np.ndarray]:
+        """(indices, scores), each (n_rows, top_k): labels by descending score; -1 / 0 where fewer
+        than top_k labels were reached."""
+        self._check_fitted()
+        if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
+            raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
+        X = _check_X(X, self.n_features_in_)
+        if self.normalize:
+            X = _normalize_rows(X)
+        if getattr(self, "_packed", None) is None:
+            self._packed = pack_forest(self.trees_)
+        return search(self.trees_, X, self.n_labels_, float(self.bias), int(self.beam_size), int(top_k),
+                      self._packed)
+
+    # ------------------------------------------------------------------ persistence
+    def _arrays(self) -> dict[str, np.ndarray]:
+        out = {}
+        for t, tree in enumerate(self.trees_):
+            for name in _TREE_ARRAYS:
+                out[f"tree{t}_{name}"] = np.ascontiguousarray(getattr(tree, name))
+        return out
+
+    @staticmethod
+    def _digest(arrays: dict[str, np.ndarray]) -> str:
+        h = hashlib.sha256()
+        for name in sorted(arrays):
+            a = arrays[name]
+            h.update(f"{name}:{a.dtype.str}:{a.shape}".encode())
+            h.update(a.tobytes())
+        return h.hexdigest()
+
+    def save(self, path) -> None:
+        """Write the model to ``path`` (one .npz; atomic: a temporary file renamed on success)."""
+        self._check_fitted()
+        arrays = self._arrays()
+        meta = {"format": FORMAT, "version": VERSION, "params": self.get_params(),
+                "n_features": int(self.n_features_in_), "n_labels": int(self.n_labels_),
+                "n_trees": len(self.trees_), "sha256": self._digest(arrays)}
+        path = os.fspath(path)
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, meta=np.array(json.dumps(meta)), **arrays)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path) -> "LabelTreeClassifier":
+        """Read a model written by ``save``; raises ValueError naming what is wrong with the file."""
+        fname = os.fspath(path)
+        try:
+            z = np.load(fname, allow_pickle=False)
+        except (OSError, ValueError) as err:
+            raise ValueError(f"{fname}: not a readable model file ({err})") from None
+        with z:
+            if "meta" not in z.files:
+                raise ValueError(f"{fname}: no 'meta' header; not a {FORMAT} file")
+            try:
+                meta = json.loads(str(z["meta"]))
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{fname}: header is not valid JSON ({err})") from None
+            if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+                raise ValueError(f"{fname}: format {meta.get('format') if isinstance(meta, dict) else None!r}, "
+                                 f"expected {FORMAT!r}")
+            if meta.get("version") != VERSION:
+                raise ValueError(f"{fname}: model version {meta.get('version')!r}; this multigrove reads "
+                                 f"version {VERSION}")
+            arrays = {name: z[name] for name in z.files if name != "meta"}
+        try:
+            n_trees, D, L = int(meta["n_trees"]), int(meta["n_features"]), int(meta["n_labels"])
+            params = dict(meta["params"])
+        except (KeyError, TypeError, ValueError) as err:
+            raise ValueError(f"{fname}: header misses or garbles {err}") from None
+        expected = {f"tree{t}_{name}" for t in range(n_trees) for name in _TREE_ARRAYS}
+        if set(arrays) != expected:
+            raise ValueError(f"{fname}: arrays {sorted(set(arrays) ^ expected)[:4]} missing or unexpected")
+        if cls._digest(arrays) != meta.get("sha256"):
+            raise ValueError(f"{fname}: checksum mismatch; the file is corrupted")
+        model = cls(**{k: v for k, v in params.items() if k in cls().get_params()})
+        try:
+            model._validate_params()
+        except ValueError as err:
+            raise ValueError(f"{fname}: stored parameters are invalid ({err})") from None
+        trees = []
+        for t in range(n_trees):
+            tree = LabelTree(**{name: arrays[f"tree{t}_{name}"] for name in _TREE_ARRAYS})
+            _validate_tree(tree, D, L, f"{fname}: tree {t}")
+            trees.append(tree)
+        model.trees_ = trees
+        model.n_features_in_ = D
+        model.n_labels_ = L
+        model._packed = None
+        return model
+
+
+def _validate_tree(t: LabelTree, n_features: int, n_labels: int, where: str) -> None:
+    def fail(msg):
+        raise ValueError(f"{where}: {msg}")
+
+    dtypes = {"edge_start": np.int64, "edge_target": np.int64, "is_leaf": np.bool_, "w_indptr": np.int64,
+              "w_indices": np.int32, "w_data": np.float32}
+    for name, dt in dtypes.items():
+        a = getattr(t, name)
+        if a.dtype != dt or a.ndim != 1:
+            fail(f"{name} must be a 1-D {np.dtype(dt).name} array, got {a.dtype} {a.shape}")
+    n_nodes, n_edges = t.is_leaf.shape[0], t.edge_target.shape[0]
+    if n_nodes < 1 or t.edge_start.shape[0] != n_nodes + 1 or t.edge_start[0] != 0 or t.edge_start[-1] != n_edges:
+        fail("edge_start does not index the edges of every node")
+    if np.any(np.diff(t.edge_start) < 1):
+        fail("a node without edges")
+    internal = np.repeat(~t.is_leaf, np.diff(t.edge_start))
+    parent = np.repeat(np.arange(n_nodes), np.diff(t.edge_start))
+    child = t.edge_target[internal]
+    if child.size and (np.any(child <= parent[internal]) or child.max() >= n_nodes):
+        fail("an internal edge does not lead to a later node")
+    if not np.array_equal(np.sort(child), np.arange(1, n_nodes)):
+        fail("every node but the root must have exactly one parent")
+    labels = t.edge_target[~internal]
+    if not np.array_equal(np.sort(labels), np.arange(n_labels)):
+        fail(f"the leaves must hold each of the {n_labels} labels exactly once")
+    if t.w_indptr.shape[0] != n_edges + 1 or t.w_indptr[0] != 0 or np.any(np.diff(t.w_indptr) < 0) \
+            or t.w_indptr[-1] != t.w_data.shape[0] or t.w_indices.shape[0] != t.w_data.shape[0]:
+        fail("weight arrays are not a CSR row per edge")
+    if t.w_indices.size and (t.w_indices.min() < 0 or t.w_indices.max() > n_features):
+        fail(f"a weight's feature id is outside [0, {n_features}]")
+    if not np.isfinite(t.w_data).all():
+        fail("non-finite weights")
