@@ -128,6 +128,7 @@ def main():
     ap.add_argument("--datasets", nargs="+", default=list(REAL) + ["synthetic"])
     ap.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
     ap.add_argument("--synthetic-rows", type=int, default=125_000, help="rows before the 80/20 split")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds per (data set, system) run")
     ap.add_argument("--out", default=None)
     ap.add_argument("--worker", nargs=2, metavar=("DATASET", "SYSTEM"), help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -138,8 +139,13 @@ def main():
                             cwd=Path(__file__).resolve().parent).stdout.strip()
     for ds in a.datasets:
         for system in a.systems:
-            res = subprocess.run([sys.executable, __file__, "--worker", ds, system, "--synthetic-rows",
-                                  str(a.synthetic_rows)], capture_output=True, text=True)
+            try:
+                res = subprocess.run([sys.executable, __file__, "--worker", ds, system, "--synthetic-rows",
+                                      str(a.synthetic_rows)], capture_output=True, text=True, timeout=a.timeout)
+            except subprocess.TimeoutExpired:
+                emit({"dataset": ds, "system": system, "error": f"no result within {a.timeout:.0f} s",
+                      "commit": commit}, a.out)
+                continue
             lines = [ln for ln in res.stdout.splitlines() if ln.startswith("RESULT ")]
             if res.returncode != 0 or not lines:
                 emit({"dataset": ds, "system": system, "error": res.stderr.strip().splitlines()[-1:] or

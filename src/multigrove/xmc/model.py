@@ -108,7 +108,7 @@ class LabelTreeClassifier(BaseEstimator):
     verbose : print one line per tree.
     """
 
-    def __init__(self, branching=100, max_depth=3, representation="input", C=1.0, eps=0.1, max_iter=20,
+    def __init__(self, branching=100, max_depth=3, representation="input", C=0.5, eps=0.1, max_iter=20,
                  weight_threshold=0.1, beam_size=10, n_trees=3, kmeans_max_iter=20, kmeans_tol=1e-4,
                  normalize=True, bias=1.0, random_state=0, verbose=False):
         self.branching = branching
