@@ -88,8 +88,10 @@ def _parse_float(buf, a, b):
         return False, 0.0
     if scale >= 0:
         v = mant * 10.0 ** scale
-    else:
+    elif scale >= -300:
         v = mant / 10.0 ** (-scale)
+    else:  # two steps, so that 10**-scale does not overflow before the division
+        v = mant / 10.0 ** (-scale - 300) / 1e300
     if not np.isfinite(v):
         return False, 0.0
     return True, sign * v

@@ -1,0 +1,237 @@
+"""Bonsai label trees: k-means, the squared-hinge solver, beam search, the estimator, model files."""
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize
+from sklearn.base import clone
+from sklearn.preprocessing import normalize
+
+from multigrove.datasets import make_extreme_multilabel
+from multigrove.kernels.labeltree import train_squared_hinge
+from multigrove.xmc import LabelTreeClassifier
+from multigrove.xmc import metrics as M
+from multigrove.xmc.label_tree import label_representation, spherical_kmeans
+from tests.conftest import shared_data_or_skip
+
+
+@pytest.fixture(scope="module")
+def small():
+    X, Y = make_extreme_multilabel(n_rows=1500, n_features=400, n_labels=150, n_topics=20, seed=3)
+    return X[:1200], Y[:1200], X[1200:], Y[1200:]
+
+
+# ---------------------------------------------------------------- spherical k-means
+def test_kmeans_never_leaves_a_cluster_empty():
+    rng = np.random.default_rng(0)
+    base = normalize(sp.random(5, 30, density=0.3, random_state=0, format="csr") + sp.eye(5, 30, format="csr"))
+    V = sp.vstack([base] * 8, format="csr")  # 40 rows but only 5 distinct vectors
+    for K in (2, 7, 20, 40):
+        a = spherical_kmeans(V, K, seed=int(rng.integers(1000)))
+        assert np.bincount(a, minlength=K).min() >= 1
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_kmeans_is_deterministic_under_a_seed_and_converges(seed):
+    rng = np.random.default_rng(1)
+    centres = normalize(rng.normal(size=(4, 20)))
+    pts = normalize(np.repeat(centres, 25, axis=0) + 0.05 * rng.normal(size=(100, 20)))
+    V = sp.csr_matrix(pts)
+    a1 = spherical_kmeans(V, 4, seed=seed, max_iter=100, tol=0.0)
+    np.testing.assert_array_equal(a1, spherical_kmeans(V, 4, seed=seed, max_iter=100, tol=0.0))
+    # a fixed point of Lloyd's iteration: every row sits with the centre most similar to it
+    C = normalize(np.vstack([pts[a1 == k].sum(axis=0) for k in range(4)]))
+    np.testing.assert_array_equal(np.argmax(pts @ C.T, axis=1), a1)
+    assert np.unique(a1).shape[0] == 4
+
+
+def test_label_representations_are_unit_rows(small):
+    X, Y, _, _ = small
+    for kind, dim in (("input", X.shape[1]), ("output", Y.shape[1]), ("joint", X.shape[1] + Y.shape[1])):
+        V = label_representation(normalize(X), Y, kind)
+        assert V.shape == (Y.shape[1], dim)
+        norms = np.sqrt(np.asarray(V.multiply(V).sum(axis=1)).ravel())
+        has = np.diff(Y.tocsc().indptr) > 0
+        np.testing.assert_allclose(norms[has], 1.0, rtol=1e-6)
+
+
+# ---------------------------------------------------------------- squared-hinge solver
+def _primal(w, X, y, C):
+    m = np.maximum(0.0, 1.0 - y * (X @ w))
+    return 0.5 * w @ w + C * (m ** 2).sum()
+
+
+def test_solver_reaches_the_primal_optimum():
+    rng = np.random.default_rng(2)
+    n, d, K, C = 80, 6, 3, 0.7
+    X = sp.random(n, d, density=0.6, random_state=3, format="csr") * 2
+    pos = [np.flatnonzero(rng.random(n) < p) for p in (0.2, 0.5, 0.05)]
+    pos_indptr = np.cumsum([0] + [p.shape[0] for p in pos]).astype(np.int64)
+    W = np.empty((K, d + 1))
+    train_squared_hinge(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), 1.0,
+                        pos_indptr, np.concatenate(pos).astype(np.int64), C, 1e-6, 2000, 0, 2, W)
+    Xb = np.hstack([X.toarray(), np.ones((n, 1))])
+    for k in range(K):
+        y = -np.ones(n)
+        y[pos[k]] = 1
+        ref = minimize(_primal, np.zeros(d + 1), args=(Xb, y, C), method="L-BFGS-B", options={"gtol": 1e-10}).x
+        np.testing.assert_allclose(W[k], ref, atol=2e-3)
+        assert _primal(W[k], Xb, y, C) <= _primal(ref, Xb, y, C) + 1e-6
+
+
+def test_solver_result_does_not_depend_on_the_thread_split():
+    X = sp.random(60, 10, density=0.4, random_state=5, format="csr")
+    pos = np.arange(0, 60, 3).astype(np.int64)
+    pos_indptr = np.array([0, 20, 20, 40, 60, 60], np.int64)
+    pos_rows = np.concatenate([pos, pos + 1, (pos + 2) % 60]).astype(np.int64)
+    out = []
+    for groups in (1, 2, 5):
+        W = np.empty((5, 11))
+        train_squared_hinge(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), 1.0,
+                            pos_indptr, pos_rows, 1.0, 0.1, 20, 3, groups, W)
+        out.append(W)
+    np.testing.assert_array_equal(out[0], out[1])
+    np.testing.assert_array_equal(out[0], out[2])
+
+
+# ---------------------------------------------------------------- beam search
+def _exhaustive(model, X):
+    """Naive twin: the average over trees of every label's full path score, no beam."""
+    from multigrove.xmc.model import _check_X, _normalize_rows
+    Xn = _normalize_rows(_check_X(X)).toarray()
+    Xb = np.hstack([Xn, np.full((Xn.shape[0], 1), model.bias)])
+    total = np.zeros((Xn.shape[0], model.n_labels_))
+    for t in model.trees_:
+        Wd = sp.csr_matrix((t.w_data, t.w_indices, t.w_indptr), shape=(t.edge_target.shape[0], Xb.shape[1]))
+        margin = Xb @ Wd.T.toarray()
+        logp = -np.maximum(0.0, 1.0 - margin) ** 2
+
+        def walk(node, acc):
+            for e in range(t.edge_start[node], t.edge_start[node + 1]):
+                if t.is_leaf[node]:
+                    total[:, t.edge_target[e]] += np.exp(acc + logp[:, e])
+                else:
+                    walk(t.edge_target[e], acc + logp[:, e])
+        walk(0, np.zeros(Xn.shape[0]))
+    return total / len(model.trees_)
+
+
+def test_wide_beam_equals_exhaustive_scoring(small):
+    X, Y, Xt, _ = small
+    model = LabelTreeClassifier(branching=4, max_depth=4, n_trees=2, beam_size=10_000).fit(X, Y)
+    assert max(t.depth for t in model.trees_) >= 3
+    idx, sc = model.predict(Xt, top_k=7)
+    full = _exhaustive(model, Xt)
+    ref_idx = np.argsort(-full, axis=1, kind="stable")[:, :7]
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_allclose(sc, np.take_along_axis(full, ref_idx, axis=1), rtol=1e-6, atol=1e-12)
+
+
+def test_narrow_beam_returns_reached_labels_only(small):
+    X, Y, Xt, _ = small
+    model = LabelTreeClassifier(branching=4, max_depth=4, n_trees=1, beam_size=1).fit(X, Y)
+    idx, sc = model.predict(Xt, top_k=10)
+    assert ((idx == -1) == (sc == 0)).all() and (idx >= -1).all()
+    assert (np.diff(sc, axis=1) <= 1e-12).all()  # descending
+
+
+# ---------------------------------------------------------------- the estimator
+def test_fit_predict_learns(small):
+    X, Y, Xt, Yt = small
+    model = LabelTreeClassifier(branching=8, random_state=1).fit(X, Y)
+    idx, sc = model.predict(Xt, top_k=5)
+    assert idx.shape == sc.shape == (Xt.shape[0], 5)
+    p = M.precision_at_k(Yt, (idx, sc), 5)
+    prior = np.asarray(Y.sum(axis=0)).ravel()
+    p_prior = M.precision_at_k(Yt, np.tile(prior, (Xt.shape[0], 1)), 5)
+    assert p[0] > p_prior[0] + 0.1
+    # dense input gives the same model and predictions as CSR input
+    dense = LabelTreeClassifier(branching=8, random_state=1).fit(X.toarray(), Y.toarray())
+    np.testing.assert_array_equal(dense.predict(Xt.toarray())[0], idx)
+
+
+def test_representations_and_seeds(small):
+    X, Y, Xt, _ = small
+    a = LabelTreeClassifier(branching=8, representation="joint", n_trees=1, random_state=4).fit(X, Y).predict(Xt)
+    b = LabelTreeClassifier(branching=8, representation="joint", n_trees=1, random_state=4).fit(X, Y).predict(Xt)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    LabelTreeClassifier(branching=8, representation="output", n_trees=1).fit(X, Y)
+
+
+def test_save_load_identical_and_validated(small, tmp_path):
+    X, Y, Xt, _ = small
+    model = LabelTreeClassifier(branching=8, n_trees=2).fit(X, Y)
+    p = tmp_path / "m.npz"
+    model.save(p)
+    back = LabelTreeClassifier.load(p)
+    assert back.get_params() == model.get_params()
+    for a, b in zip(model.predict(Xt, 5), back.predict(Xt, 5)):
+        np.testing.assert_array_equal(a, b)
+    # a flipped weight: checksum
+    z = dict(np.load(p))
+    z["tree0_w_data"] = z["tree0_w_data"].copy()
+    z["tree0_w_data"][0] += 1
+    np.savez(tmp_path / "bad.npz", **z)
+    with pytest.raises(ValueError, match="checksum mismatch"):
+        LabelTreeClassifier.load(tmp_path / "bad.npz")
+    # a structural fault with a matching checksum is still caught
+    z = dict(np.load(p))
+    z["tree0_edge_target"] = z["tree0_edge_target"].copy()
+    z["tree0_edge_target"][-1] = z["tree0_edge_target"][-2]
+    meta = json.loads(str(z["meta"]))
+    meta["sha256"] = LabelTreeClassifier._digest({k: v for k, v in z.items() if k != "meta"})
+    z["meta"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "bad2.npz", **z)
+    with pytest.raises(ValueError, match="each of the 150 labels exactly once"):
+        LabelTreeClassifier.load(tmp_path / "bad2.npz")
+    meta["version"] = 99
+    z["meta"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "bad3.npz", **z)
+    with pytest.raises(ValueError, match="model version 99"):
+        LabelTreeClassifier.load(tmp_path / "bad3.npz")
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="not a readable model file"):
+        LabelTreeClassifier.load(tmp_path / "junk.npz")
+    assert p.exists() and LabelTreeClassifier.load(p).n_labels_ == 150  # the good file is untouched
+
+
+def test_bad_input_errors(small):
+    X, Y, Xt, _ = small
+    with pytest.raises(ValueError, match="branching must be an integer >= 2, got 1"):
+        LabelTreeClassifier(branching=1).fit(X, Y)
+    with pytest.raises(ValueError, match="C must be a number > 0"):
+        LabelTreeClassifier(C=0).fit(X, Y)
+    with pytest.raises(ValueError, match="representation must be one of"):
+        LabelTreeClassifier(representation="both").fit(X, Y)
+    with pytest.raises(ValueError, match="Y has 10 rows but X has 1200"):
+        LabelTreeClassifier().fit(X, Y[:10])
+    Y2 = Y.copy()
+    Y2.data[0] = 2
+    with pytest.raises(ValueError, match="expected a 0/1 indicator"):
+        LabelTreeClassifier().fit(X, Y2)
+    Xn = X.copy()
+    Xn.data[5] = np.nan
+    with pytest.raises(ValueError, match="X row .* holds NaN"):
+        LabelTreeClassifier().fit(Xn, Y)
+    from sklearn.exceptions import NotFittedError
+    with pytest.raises(NotFittedError):
+        LabelTreeClassifier().predict(Xt)
+    model = LabelTreeClassifier(branching=8, n_trees=1).fit(X, Y)
+    with pytest.raises(ValueError, match="X has 399 features, but the model was fitted with 400"):
+        model.predict(Xt[:, :399])
+    with pytest.raises(ValueError, match="top_k must be an integer >= 1"):
+        model.predict(Xt, top_k=0)
+    assert clone(model).get_params() == model.get_params()
+
+
+def test_bibtex_accuracy_floor():
+    root = shared_data_or_skip("bibtex")
+    from multigrove.xmc import io as xio
+    X, Y = xio.read_xmc(root / "bibtex" / "xmc_derived" / "bibtex_train.txt.gz")
+    Xt, Yt = xio.read_xmc(root / "bibtex" / "xmc_derived" / "bibtex_test.txt.gz")
+    P = LabelTreeClassifier().fit(X, Y).predict(Xt, 5)
+    r = M.evaluate(Yt, P, 5, M.inverse_propensity(Y))
+    # measured 0.641 / 0.593 (BENCHMARKS.md); Omikuji's Bonsai-like settings 0.638 / 0.587
+    assert r["P@1"] >= 0.62 and r["PSP@5"] >= 0.57
