@@ -21,3 +21,5 @@ $PY benchmarks/time_to_loss.py --datasets otto,scm20d,rf1 --budget 240 --out ben
 $PY benchmarks/time_to_loss.py --datasets delicious --systems mg_full,mg_rp5,mg_rs5,mg_top5,lgbm,xgb --budget 240 \
     --out benchmarks/results/ttl.jsonl
 $PY benchmarks/sparse_leaves.py --out benchmarks/results/sparse_leaves.jsonl
+# issue 4: label trees vs Omikuji and napkinXC (the synthetic set takes tens of minutes per system)
+$PY benchmarks/xmc.py --datasets bibtex delicious corel5k enron synthetic --out benchmarks/results/xmc.jsonl
