@@ -15,12 +15,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 from scipy.special import expit, softmax
 
+from .._fileio import atomic_write
 from .._validation import check_features
 from ..kernels.predict import predict_binned, predict_leaf_raw, predict_raw
 from .tree import Tree, stack_trees
@@ -164,20 +164,9 @@ class Booster:
 
     def save_model(self, filename: str | os.PathLike) -> "Booster":
         """Write the model atomically (temporary file + rename in the same directory)."""
-        path = Path(filename)
         text = self.model_to_string()
-        directory = path.parent if str(path.parent) else Path(".")
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        with atomic_write(filename) as fh:
+            fh.write(text.encode("utf-8"))
         return self
 
     @classmethod

@@ -8,7 +8,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .sparse import _insert
+from .sparse import _insert, _lower_bound
 
 
 @njit(cache=True, inline="always")
@@ -252,14 +252,7 @@ def _score_node(node, x_indptr, x_indices, x_data, i, bias, n_features, node_f_s
     hi = node_f_start[node + 1]
     for p in range(x_indptr[i], x_indptr[i + 1]):
         j = x_indices[p]
-        a = lo
-        b = hi
-        while a < b:
-            mid = (a + b) >> 1
-            if f_ids[mid] < j:
-                a = mid + 1
-            else:
-                b = mid
+        a = _lower_bound(f_ids, lo, hi, j)
         lo = a
         if a < hi and f_ids[a] == j:
             v = x_data[p]

@@ -55,6 +55,18 @@ def topk_csr_rows(indptr, indices, data, k, out_idx, out_val):
             out_val[i, j] = 0.0
 
 
+@njit(cache=True, inline="always")
+def _lower_bound(arr, lo, hi, value):
+    """First position p in [lo, hi) with arr[p] >= value (arr sorted there), or hi."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if arr[mid] < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 @njit(parallel=True, cache=True)
 def row_membership(indptr, indices, cols, out):
     """IN CSR pattern (indptr, indices) with sorted column indices per row; cols (n, k) int64 (-1 = none).
@@ -67,15 +79,8 @@ def row_membership(indptr, indices, cols, out):
             c = cols[i, j]
             found = False
             if c >= 0:
-                lo = lo0
-                hi = hi0
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if indices[mid] < c:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                found = lo < hi0 and indices[lo] == c
+                p = _lower_bound(indices, lo0, hi0, c)
+                found = p < hi0 and indices[p] == c
             out[i, j] = found
 
 

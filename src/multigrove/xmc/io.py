@@ -16,17 +16,18 @@ path ending in ``.gz`` is gzip-compressed, for readers and writers alike.
 """
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import os
 import re
-import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._fileio import atomic_write
 from ..kernels import parse as _parse
 
 _ATTR = re.compile(r"""^@attribute\s+('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\S+)\s+(.+?)\s*$""", re.IGNORECASE)
@@ -238,10 +239,15 @@ def _parse_rows(fname: str, buf: np.ndarray, start: int, line0: int, max_rows: i
             feat_val[:nf])
 
 
+def row_of_entry(indptr: np.ndarray, pos: int) -> int:
+    """The row of a CSR matrix that holds stored entry number `pos`."""
+    return int(np.searchsorted(indptr, pos, side="right")) - 1
+
+
 def _check_range(fname, what, indptr, indices, limit, row_line, hint=""):
     if indices.size and (indices.max() >= limit):
         bad = int(np.argmax(indices >= limit))
-        row = int(np.searchsorted(indptr, bad, side="right")) - 1
+        row = row_of_entry(indptr, bad)
         raise ValueError(f"{fname}, line {row_line[row]}: {what} index {int(indices[bad])} is outside "
                          f"[0, {limit}){hint}")
 
@@ -255,7 +261,7 @@ def _to_csr(fname, what, indptr, indices, data, n_cols, row_line, dtype=np.float
         raise ValueError(f"{fname}, line {row_line[dup]}: a {what} index appears twice in the row")
     if what == "feature" and not np.isfinite(M.data).all():
         bad = int(np.argmax(~np.isfinite(M.data)))
-        row = int(np.searchsorted(M.indptr, bad, side="right")) - 1
+        row = row_of_entry(M.indptr, bad)
         raise ValueError(f"{fname}, line {row_line[row]}: feature value overflows float32")
     return M
 
@@ -312,7 +318,7 @@ def read_libsvm(path, n_features: int | None = None, n_labels: int | None = None
     if not zero_based:
         if feat_idx.size and feat_idx.min() == 0:
             bad = int(np.argmax(feat_idx == 0))
-            row = int(np.searchsorted(feat_indptr, bad, side="right")) - 1
+            row = row_of_entry(feat_indptr, bad)
             raise ValueError(f"{fname}, line {row_line[row]}: feature index 0 in a file read as 1-based "
                              "(pass zero_based=True)")
         feat_idx = feat_idx - 1
@@ -352,31 +358,17 @@ def _format_rows(X, Y, base: int):
         yield f"{labels} {feats}".rstrip(" ") + "\n" if feats else f"{labels}\n" if labels else " \n"
 
 
-class _atomic_text:
-    """Write text to a temporary file beside `path`, renamed over `path` only on success."""
-
-    def __init__(self, path):
-        self.path = os.fspath(path)
-
-    def __enter__(self):
-        folder = os.path.dirname(os.path.abspath(self.path))
-        fd, self.tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-        raw = os.fdopen(fd, "wb")
-        self.fh = io.TextIOWrapper(gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if self.path.endswith(".gz")
-                                   else raw, encoding="utf-8", newline="\n")
-        self.raw = raw
-        return self.fh
-
-    def __exit__(self, exc_type, exc, tb):
-        try:
-            self.fh.close()
-            self.raw.close()
-        finally:
-            if exc_type is None:
-                os.replace(self.tmp, self.path)
-            else:
-                os.unlink(self.tmp)
-        return False
+@contextlib.contextmanager
+def _atomic_text(path):
+    """A UTF-8 text handle writing atomically to `path` (gzip-compressed for a .gz path)."""
+    with atomic_write(path) as raw:
+        inner = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if os.fspath(path).endswith(".gz") else raw
+        fh = io.TextIOWrapper(inner, encoding="utf-8", newline="\n")
+        yield fh
+        fh.flush()
+        fh.detach()
+        if inner is not raw:
+            inner.close()
 
 
 def write_xmc(path, X, Y) -> None:
@@ -433,12 +425,12 @@ def read_mulan(path, labels) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     Y = A[:, lab_cols].tocsr()
     if Y.data.size and not np.isin(Y.data, (0.0, 1.0)).all():
         bad = int(np.argmax(~np.isin(Y.data, (0.0, 1.0))))
-        row = int(np.searchsorted(Y.indptr, bad, side="right")) - 1
+        row = row_of_entry(Y.indptr, bad)
         raise ValueError(f"{fname}: data row {row + 1}: label {arff.names[lab_cols[Y.indices[bad]]]!r} is "
                          f"{Y.data[bad]}, expected 0 or 1")
     X = A[:, np.flatnonzero(~is_label)].tocsr().astype(np.float32)
     if X.data.size and np.isnan(X.data).any():
-        row = int(np.searchsorted(X.indptr, int(np.argmax(np.isnan(X.data))), side="right")) - 1
+        row = row_of_entry(X.indptr, int(np.argmax(np.isnan(X.data))))
         raise ValueError(f"{fname}: data row {row + 1} has a missing feature value ('?'); sparse label "
                          "matrices cannot hold it")
     Y.eliminate_zeros()
@@ -477,19 +469,11 @@ _NPZ_VERSION = 1
 def save_npz(path, X, Y) -> None:
     """Save (X, Y) as CSR arrays in one ``.npz`` (no pickled objects); atomic."""
     X, Y = _as_pair(X, Y)
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, format=np.array("multigrove-xmc"), version=np.array(_NPZ_VERSION),
-                                X_data=X.data.astype(np.float32), X_indices=X.indices, X_indptr=X.indptr,
-                                X_shape=np.array(X.shape, np.int64), Y_indices=Y.indices, Y_indptr=Y.indptr,
-                                Y_shape=np.array(Y.shape, np.int64))
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with atomic_write(path) as fh:
+        np.savez_compressed(fh, format=np.array("multigrove-xmc"), version=np.array(_NPZ_VERSION),
+                            X_data=X.data.astype(np.float32), X_indices=X.indices, X_indptr=X.indptr,
+                            X_shape=np.array(X.shape, np.int64), Y_indices=Y.indices, Y_indptr=Y.indptr,
+                            Y_shape=np.array(Y.shape, np.int64))
 
 
 def load_npz(path) -> tuple[sp.csr_matrix, sp.csr_matrix]:

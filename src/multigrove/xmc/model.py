@@ -17,14 +17,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
+from sklearn.preprocessing import normalize
 
+from .._fileio import atomic_write
 from .beam_search import pack_forest, search
+from .io import row_of_entry
 from .label_tree import REPRESENTATIONS, LabelTree, grow_tree, label_representation
 from .linear import LinearConfig
 
@@ -46,7 +48,7 @@ def _check_X(X, n_features: int | None = None, name: str = "X") -> sp.csr_matrix
     M.sum_duplicates()
     M.sort_indices()
     if M.data.size and not np.isfinite(M.data).all():
-        row = int(np.searchsorted(M.indptr, int(np.argmax(~np.isfinite(M.data))), side="right")) - 1
+        row = row_of_entry(M.indptr, int(np.argmax(~np.isfinite(M.data))))
         raise ValueError(f"{name} row {row} holds NaN or infinity; label trees need finite features")
     if n_features is not None and M.shape[1] != n_features:
         raise ValueError(f"{name} has {M.shape[1]} features, but the model was fitted with {n_features}")
@@ -68,7 +70,7 @@ def _check_Y(Y, n_rows: int) -> sp.csr_matrix:
     M.sum_duplicates()
     M.eliminate_zeros()
     if M.data.size and not np.all(M.data == 1):
-        row = int(np.searchsorted(M.indptr, int(np.argmax(M.data != 1)), side="right")) - 1
+        row = row_of_entry(M.indptr, int(np.argmax(M.data != 1)))
         raise ValueError(f"Y row {row} holds {M.data[M.data != 1][0]!r}; expected a 0/1 indicator")
     if M.shape[1] < 1:
         raise ValueError("Y has no label columns")
@@ -77,15 +79,8 @@ def _check_Y(Y, n_rows: int) -> sp.csr_matrix:
 
 
 def _normalize_rows(X: sp.csr_matrix) -> sp.csr_matrix:
-    norms = np.sqrt(np.add.reduceat(X.data.astype(np.float64) ** 2, X.indptr[:-1])) if X.nnz else np.zeros(0)
-    lens = np.diff(X.indptr)
-    scale = np.ones(X.shape[0])
-    if X.nnz:
-        has = lens > 0
-        scale[has] = 1.0 / np.where(norms[has] > 0, norms[has], 1.0)
-    out = X.copy()
-    out.data = (out.data * np.repeat(scale, lens)).astype(np.float32)
-    return out
+    """Rows scaled to unit L2 norm (norms in float64; empty rows stay empty)."""
+    return normalize(X.astype(np.float64)).astype(np.float32)
 
 
 class LabelTreeClassifier(BaseEstimator):
@@ -227,16 +222,8 @@ class LabelTreeClassifier(BaseEstimator):
         meta = {"format": FORMAT, "version": VERSION, "params": self.get_params(),
                 "n_features": int(self.n_features_in_), "n_labels": int(self.n_labels_),
                 "n_trees": len(self.trees_), "sha256": self._digest(arrays)}
-        path = os.fspath(path)
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, meta=np.array(json.dumps(meta)), **arrays)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        with atomic_write(path) as fh:
+            np.savez(fh, meta=np.array(json.dumps(meta)), **arrays)
 
     @classmethod
     def load(cls, path) -> "LabelTreeClassifier":
