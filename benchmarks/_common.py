@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -53,3 +54,17 @@ def emit(rec: dict, out: str | None) -> None:
     if out:
         with open(out, "a") as f:
             f.write(line + "\n")
+
+
+def run_worker(args: list[str], timeout: float | None = None) -> tuple[dict | None, str]:
+    """Run `python <args>` in a fresh process and return (the last JSON object it printed, "") or
+    (None, why it gave none): each system is measured in its own process (own peak RSS, no
+    interference between peers' thread pools)."""
+    try:
+        res = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, f"no result within {timeout:.0f} s"
+    line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith("{")), None)
+    if line is None:
+        return None, res.stderr[-2000:] or f"exit {res.returncode}"
+    return json.loads(line), ""

@@ -11,7 +11,6 @@ Each system runs in its own subprocess; times include binning / DMatrix construc
 """
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -19,6 +18,8 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _common import emit, run_worker  # noqa: E402
 SEED = 0
 
 
@@ -89,15 +90,11 @@ def main():
         return
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     for s in a.systems.split(","):
-        res = subprocess.run([sys.executable, __file__, "--worker", s, "--max-rounds", str(a.max_rounds),
-                              "--out", a.out], capture_output=True, text=True)
-        line = next((l for l in reversed(res.stdout.splitlines()) if l.startswith("{")), None)
-        if line is None:
-            print(f"{s} failed:\n{res.stderr[-2000:]}", file=sys.stderr)
+        rec, err = run_worker([__file__, "--worker", s, "--max-rounds", str(a.max_rounds), "--out", a.out])
+        if rec is None:
+            print(f"{s} failed:\n{err}", file=sys.stderr)
             continue
-        with open(a.out, "a") as f:
-            f.write(line + "\n")
-        print(line, flush=True)
+        emit(rec, a.out)
     recs = [json.loads(l) for l in open(a.out)]
     print("| system | rounds (best) | train s | s/round | test accuracy | test log loss |\n|---|---|---|---|---|---|")
     for r in recs:

@@ -20,12 +20,14 @@ models): it reports its total time and final loss only.
 """
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import run_worker  # noqa: E402
 
 SEED = 0
 MG = {"mg_full": ("none", 0), "mg_top5": ("top_outputs", 5), "mg_rs5": ("random_sampling", 5),
@@ -191,15 +193,13 @@ def main():
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     for ds in a.datasets.split(","):
         for s in a.systems.split(","):
-            res = subprocess.run([sys.executable, __file__, "--worker", s, ds, "--max-rounds", str(a.max_rounds),
-                                  "--budget", str(a.budget), "--out", a.out], capture_output=True, text=True)
-            line = next((l for l in reversed(res.stdout.splitlines()) if l.startswith("{")), None)
-            if line is None:
-                print(f"{s} on {ds} failed:\n{res.stderr[-1500:]}", file=sys.stderr)
+            r, err = run_worker([__file__, "--worker", s, ds, "--max-rounds", str(a.max_rounds),
+                                 "--budget", str(a.budget), "--out", a.out])
+            if r is None:
+                print(f"{s} on {ds} failed:\n{err}", file=sys.stderr)
                 continue
             with open(a.out, "a") as f:
-                f.write(line + "\n")
-            r = json.loads(line)
+                f.write(json.dumps(r) + "\n")
             print(f"{ds} {s}: best loss {r['best_loss']:.4f} in {r['fit_s']} s", flush=True)
     print(summarize([json.loads(l) for l in open(a.out)]))
 

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import emit, maxrss_mb  # noqa: E402
+from _common import emit, maxrss_mb, run_worker  # noqa: E402
 
 SYSTEMS = ("mg", "mg_joint", "omikuji_bonsai", "omikuji_parabel", "napkinxc_plt")
 REAL = ("bibtex", "delicious", "corel5k", "enron")
@@ -133,25 +133,18 @@ def main():
     ap.add_argument("--worker", nargs=2, metavar=("DATASET", "SYSTEM"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
-        print("RESULT " + json.dumps(worker(a.worker[0], a.worker[1], a.synthetic_rows)), flush=True)
+        print(json.dumps(worker(a.worker[0], a.worker[1], a.synthetic_rows)), flush=True)
         return
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=Path(__file__).resolve().parent).stdout.strip()
     for ds in a.datasets:
         for system in a.systems:
-            try:
-                res = subprocess.run([sys.executable, __file__, "--worker", ds, system, "--synthetic-rows",
-                                      str(a.synthetic_rows)], capture_output=True, text=True, timeout=a.timeout)
-            except subprocess.TimeoutExpired:
-                emit({"dataset": ds, "system": system, "error": f"no result within {a.timeout:.0f} s",
-                      "commit": commit}, a.out)
+            rec, err = run_worker([__file__, "--worker", ds, system, "--synthetic-rows", str(a.synthetic_rows)],
+                                  timeout=a.timeout)
+            if rec is None:
+                emit({"dataset": ds, "system": system, "error": err.strip().splitlines()[-1:], "commit": commit},
+                     a.out)
                 continue
-            lines = [ln for ln in res.stdout.splitlines() if ln.startswith("RESULT ")]
-            if res.returncode != 0 or not lines:
-                emit({"dataset": ds, "system": system, "error": res.stderr.strip().splitlines()[-1:] or
-                      [f"exit {res.returncode}"], "commit": commit}, a.out)
-                continue
-            rec = json.loads(lines[-1][7:])
             rec["commit"] = commit
             emit(rec, a.out)
 
