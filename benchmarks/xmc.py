@@ -8,6 +8,9 @@ uses 2 threads.  multigrove compiles its kernels in a warm-up fit on 200 rows fi
 them), so compile time is not in its figures.
 
     python benchmarks/xmc.py --datasets bibtex delicious corel5k enron synthetic --out benchmarks/results/xmc.jsonl
+
+``--resplit 1 2 3`` also runs every pair on random 80/20 re-splits of train + test (one per seed), to
+see how much a difference between systems moves from one split to another.
 """
 from __future__ import annotations
 
@@ -28,17 +31,25 @@ SYSTEMS = ("mg", "mg_joint", "omikuji_bonsai", "omikuji_parabel", "napkinxc_plt"
 REAL = ("bibtex", "delicious", "corel5k", "enron")
 
 
-def load(name: str, synthetic_rows: int):
+def load(name: str, synthetic_rows: int, resplit: int = 0):
+    """Train/test CSR matrices: the set's own split (resplit 0), or a random 80/20 split of all its rows
+    drawn with seed ``resplit``."""
     import numpy as np
     import scipy.sparse as sp
     from multigrove import datasets
     if name == "synthetic":
         X, Y = datasets.make_extreme_multilabel(n_rows=synthetic_rows, n_features=50_000, n_labels=20_000, seed=0)
         cut = int(0.8 * X.shape[0])
-        return X[:cut], Y[:cut], X[cut:], Y[cut:]
-    Xtr, Ytr, Xte, Yte = datasets.load_multi_label(name, sparse=True)
-    f = lambda M: sp.csr_matrix(M, dtype=np.float32)  # noqa: E731
-    return f(Xtr), f(Ytr), f(Xte), f(Yte)
+        Xtr, Ytr, Xte, Yte = X[:cut], Y[:cut], X[cut:], Y[cut:]
+    else:
+        f = lambda M: sp.csr_matrix(M, dtype=np.float32)  # noqa: E731
+        Xtr, Ytr, Xte, Yte = map(f, datasets.load_multi_label(name, sparse=True))
+    if resplit:
+        X, Y = sp.vstack([Xtr, Xte], format="csr"), sp.vstack([Ytr, Yte], format="csr")
+        perm = np.random.default_rng(resplit).permutation(X.shape[0])
+        cut = int(0.8 * X.shape[0])
+        Xtr, Ytr, Xte, Yte = X[perm[:cut]], Y[perm[:cut]], X[perm[cut:]], Y[perm[cut:]]
+    return Xtr, Ytr, Xte, Yte
 
 
 def dir_size(path: str) -> int:
@@ -47,11 +58,11 @@ def dir_size(path: str) -> int:
     return sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(path) for f in fs)
 
 
-def worker(dataset: str, system: str, synthetic_rows: int) -> dict:
+def worker(dataset: str, system: str, synthetic_rows: int, resplit: int = 0) -> dict:
     import numpy as np
     from multigrove.xmc import io as xio
     from multigrove.xmc import metrics as M
-    Xtr, Ytr, Xte, Yte = load(dataset, synthetic_rows)
+    Xtr, Ytr, Xte, Yte = load(dataset, synthetic_rows, resplit)
     tmp = tempfile.mkdtemp()
     rss_data = maxrss_mb()
     try:
@@ -116,7 +127,7 @@ def worker(dataset: str, system: str, synthetic_rows: int) -> dict:
     q = M.inverse_propensity(Ytr)
     r = M.evaluate(Yte, (idx, sc), k=5, inv_propensity=q)
     keep = ("P@1", "P@3", "P@5", "PSP@1", "PSP@3", "PSP@5", "coverage@5")
-    return {"dataset": dataset, "system": system, "n_train": Xtr.shape[0], "n_test": Xte.shape[0],
+    return {"dataset": dataset, "system": system, "split": resplit or "shipped", "n_train": Xtr.shape[0], "n_test": Xte.shape[0],
             "n_features": Xtr.shape[1], "n_labels": Ytr.shape[1], **{k: round(r[k], 5) for k in keep},
             "fit_s": round(fit_s, 3), "predict_ms_per_row": round(1000 * pred_s / Xte.shape[0], 4),
             "model_mb": round(size / 2**20, 3), "peak_rss_mb": round(maxrss_mb(), 1),
@@ -129,24 +140,34 @@ def main():
     ap.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
     ap.add_argument("--synthetic-rows", type=int, default=125_000, help="rows before the 80/20 split")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per (data set, system) run")
+    ap.add_argument("--resplit", nargs="+", type=int, default=[], metavar="SEED",
+                    help="also run on random 80/20 re-splits of train + test, one per seed (> 0)")
+    ap.add_argument("--shipped", action=argparse.BooleanOptionalAction, default=True,
+                    help="run on the data set's own split (default; --no-shipped with --resplit skips it)")
     ap.add_argument("--out", default=None)
-    ap.add_argument("--worker", nargs=2, metavar=("DATASET", "SYSTEM"), help=argparse.SUPPRESS)
+    ap.add_argument("--worker", nargs=3, metavar=("DATASET", "SYSTEM", "SPLIT"), help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if any(r <= 0 for r in a.resplit):
+        ap.error("--resplit seeds must be positive integers (0 is the shipped split)")
     if a.worker:
-        print(json.dumps(worker(a.worker[0], a.worker[1], a.synthetic_rows)), flush=True)
+        print(json.dumps(worker(a.worker[0], a.worker[1], a.synthetic_rows, int(a.worker[2]))), flush=True)
         return
+    splits = ([0] if a.shipped else []) + list(a.resplit)
+    if not splits:
+        ap.error("nothing to run: --no-shipped needs --resplit")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=Path(__file__).resolve().parent).stdout.strip()
     for ds in a.datasets:
-        for system in a.systems:
-            rec, err = run_worker([__file__, "--worker", ds, system, "--synthetic-rows", str(a.synthetic_rows)],
-                                  timeout=a.timeout)
-            if rec is None:
-                emit({"dataset": ds, "system": system, "error": err.strip().splitlines()[-1:], "commit": commit},
-                     a.out)
-                continue
-            rec["commit"] = commit
-            emit(rec, a.out)
+        for split in splits:
+            for system in a.systems:
+                rec, err = run_worker([__file__, "--worker", ds, system, str(split),
+                                       "--synthetic-rows", str(a.synthetic_rows)], timeout=a.timeout)
+                if rec is None:
+                    emit({"dataset": ds, "system": system, "split": split or "shipped",
+                          "error": err.strip().splitlines()[-1:], "commit": commit}, a.out)
+                    continue
+                rec["commit"] = commit
+                emit(rec, a.out)
 
 
 if __name__ == "__main__":

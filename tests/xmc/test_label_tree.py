@@ -93,6 +93,12 @@ def test_solver_result_does_not_depend_on_the_thread_split():
         out.append(W)
     np.testing.assert_array_equal(out[0], out[1])
     np.testing.assert_array_equal(out[0], out[2])
+    # the solver keeps float32 weights, so a float32 output (what train_node allocates) loses nothing
+    W32 = np.empty((5, 11), np.float32)
+    train_squared_hinge(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), 1.0,
+                        pos_indptr, pos_rows, 1.0, 0.1, 20, 3, 2, W32)
+    np.testing.assert_array_equal(W32.astype(np.float64), out[0])
+    assert np.abs(out[0]).max() > 0.1
 
 
 # ---------------------------------------------------------------- beam search

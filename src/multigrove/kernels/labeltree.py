@@ -147,10 +147,10 @@ def train_squared_hinge(indptr, indices, data, bias, pos_indptr, pos_rows, C, ep
         k1 = (g + 1) * K // n_groups
         kg = k1 - k0
         W = np.zeros((d + 1, kg), np.float32)
-        y = np.full((n, kg), -1.0)
+        y = np.full((n, kg), np.int8(-1))
         for k in range(kg):
             for p in range(pos_indptr[k0 + k], pos_indptr[k0 + k + 1]):
-                y[pos_rows[p], k] = 1.0
+                y[pos_rows[p], k] = 1
         alpha = np.zeros((n, kg), np.float64)
         shrunk = np.zeros((n, kg), np.bool_)
         n_live = np.full(n, kg, np.int64)          # classifiers still visiting each row
@@ -184,7 +184,7 @@ def train_squared_hinge(indptr, indices, data, bias, pos_indptr, pos_rows, C, ep
                     step[k] = 0.0
                     if done[k] or shrunk[i, k]:
                         continue
-                    yi = y[i, k]
+                    yi = np.float64(y[i, k])
                     a = alpha[i, k]
                     gr = yi * acc[k] - 1.0 + a * diag
                     pg = 0.0

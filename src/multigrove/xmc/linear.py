@@ -43,7 +43,7 @@ def train_node(X: sp.csr_matrix, rows: np.ndarray, positives: list[np.ndarray] |
     n_features = X.shape[1]
     Xn = X[rows]
     cols, local = np.unique(Xn.indices, return_inverse=True)
-    W = np.empty((K, cols.shape[0] + 1), np.float64)
+    W = np.empty((K, cols.shape[0] + 1), np.float32)
     train_squared_hinge(Xn.indptr.astype(np.int64), local.astype(np.int64), Xn.data.astype(np.float64), cfg.bias,
                         pos_indptr.astype(np.int64), pos_rows.astype(np.int64), cfg.C, cfg.eps, cfg.max_iter,
                         seed, numba.get_num_threads(), W)
