@@ -1,11 +1,13 @@
-"""Atomic file writes: every model and data file is written to a temporary file beside its target
-and renamed over it only once complete, so a failed write never leaves half a file or destroys the
-previous one."""
+"""Model and data files: every one is written to a temporary file beside its target and renamed over
+it only once complete, so a failed write never leaves half a file or destroys the previous one; .npz
+files are read without unpickling."""
 from __future__ import annotations
 
 import os
 import tempfile
 from contextlib import contextmanager
+
+import numpy as np
 
 
 @contextmanager
@@ -25,3 +27,13 @@ def atomic_write(path: str | os.PathLike):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def open_npz(path: str | os.PathLike, what: str):
+    """(file name, open NpzFile) with pickled objects refused; a file NumPy cannot read raises
+    ValueError naming the file and ``what`` it was expected to be."""
+    fname = os.fspath(path)
+    try:
+        return fname, np.load(fname, allow_pickle=False)
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{fname}: not a readable {what} ({err})") from None

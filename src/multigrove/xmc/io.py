@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._fileio import atomic_write
+from .._fileio import atomic_write, open_npz
 from ..kernels import parse as _parse
 
 _ATTR = re.compile(r"""^@attribute\s+('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\S+)\s+(.+?)\s*$""", re.IGNORECASE)
@@ -478,11 +478,7 @@ def save_npz(path, X, Y) -> None:
 
 def load_npz(path) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """Load (X, Y) written by ``save_npz``; every array is checked before use."""
-    fname = os.fspath(path)
-    try:
-        z = np.load(fname, allow_pickle=False)
-    except (ValueError, OSError) as err:
-        raise ValueError(f"{fname}: not a readable .npz file ({err})") from None
+    fname, z = open_npz(path, ".npz file")
     with z:
         need = ["format", "version", "X_data", "X_indices", "X_indptr", "X_shape", "Y_indices", "Y_indptr", "Y_shape"]
         missing = [k for k in need if k not in z.files]

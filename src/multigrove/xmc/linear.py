@@ -52,4 +52,4 @@ def train_node(X: sp.csr_matrix, rows: np.ndarray, positives: list[np.ndarray] |
     r, c = np.nonzero(keep)
     indptr = np.zeros(K + 1, np.int64)
     np.cumsum(np.bincount(r, minlength=K), out=indptr[1:])
-    return SparseWeights(indptr, feature_ids[c], W[r, c].astype(np.float32))
+    return SparseWeights(indptr, feature_ids[c], W[r, c])

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 
 import numpy as np
@@ -24,7 +23,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.preprocessing import normalize
 
-from .._fileio import atomic_write
+from .._fileio import atomic_write, open_npz
 from .beam_search import pack_forest, search
 from .io import row_of_entry
 from .label_tree import REPRESENTATIONS, LabelTree, grow_tree, label_representation
@@ -228,11 +227,7 @@ class LabelTreeClassifier(BaseEstimator):
     @classmethod
     def load(cls, path) -> "LabelTreeClassifier":
         """Read a model written by ``save``; raises ValueError naming what is wrong with the file."""
-        fname = os.fspath(path)
-        try:
-            z = np.load(fname, allow_pickle=False)
-        except (OSError, ValueError) as err:
-            raise ValueError(f"{fname}: not a readable model file ({err})") from None
+        fname, z = open_npz(path, "model file")
         with z:
             if "meta" not in z.files:
                 raise ValueError(f"{fname}: no 'meta' header; not a {FORMAT} file")
