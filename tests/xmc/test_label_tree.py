@@ -13,6 +13,7 @@ from multigrove.kernels.labeltree import train_squared_hinge
 from multigrove.xmc import LabelTreeClassifier
 from multigrove.xmc import metrics as M
 from multigrove.xmc.label_tree import label_representation, spherical_kmeans
+from multigrove.xmc.linear import LinearConfig, chunk_size, train_node
 from tests.conftest import shared_data_or_skip
 
 
@@ -101,6 +102,27 @@ def test_solver_result_does_not_depend_on_the_thread_split():
     assert np.abs(out[0]).max() > 0.1
 
 
+def test_train_node_in_chunks_equals_one_call():
+    """A small state budget trains the classifiers chunk by chunk; the weights must not change."""
+    rng = np.random.default_rng(7)
+    X = sp.random(300, 40, density=0.2, random_state=8, format="csr", dtype=np.float32)
+    rows = np.sort(rng.choice(300, 200, replace=False))
+    K = 23
+    pos = [np.flatnonzero(rng.random(200) < p) for p in rng.uniform(0.0, 0.3, K)]
+    pos_indptr = np.cumsum([0] + [p.shape[0] for p in pos]).astype(np.int64)
+    pos_rows = np.concatenate(pos).astype(np.int64)
+    cfg = LinearConfig(C=0.5, weight_threshold=0.05)
+    n_cols = np.unique(X[rows].indices).shape[0]
+    tiny = 5 * (6 * 200 + 8 * (n_cols + 1))  # five classifiers per call
+    assert chunk_size(200, n_cols, 2, tiny) == 5
+    one = train_node(X, rows, (pos_indptr, pos_rows), cfg, seed=4)
+    chunked = train_node(X, rows, (pos_indptr, pos_rows), cfg, seed=4, budget=tiny)
+    assert one.data.shape[0] > K  # some weights survive pruning
+    for a, b in zip((one.indptr, one.indices, one.data), (chunked.indptr, chunked.indices, chunked.data)):
+        np.testing.assert_array_equal(a, b)
+    assert chunk_size(10, 10, 4, 1) == 4  # never fewer classifiers per call than threads
+
+
 # ---------------------------------------------------------------- beam search
 def _exhaustive(model, X):
     """Naive twin: the average over trees of every label's full path score, no beam."""
@@ -113,13 +135,13 @@ def _exhaustive(model, X):
         margin = Xb @ Wd.T.toarray()
         logp = -np.maximum(0.0, 1.0 - margin) ** 2
 
-        def walk(node, acc):
+        def walk(t, logp, node, acc):
             for e in range(t.edge_start[node], t.edge_start[node + 1]):
                 if t.is_leaf[node]:
                     total[:, t.edge_target[e]] += np.exp(acc + logp[:, e])
                 else:
-                    walk(t.edge_target[e], acc + logp[:, e])
-        walk(0, np.zeros(Xn.shape[0]))
+                    walk(t, logp, t.edge_target[e], acc + logp[:, e])
+        walk(t, logp, 0, np.zeros(Xn.shape[0]))
     return total / len(model.trees_)
 
 

@@ -151,7 +151,7 @@ def train_squared_hinge(indptr, indices, data, bias, pos_indptr, pos_rows, C, ep
         for k in range(kg):
             for p in range(pos_indptr[k0 + k], pos_indptr[k0 + k + 1]):
                 y[pos_rows[p], k] = 1
-        alpha = np.zeros((n, kg), np.float64)
+        alpha = np.zeros((n, kg), np.float32)
         shrunk = np.zeros((n, kg), np.bool_)
         n_live = np.full(n, kg, np.int64)          # classifiers still visiting each row
         done = np.zeros(kg, np.bool_)
@@ -185,7 +185,7 @@ def train_squared_hinge(indptr, indices, data, bias, pos_indptr, pos_rows, C, ep
                     if done[k] or shrunk[i, k]:
                         continue
                     yi = np.float64(y[i, k])
-                    a = alpha[i, k]
+                    a = np.float64(alpha[i, k])
                     gr = yi * acc[k] - 1.0 + a * diag
                     pg = 0.0
                     if a == 0.0:
@@ -203,11 +203,11 @@ def train_squared_hinge(indptr, indices, data, bias, pos_indptr, pos_rows, C, ep
                     if pg < pg_min[k]:
                         pg_min[k] = pg
                     if abs(pg) > 1e-12:
-                        new = a - gr / qd[i]
+                        new = np.float32(a - gr / qd[i])
                         if new < 0.0:
-                            new = 0.0
+                            new = np.float32(0.0)
                         alpha[i, k] = new
-                        step[k] = (new - a) * yi
+                        step[k] = (np.float64(new) - a) * yi
                         any_step = True
                 if any_step:
                     for p in range(indptr[i], indptr[i + 1]):

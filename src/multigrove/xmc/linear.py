@@ -32,24 +32,50 @@ class SparseWeights:
     data: np.ndarray     # float32
 
 
+# Most bytes the solver's per-call state may take: dual variables (float32), labels (int8), shrinking
+# flags (bool) per (row, classifier), a float32 weight copy and a float32 output per (feature,
+# classifier).  A node whose classifiers need more is trained in chunks of classifiers, one after the
+# other; each classifier's result does not depend on the chunking (the solver treats them separately).
+STATE_BUDGET_BYTES = 512 * 2 ** 20
+
+
+def chunk_size(n_rows: int, n_cols: int, n_threads: int, budget: int = STATE_BUDGET_BYTES) -> int:
+    """Classifiers per solver call so that their state fits in ``budget`` bytes (at least one per thread)."""
+    per_classifier = 6 * n_rows + 8 * (n_cols + 1)
+    return max(n_threads, budget // per_classifier)
+
+
 def train_node(X: sp.csr_matrix, rows: np.ndarray, positives: list[np.ndarray] | tuple[np.ndarray, np.ndarray],
-               cfg: LinearConfig, seed: int) -> SparseWeights:
+               cfg: LinearConfig, seed: int, budget: int = STATE_BUDGET_BYTES) -> SparseWeights:
     """Train K classifiers on the rows ``rows`` of X (CSR, n x D).
 
     ``positives``: (pos_indptr, pos_rows) — classifier k's positive examples are the *local* row ids
-    pos_rows[pos_indptr[k]:pos_indptr[k+1]] (positions in ``rows``)."""
+    pos_rows[pos_indptr[k]:pos_indptr[k+1]] (positions in ``rows``).  ``budget``: most bytes of solver
+    state at a time (see ``chunk_size``)."""
     pos_indptr, pos_rows = positives
+    pos_indptr = np.asarray(pos_indptr, np.int64)
+    pos_rows = np.asarray(pos_rows, np.int64)
     K = pos_indptr.shape[0] - 1
     n_features = X.shape[1]
     Xn = X[rows]
     cols, local = np.unique(Xn.indices, return_inverse=True)
-    W = np.empty((K, cols.shape[0] + 1), np.float32)
-    train_squared_hinge(Xn.indptr.astype(np.int64), local.astype(np.int64), Xn.data.astype(np.float64), cfg.bias,
-                        pos_indptr.astype(np.int64), pos_rows.astype(np.int64), cfg.C, cfg.eps, cfg.max_iter,
-                        seed, numba.get_num_threads(), W)
-    keep = np.abs(W) >= cfg.weight_threshold
     feature_ids = np.append(cols, n_features).astype(np.int32)
-    r, c = np.nonzero(keep)
+    x_args = (Xn.indptr.astype(np.int64), local.astype(np.int64), Xn.data.astype(np.float64), cfg.bias)
+    n_threads = numba.get_num_threads()
+    step = chunk_size(Xn.shape[0], cols.shape[0], n_threads, budget)
+    counts, ids, vals = [], [], []
+    for k0 in range(0, K, step):
+        k1 = min(K, k0 + step)
+        p0, p1 = pos_indptr[k0], pos_indptr[k1]
+        W = np.empty((k1 - k0, cols.shape[0] + 1), np.float32)
+        train_squared_hinge(*x_args, pos_indptr[k0:k1 + 1] - p0, pos_rows[p0:p1], cfg.C, cfg.eps, cfg.max_iter,
+                            seed, n_threads, W)
+        r, c = np.nonzero(np.abs(W) >= cfg.weight_threshold)
+        counts.append(np.bincount(r, minlength=k1 - k0))
+        ids.append(feature_ids[c])
+        vals.append(W[r, c])
     indptr = np.zeros(K + 1, np.int64)
-    np.cumsum(np.bincount(r, minlength=K), out=indptr[1:])
-    return SparseWeights(indptr, feature_ids[c], W[r, c])
+    if K:
+        np.cumsum(np.concatenate(counts), out=indptr[1:])
+    return SparseWeights(indptr, np.concatenate(ids) if ids else np.zeros(0, np.int32),
+                         np.concatenate(vals) if vals else np.zeros(0, np.float32))
