@@ -10,7 +10,9 @@ them), so compile time is not in its figures.
     python benchmarks/xmc.py --datasets bibtex delicious corel5k enron synthetic --out benchmarks/results/xmc.jsonl
 
 ``--resplit 1 2 3`` also runs every pair on random 80/20 re-splits of train + test (one per seed), to
-see how much a difference between systems moves from one split to another.
+see how much a difference between systems moves from one split to another.  ``--repeats N`` runs each
+pair N times: multigrove with ``random_state`` 0..N-1, napkinXC with ``seed`` 0..N-1, Omikuji (which
+has no seed and whose multi-threaded training is not deterministic) simply again.
 """
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ def dir_size(path: str) -> int:
     return sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(path) for f in fs)
 
 
-def worker(dataset: str, system: str, synthetic_rows: int, resplit: int = 0) -> dict:
+def worker(dataset: str, system: str, synthetic_rows: int, resplit: int = 0, rep: int = 0) -> dict:
     import numpy as np
     from multigrove.xmc import io as xio
     from multigrove.xmc import metrics as M
@@ -68,10 +70,10 @@ def worker(dataset: str, system: str, synthetic_rows: int, resplit: int = 0) -> 
     try:
         if system.startswith("mg"):
             from multigrove.xmc import LabelTreeClassifier
-            rep = "joint" if system == "mg_joint" else "input"
-            LabelTreeClassifier(n_trees=1, representation=rep).fit(Xtr[:200], Ytr[:200]).predict(Xte[:10])  # compile
+            rep_kind = "joint" if system == "mg_joint" else "input"
+            LabelTreeClassifier(n_trees=1, representation=rep_kind).fit(Xtr[:200], Ytr[:200]).predict(Xte[:10])  # compile
             t = time.perf_counter()
-            model = LabelTreeClassifier(representation=rep).fit(Xtr, Ytr)
+            model = LabelTreeClassifier(representation=rep_kind, random_state=rep).fit(Xtr, Ytr)
             fit_s = time.perf_counter() - t
             t = time.perf_counter()
             idx, sc = model.predict(Xte, top_k=5)
@@ -106,7 +108,7 @@ def worker(dataset: str, system: str, synthetic_rows: int, resplit: int = 0) -> 
         elif system == "napkinxc_plt":
             from napkinxc.models import PLT
             path = os.path.join(tmp, "plt")
-            model = PLT(path, seed=0, threads=2)
+            model = PLT(path, seed=rep, threads=2)
             Ylist = [Ytr.indices[Ytr.indptr[i]:Ytr.indptr[i + 1]].tolist() for i in range(Ytr.shape[0])]
             t = time.perf_counter()
             model.fit(Xtr, Ylist)
@@ -127,7 +129,7 @@ def worker(dataset: str, system: str, synthetic_rows: int, resplit: int = 0) -> 
     q = M.inverse_propensity(Ytr)
     r = M.evaluate(Yte, (idx, sc), k=5, inv_propensity=q)
     keep = ("P@1", "P@3", "P@5", "PSP@1", "PSP@3", "PSP@5", "coverage@5")
-    return {"dataset": dataset, "system": system, "split": resplit or "shipped", "n_train": Xtr.shape[0], "n_test": Xte.shape[0],
+    return {"dataset": dataset, "system": system, "split": resplit or "shipped", "rep": rep, "n_train": Xtr.shape[0], "n_test": Xte.shape[0],
             "n_features": Xtr.shape[1], "n_labels": Ytr.shape[1], **{k: round(r[k], 5) for k in keep},
             "fit_s": round(fit_s, 3), "predict_ms_per_row": round(1000 * pred_s / Xte.shape[0], 4),
             "model_mb": round(size / 2**20, 3), "peak_rss_mb": round(maxrss_mb(), 1),
@@ -144,13 +146,16 @@ def main():
                     help="also run on random 80/20 re-splits of train + test, one per seed (> 0)")
     ap.add_argument("--shipped", action=argparse.BooleanOptionalAction, default=True,
                     help="run on the data set's own split (default; --no-shipped with --resplit skips it)")
+    ap.add_argument("--repeats", type=int, default=1, help="runs of every (data set, split, system)")
     ap.add_argument("--out", default=None)
-    ap.add_argument("--worker", nargs=3, metavar=("DATASET", "SYSTEM", "SPLIT"), help=argparse.SUPPRESS)
+    ap.add_argument("--worker", nargs=4, metavar=("DATASET", "SYSTEM", "SPLIT", "REP"), help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.repeats < 1:
+        ap.error("--repeats must be at least 1")
     if any(r <= 0 for r in a.resplit):
         ap.error("--resplit seeds must be positive integers (0 is the shipped split)")
     if a.worker:
-        print(json.dumps(worker(a.worker[0], a.worker[1], a.synthetic_rows, int(a.worker[2]))), flush=True)
+        print(json.dumps(worker(a.worker[0], a.worker[1], a.synthetic_rows, int(a.worker[2]), int(a.worker[3]))), flush=True)
         return
     splits = ([0] if a.shipped else []) + list(a.resplit)
     if not splits:
@@ -159,15 +164,16 @@ def main():
                             cwd=Path(__file__).resolve().parent).stdout.strip()
     for ds in a.datasets:
         for split in splits:
-            for system in a.systems:
-                rec, err = run_worker([__file__, "--worker", ds, system, str(split),
-                                       "--synthetic-rows", str(a.synthetic_rows)], timeout=a.timeout)
-                if rec is None:
-                    emit({"dataset": ds, "system": system, "split": split or "shipped",
-                          "error": err.strip().splitlines()[-1:], "commit": commit}, a.out)
-                    continue
-                rec["commit"] = commit
-                emit(rec, a.out)
+            for rep in range(a.repeats):
+                for system in a.systems:
+                    rec, err = run_worker([__file__, "--worker", ds, system, str(split), str(rep),
+                                           "--synthetic-rows", str(a.synthetic_rows)], timeout=a.timeout)
+                    if rec is None:
+                        emit({"dataset": ds, "system": system, "split": split or "shipped", "rep": rep,
+                              "error": err.strip().splitlines()[-1:], "commit": commit}, a.out)
+                        continue
+                    rec["commit"] = commit
+                    emit(rec, a.out)
 
 
 if __name__ == "__main__":
