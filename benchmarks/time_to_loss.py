@@ -150,8 +150,8 @@ def run(system, dataset, max_rounds, budget):
                 bests.append(b.best_iteration)
             fit_s = time.perf_counter() - t0
             done = len(bests)
-            if done < d:  # budget hit: the remaining outputs get the training mean
-                P[:, done:] = (ytr[:, done:].mean(0) if task == "regression" else ytr[:, done:].mean(0))
+            if done < d:  # budget hit: the remaining outputs get the training mean (the prevalence for labels)
+                P[:, done:] = ytr[:, done:].mean(0)
             best = int(np.mean(bests)) if bests else 0
             curve = [(fit_s, test_loss(task, scale, yte, P))]
             return dict(system=system, dataset=dataset, fit_s=round(fit_s, 2), best_iteration=best,

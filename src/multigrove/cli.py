@@ -94,7 +94,7 @@ def cmd_evaluate(a) -> int:
     from .params import objective_default_metric
     bst = mg.Booster(model_file=a.model)
     X, Y, _ = _read_table(a.data, a.targets)
-    loss, y = make_loss(bst.objective, bst.num_class, bst.n_outputs, Y[:, 0] if Y.shape[1] == 1 else Y, None)
+    _, y = make_loss(bst.objective, bst.num_class, bst.n_outputs, Y[:, 0] if Y.shape[1] == 1 else Y, None)
     raw = bst.predict(X, raw_score=True).reshape(len(X), -1)
     prob = bst.predict(X).reshape(len(X), -1)
     metrics = a.metric or list(objective_default_metric(bst.objective))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import numbers
 import os
 from typing import Any, Mapping
@@ -207,7 +208,7 @@ def _real(name: str, value: Any, low: float | None = None, low_open: bool = Fals
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {value!r}")
     value = float(value)
-    if value != value or value in (float("inf"), float("-inf")):
+    if not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
     if low is not None and (value < low or (low_open and value == low)):
         raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value}")

@@ -16,6 +16,8 @@ def data(rng):
     ({"learning_rate": 0}, ValueError, "learning_rate must be > 0.0, got 0.0"),
     ({"learning_rate": "fast"}, TypeError, "learning_rate must be a number, got 'fast'"),
     ({"lambda_l2": -1}, ValueError, "lambda_l2 must be >= 0.0, got -1.0"),
+    ({"learning_rate": float("nan")}, ValueError, "learning_rate must be finite, got nan"),
+    ({"lambda_l2": float("inf")}, ValueError, "lambda_l2 must be finite, got inf"),
     ({"max_bin": 256}, ValueError, "max_bin must be <= 255, got 256"),
     ({"max_bin": 1}, ValueError, "max_bin must be >= 2, got 1"),
     ({"min_data_in_leaf": 0}, ValueError, "min_data_in_leaf must be >= 1, got 0"),
