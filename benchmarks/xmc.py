@@ -29,7 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import emit, maxrss_mb, run_worker  # noqa: E402
 
-SYSTEMS = ("mg", "mg_joint", "omikuji_bonsai", "omikuji_parabel", "napkinxc_plt")
+SYSTEMS = ("mg", "mg_joint", "mg_log", "omikuji_bonsai", "omikuji_parabel", "napkinxc_plt")
+# multigrove variants: label representation and loss
+MG_PARAMS = {"mg": {}, "mg_joint": {"representation": "joint"}, "mg_log": {"loss": "log"}}
 REAL = ("bibtex", "delicious", "corel5k", "enron")
 
 
@@ -70,10 +72,10 @@ def worker(dataset: str, system: str, synthetic_rows: int, resplit: int = 0, rep
     try:
         if system.startswith("mg"):
             from multigrove.xmc import LabelTreeClassifier
-            rep_kind = "joint" if system == "mg_joint" else "input"
-            LabelTreeClassifier(n_trees=1, representation=rep_kind).fit(Xtr[:200], Ytr[:200]).predict(Xte[:10])  # compile
+            params = MG_PARAMS[system]
+            LabelTreeClassifier(n_trees=1, **params).fit(Xtr[:200], Ytr[:200]).predict(Xte[:10])  # compile
             t = time.perf_counter()
-            model = LabelTreeClassifier(representation=rep_kind, random_state=rep).fit(Xtr, Ytr)
+            model = LabelTreeClassifier(random_state=rep, **params).fit(Xtr, Ytr)
             fit_s = time.perf_counter() - t
             t = time.perf_counter()
             idx, sc = model.predict(Xte, top_k=5)

@@ -9,11 +9,16 @@ from sklearn.base import clone
 from sklearn.preprocessing import normalize
 
 from multigrove.datasets import make_extreme_multilabel
-from multigrove.kernels.labeltree import train_squared_hinge
+from multigrove.kernels.labeltree import train_logistic, train_squared_hinge
 from multigrove.xmc import LabelTreeClassifier
 from multigrove.xmc import metrics as M
 from multigrove.xmc.label_tree import label_representation, spherical_kmeans
-from multigrove.xmc.linear import LinearConfig, chunk_size, train_node
+from multigrove.xmc.linear import (
+    STATE_BYTES_PER_ROW,
+    LinearConfig,
+    chunk_size,
+    train_node,
+)
 from tests.conftest import shared_data_or_skip
 
 
@@ -57,31 +62,58 @@ def test_label_representations_are_unit_rows(small):
         np.testing.assert_allclose(norms[has], 1.0, rtol=1e-6)
 
 
-# ---------------------------------------------------------------- squared-hinge solver
-def _primal(w, X, y, C):
+# ---------------------------------------------------------------- linear solvers
+def _primal_squared_hinge(w, X, y, C):
     m = np.maximum(0.0, 1.0 - y * (X @ w))
     return 0.5 * w @ w + C * (m ** 2).sum()
 
 
-def test_solver_reaches_the_primal_optimum():
+def _primal_log(w, X, y, C):
+    return 0.5 * w @ w + C * np.logaddexp(0.0, -y * (X @ w)).sum()
+
+
+@pytest.mark.parametrize("solver, primal",
+                         [(train_squared_hinge, _primal_squared_hinge), (train_logistic, _primal_log)])
+def test_solver_reaches_the_primal_optimum(solver, primal):
+    """Naive twin: each classifier's primal objective minimised by L-BFGS."""
     rng = np.random.default_rng(2)
     n, d, K, C = 80, 6, 3, 0.7
     X = sp.random(n, d, density=0.6, random_state=3, format="csr") * 2
     pos = [np.flatnonzero(rng.random(n) < p) for p in (0.2, 0.5, 0.05)]
     pos_indptr = np.cumsum([0] + [p.shape[0] for p in pos]).astype(np.int64)
     W = np.empty((K, d + 1))
-    train_squared_hinge(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), 1.0,
-                        pos_indptr, np.concatenate(pos).astype(np.int64), C, 1e-6, 2000, 0, 2, W)
+    solver(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), 1.0,
+           pos_indptr, np.concatenate(pos).astype(np.int64), C, 1e-6, 2000, 0, 2, W)
     Xb = np.hstack([X.toarray(), np.ones((n, 1))])
     for k in range(K):
         y = -np.ones(n)
         y[pos[k]] = 1
-        ref = minimize(_primal, np.zeros(d + 1), args=(Xb, y, C), method="L-BFGS-B", options={"gtol": 1e-10}).x
+        ref = minimize(primal, np.zeros(d + 1), args=(Xb, y, C), method="L-BFGS-B", options={"gtol": 1e-10}).x
         np.testing.assert_allclose(W[k], ref, atol=2e-3)
-        assert _primal(W[k], Xb, y, C) <= _primal(ref, Xb, y, C) + 1e-6
+        assert primal(W[k], Xb, y, C) <= primal(ref, Xb, y, C) + 1e-6
 
 
-def test_solver_result_does_not_depend_on_the_thread_split():
+def test_logistic_solver_with_large_C_and_separable_rows():
+    """A large C pushes dual variables towards both bounds; the solver must stay finite and land at
+    the optimum, where the primal gradient w - C sum_i y_i sigma(-y_i w.x_i) x_i vanishes."""
+    rng = np.random.default_rng(4)
+    n, d, C = 60, 4, 1e3
+    Xd = rng.normal(size=(n, d))
+    y = np.where(Xd[:, 0] + 0.1 * rng.normal(size=n) > 0, 1.0, -1.0)
+    X = sp.csr_matrix(Xd)
+    W = np.empty((1, d + 1))
+    train_logistic(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), 1.0,
+                   np.array([0, (y > 0).sum()], np.int64), np.flatnonzero(y > 0).astype(np.int64), C, 1e-8, 5000, 1,
+                   1, W)
+    assert np.isfinite(W).all()
+    Xb = np.hstack([Xd, np.ones((n, 1))])
+    grad = W[0] - C * (Xb * (y / (1.0 + np.exp(y * (Xb @ W[0]))))[:, None]).sum(axis=0)
+    assert np.abs(grad).max() < 1e-2 * C
+    assert (np.sign(Xb @ W[0]) == y).mean() > 0.9
+
+
+@pytest.mark.parametrize("solver", [train_squared_hinge, train_logistic])
+def test_solver_result_does_not_depend_on_the_thread_split(solver):
     X = sp.random(60, 10, density=0.4, random_state=5, format="csr")
     pos = np.arange(0, 60, 3).astype(np.int64)
     pos_indptr = np.array([0, 20, 20, 40, 60, 60], np.int64)
@@ -89,20 +121,21 @@ def test_solver_result_does_not_depend_on_the_thread_split():
     out = []
     for groups in (1, 2, 5):
         W = np.empty((5, 11))
-        train_squared_hinge(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), 1.0,
-                            pos_indptr, pos_rows, 1.0, 0.1, 20, 3, groups, W)
+        solver(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), 1.0,
+               pos_indptr, pos_rows, 1.0, 0.1, 20, 3, groups, W)
         out.append(W)
     np.testing.assert_array_equal(out[0], out[1])
     np.testing.assert_array_equal(out[0], out[2])
     # the solver keeps float32 weights, so a float32 output (what train_node allocates) loses nothing
     W32 = np.empty((5, 11), np.float32)
-    train_squared_hinge(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), 1.0,
-                        pos_indptr, pos_rows, 1.0, 0.1, 20, 3, 2, W32)
+    solver(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), 1.0,
+           pos_indptr, pos_rows, 1.0, 0.1, 20, 3, 2, W32)
     np.testing.assert_array_equal(W32.astype(np.float64), out[0])
     assert np.abs(out[0]).max() > 0.1
 
 
-def test_train_node_in_chunks_equals_one_call():
+@pytest.mark.parametrize("loss", ["squared_hinge", "log"])
+def test_train_node_in_chunks_equals_one_call(loss):
     """A small state budget trains the classifiers chunk by chunk; the weights must not change."""
     rng = np.random.default_rng(7)
     X = sp.random(300, 40, density=0.2, random_state=8, format="csr", dtype=np.float32)
@@ -111,10 +144,10 @@ def test_train_node_in_chunks_equals_one_call():
     pos = [np.flatnonzero(rng.random(200) < p) for p in rng.uniform(0.0, 0.3, K)]
     pos_indptr = np.cumsum([0] + [p.shape[0] for p in pos]).astype(np.int64)
     pos_rows = np.concatenate(pos).astype(np.int64)
-    cfg = LinearConfig(C=0.5, weight_threshold=0.05)
+    cfg = LinearConfig(C=0.5, weight_threshold=0.05, loss=loss)
     n_cols = np.unique(X[rows].indices).shape[0]
-    tiny = 5 * (6 * 200 + 8 * (n_cols + 1))  # five classifiers per call
-    assert chunk_size(200, n_cols, 2, tiny) == 5
+    tiny = 5 * (STATE_BYTES_PER_ROW[loss] * 200 + 8 * (n_cols + 1))  # five classifiers per call
+    assert chunk_size(200, n_cols, 2, tiny, loss) == 5
     one = train_node(X, rows, (pos_indptr, pos_rows), cfg, seed=4)
     chunked = train_node(X, rows, (pos_indptr, pos_rows), cfg, seed=4, budget=tiny)
     assert one.data.shape[0] > K  # some weights survive pruning
@@ -133,7 +166,10 @@ def _exhaustive(model, X):
     for t in model.trees_:
         Wd = sp.csr_matrix((t.w_data, t.w_indices, t.w_indptr), shape=(t.edge_target.shape[0], Xb.shape[1]))
         margin = Xb @ Wd.T.toarray()
-        logp = -np.maximum(0.0, 1.0 - margin) ** 2
+        if model.loss == "log":
+            logp = -np.logaddexp(0.0, -margin)
+        else:
+            logp = -np.maximum(0.0, 1.0 - margin) ** 2
 
         def walk(t, logp, node, acc):
             for e in range(t.edge_start[node], t.edge_start[node + 1]):
@@ -145,9 +181,10 @@ def _exhaustive(model, X):
     return total / len(model.trees_)
 
 
-def test_wide_beam_equals_exhaustive_scoring(small):
+@pytest.mark.parametrize("loss", ["squared_hinge", "log"])
+def test_wide_beam_equals_exhaustive_scoring(small, loss):
     X, Y, Xt, _ = small
-    model = LabelTreeClassifier(branching=4, max_depth=4, n_trees=2, beam_size=10_000).fit(X, Y)
+    model = LabelTreeClassifier(branching=4, max_depth=4, n_trees=2, beam_size=10_000, loss=loss).fit(X, Y)
     assert max(t.depth for t in model.trees_) >= 3
     idx, sc = model.predict(Xt, top_k=7)
     full = _exhaustive(model, Xt)
@@ -177,6 +214,19 @@ def test_fit_predict_learns(small):
     # dense input gives the same model and predictions as CSR input
     dense = LabelTreeClassifier(branching=8, random_state=1).fit(X.toarray(), Y.toarray())
     np.testing.assert_array_equal(dense.predict(Xt.toarray())[0], idx)
+
+
+def test_logistic_loss_learns_and_scores_probabilities(small):
+    X, Y, Xt, Yt = small
+    model = LabelTreeClassifier(branching=8, loss="log", random_state=1).fit(X, Y)
+    assert model._linear().C == 8.0 and LabelTreeClassifier()._linear().C == 0.5  # per-loss default C
+    assert LabelTreeClassifier(loss="log", C=2)._linear().C == 2.0
+    idx, sc = model.predict(Xt, top_k=5)
+    prior = np.asarray(Y.sum(axis=0)).ravel()
+    p_prior = M.precision_at_k(Yt, np.tile(prior, (Xt.shape[0], 1)), 5)
+    assert M.precision_at_k(Yt, (idx, sc), 5)[0] > p_prior[0] + 0.1
+    # averages of path products of sigmoids: every score lies in (0, 1)
+    assert ((sc > 0) & (sc < 1)).all()
 
 
 def test_representations_and_seeds(small):
@@ -225,6 +275,37 @@ def test_save_load_identical_and_validated(small, tmp_path):
     assert p.exists() and LabelTreeClassifier.load(p).n_labels_ == 150  # the good file is untouched
 
 
+def test_save_load_logistic_and_version_1_files(small, tmp_path):
+    X, Y, Xt, _ = small
+    model = LabelTreeClassifier(branching=8, n_trees=1, loss="log").fit(X, Y)
+    p = tmp_path / "log.npz"
+    model.save(p)
+    back = LabelTreeClassifier.load(p)
+    assert back.loss == "log" and back.get_params() == model.get_params()
+    for a, b in zip(model.predict(Xt, 5), back.predict(Xt, 5)):
+        np.testing.assert_array_equal(a, b)
+    # a version-1 file (written before the loss parameter existed) is read as squared hinge
+    hinge = LabelTreeClassifier(branching=8, n_trees=1).fit(X, Y)
+    hinge.save(p)
+    z = dict(np.load(p))
+    meta = json.loads(str(z["meta"]))
+    meta["version"] = 1
+    del meta["params"]["loss"]
+    meta["params"]["C"] = 0.5
+    z["meta"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "v1.npz", **z)
+    old = LabelTreeClassifier.load(tmp_path / "v1.npz")
+    assert old.loss == "squared_hinge" and old.C == 0.5
+    for a, b in zip(hinge.predict(Xt, 5), old.predict(Xt, 5)):
+        np.testing.assert_array_equal(a, b)
+    meta["params"]["loss"] = "hinge"
+    meta["version"] = 2
+    z["meta"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "badloss.npz", **z)
+    with pytest.raises(ValueError, match="stored parameters are invalid .*loss must be one of"):
+        LabelTreeClassifier.load(tmp_path / "badloss.npz")
+
+
 def test_bad_input_errors(small):
     X, Y, Xt, _ = small
     with pytest.raises(ValueError, match="branching must be an integer >= 2, got 1"):
@@ -233,6 +314,10 @@ def test_bad_input_errors(small):
         LabelTreeClassifier(C=0).fit(X, Y)
     with pytest.raises(ValueError, match="representation must be one of"):
         LabelTreeClassifier(representation="both").fit(X, Y)
+    with pytest.raises(ValueError, match=r"loss must be one of \('squared_hinge', 'log'\), got 'hinge'"):
+        LabelTreeClassifier(loss="hinge").fit(X, Y)
+    with pytest.raises(ValueError, match="C must be a number > 0, got 'big'"):
+        LabelTreeClassifier(C="big").fit(X, Y)
     with pytest.raises(ValueError, match="Y has 10 rows but X has 1200"):
         LabelTreeClassifier().fit(X, Y[:10])
     Y2 = Y.copy()

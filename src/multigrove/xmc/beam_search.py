@@ -52,9 +52,10 @@ def pack_forest(trees: list[LabelTree]):
 
 
 def search(trees: list[LabelTree], X: sp.csr_matrix, n_labels: int, bias: float, beam_size: int, k: int,
-           packed=None) -> tuple[np.ndarray, np.ndarray]:
+           packed=None, logistic: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(indices, scores), each (n_rows, k): the k best labels by score averaged over the trees.
-    X must have sorted column indices per row."""
+    X must have sorted column indices per row; ``logistic``: the classifiers use the logistic loss
+    (edge scores are sigmoids) rather than the squared hinge."""
     if packed is None:
         packed = pack_forest(trees)
     *arrays, max_edges = packed
@@ -65,5 +66,5 @@ def search(trees: list[LabelTree], X: sp.csr_matrix, n_labels: int, bias: float,
     if n:
         beam_search(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), bias,
                     roots, edge_start, edge_target, is_leaf, node_f_start, f_ids, f_ptr, e_local, e_val,
-                    X.shape[1], n_labels, beam_size, max_edges, k, out_idx, out_score)
+                    X.shape[1], n_labels, beam_size, max_edges, k, bool(logistic), out_idx, out_score)
     return out_idx, out_score

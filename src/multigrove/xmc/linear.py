@@ -1,4 +1,5 @@
-"""One-vs-rest squared-hinge linear classifiers of one label-tree node (Bonsai eq. 2.6).
+"""One-vs-rest linear classifiers of one label-tree node (Bonsai eq. 2.6): squared hinge loss, or
+logistic loss (as in Parabel and probabilistic label trees).
 
 A node's classifiers see only the node's examples (rows carrying one of its labels) and only the
 features those rows use; weights smaller than ``weight_threshold`` in magnitude are pruned and the
@@ -12,7 +13,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels.labeltree import train_squared_hinge
+from ..kernels.labeltree import train_logistic, train_squared_hinge
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,13 @@ class LinearConfig:
     max_iter: int = 20
     weight_threshold: float = 0.1
     bias: float = 1.0
+    loss: str = "squared_hinge"  # or "log"
+
+
+LOSSES = {"squared_hinge": train_squared_hinge, "log": train_logistic}
+# bytes of solver state per (row, classifier): squared hinge keeps a float32 dual variable, an int8
+# label and a shrinking flag; logistic keeps alpha, C - alpha and their log ratio as float32 and the label
+STATE_BYTES_PER_ROW = {"squared_hinge": 6, "log": 13}
 
 
 @dataclass
@@ -32,16 +40,17 @@ class SparseWeights:
     data: np.ndarray     # float32
 
 
-# Most bytes the solver's per-call state may take: dual variables (float32), labels (int8), shrinking
-# flags (bool) per (row, classifier), a float32 weight copy and a float32 output per (feature,
-# classifier).  A node whose classifiers need more is trained in chunks of classifiers, one after the
-# other; each classifier's result does not depend on the chunking (the solver treats them separately).
+# Most bytes the solver's per-call state may take: per (row, classifier) the dual state of
+# STATE_BYTES_PER_ROW, per (feature, classifier) a float32 weight copy and a float32 output.  A node
+# whose classifiers need more is trained in chunks of classifiers, one after the other; each
+# classifier's result does not depend on the chunking (the solver treats them separately).
 STATE_BUDGET_BYTES = 512 * 2 ** 20
 
 
-def chunk_size(n_rows: int, n_cols: int, n_threads: int, budget: int = STATE_BUDGET_BYTES) -> int:
+def chunk_size(n_rows: int, n_cols: int, n_threads: int, budget: int = STATE_BUDGET_BYTES,
+               loss: str = "squared_hinge") -> int:
     """Classifiers per solver call so that their state fits in ``budget`` bytes (at least one per thread)."""
-    per_classifier = 6 * n_rows + 8 * (n_cols + 1)
+    per_classifier = STATE_BYTES_PER_ROW[loss] * n_rows + 8 * (n_cols + 1)
     return max(n_threads, budget // per_classifier)
 
 
@@ -62,14 +71,15 @@ def train_node(X: sp.csr_matrix, rows: np.ndarray, positives: list[np.ndarray] |
     feature_ids = np.append(cols, n_features).astype(np.int32)
     x_args = (Xn.indptr.astype(np.int64), local.astype(np.int64), Xn.data.astype(np.float64), cfg.bias)
     n_threads = numba.get_num_threads()
-    step = chunk_size(Xn.shape[0], cols.shape[0], n_threads, budget)
+    step = chunk_size(Xn.shape[0], cols.shape[0], n_threads, budget, cfg.loss)
+    solver = LOSSES[cfg.loss]
     counts, ids, vals = [], [], []
     for k0 in range(0, K, step):
         k1 = min(K, k0 + step)
         p0, p1 = pos_indptr[k0], pos_indptr[k1]
         W = np.empty((k1 - k0, cols.shape[0] + 1), np.float32)
-        train_squared_hinge(*x_args, pos_indptr[k0:k1 + 1] - p0, pos_rows[p0:p1], cfg.C, cfg.eps, cfg.max_iter,
-                            seed, n_threads, W)
+        solver(*x_args, pos_indptr[k0:k1 + 1] - p0, pos_rows[p0:p1], cfg.C, cfg.eps, cfg.max_iter, seed,
+               n_threads, W)
         r, c = np.nonzero(np.abs(W) >= cfg.weight_threshold)
         counts.append(np.bincount(r, minlength=k1 - k0))
         ids.append(feature_ids[c])
