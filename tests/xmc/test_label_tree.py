@@ -93,6 +93,26 @@ def test_solver_reaches_the_primal_optimum(solver, primal):
         assert primal(W[k], Xb, y, C) <= primal(ref, Xb, y, C) + 1e-6
 
 
+def test_logistic_solver_matches_liblinear():
+    """scikit-learn's liblinear dual logistic regression solves the same problem (bias appended as a
+    regularised feature of value ``intercept_scaling``)."""
+    from sklearn.linear_model import LogisticRegression
+    rng = np.random.default_rng(2)
+    n, d, C = 200, 8, 0.7
+    X = sp.random(n, d, density=0.5, random_state=3, format="csr") * 2
+    pos = [np.flatnonzero(rng.random(n) < p) for p in (0.2, 0.5, 0.05)]
+    W = np.empty((3, d + 1))
+    train_logistic(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), 1.0,
+                   np.cumsum([0] + [p.shape[0] for p in pos]).astype(np.int64), np.concatenate(pos).astype(np.int64),
+                   C, 1e-6, 1000, 0, 2, W)
+    for k in range(3):
+        y = -np.ones(n)
+        y[pos[k]] = 1
+        ref = LogisticRegression(solver="liblinear", dual=True, C=C, tol=1e-10, max_iter=100_000,
+                                 intercept_scaling=1.0).fit(X, y)
+        np.testing.assert_allclose(W[k], np.r_[ref.coef_.ravel(), ref.intercept_], atol=1e-5)
+
+
 def test_logistic_solver_with_large_C_and_separable_rows():
     """A large C pushes dual variables towards both bounds; the solver must stay finite and land at
     the optimum, where the primal gradient w - C sum_i y_i sigma(-y_i w.x_i) x_i vanishes."""
@@ -316,6 +336,8 @@ def test_bad_input_errors(small):
         LabelTreeClassifier(representation="both").fit(X, Y)
     with pytest.raises(ValueError, match=r"loss must be one of \('squared_hinge', 'log'\), got 'hinge'"):
         LabelTreeClassifier(loss="hinge").fit(X, Y)
+    with pytest.raises(ValueError, match="loss must be one of"):
+        LabelTreeClassifier(loss=["log"]).fit(X, Y)
     with pytest.raises(ValueError, match="C must be a number > 0, got 'big'"):
         LabelTreeClassifier(C="big").fit(X, Y)
     with pytest.raises(ValueError, match="Y has 10 rows but X has 1200"):
