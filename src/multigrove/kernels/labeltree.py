@@ -143,6 +143,21 @@ def _block_labels(n, k0, kg, pos_indptr, pos_rows):
 
 
 @njit(cache=True, inline="always")
+def _block(g, K, n_groups):
+    """(first classifier, number of classifiers) of block g when K classifiers are split into n_groups."""
+    k0 = g * K // n_groups
+    return k0, (g + 1) * K // n_groups - k0
+
+
+@njit(cache=True)
+def _store_block(W, k0, out_w):
+    """out_w[k0 + k, :] = W[:, k] for every column k of the (d + 1, kg) weight block W."""
+    for k in range(W.shape[1]):
+        for j in range(W.shape[0]):
+            out_w[k0 + k, j] = W[j, k]
+
+
+@njit(cache=True, inline="always")
 def _row_margins(W, indptr, indices, data, bias, i, out):
     """out[k] = w_k . x_i for the (d + 1, kg) float32 weight block W (bias weight in row d)."""
     d = W.shape[0] - 1
@@ -193,9 +208,7 @@ def train_squared_hinge(indptr, indices, data, bias, pos_indptr, pos_rows, C, ep
     orders = _row_orders(n, max_iter, seed)  # the row order of every pass, shared by all classifiers
     n_groups = max(1, min(n_groups, K))
     for g in prange(n_groups):
-        k0 = g * K // n_groups
-        k1 = (g + 1) * K // n_groups
-        kg = k1 - k0
+        k0, kg = _block(g, K, n_groups)
         W = np.zeros((d + 1, kg), np.float32)
         y = _block_labels(n, k0, kg, pos_indptr, pos_rows)
         alpha = np.zeros((n, kg), np.float32)
@@ -272,9 +285,7 @@ def train_squared_hinge(indptr, indices, data, bias, pos_indptr, pos_rows, C, ep
                     continue
                 pg_max_old[k] = pg_max[k] if pg_max[k] > 0.0 else np.inf
                 pg_min_old[k] = pg_min[k] if pg_min[k] < 0.0 else -np.inf
-        for k in range(kg):
-            for j in range(d + 1):
-                out_w[k0 + k, j] = W[j, k]
+        _store_block(W, k0, out_w)
 
 
 @njit(parallel=True, cache=True)
@@ -299,9 +310,7 @@ def train_logistic(indptr, indices, data, bias, pos_indptr, pos_rows, C, eps, ma
     inner_floor = min(eps, 1e-3)
     n_groups = max(1, min(n_groups, K))
     for g in prange(n_groups):
-        k0 = g * K // n_groups
-        k1 = (g + 1) * K // n_groups
-        kg = k1 - k0
+        k0, kg = _block(g, K, n_groups)
         W = np.zeros((out_w.shape[1], kg), np.float32)
         y = _block_labels(n, k0, kg, pos_indptr, pos_rows)
         lo = np.full((n, kg), np.float32(a_start))       # alpha_i
@@ -377,9 +386,7 @@ def train_logistic(indptr, indices, data, bias, pos_indptr, pos_rows, C, eps, ma
                     n_done += 1
                 elif n_newton[k] <= n // 10:  # few Newton steps this pass: solve the subproblems tighter
                     inner_eps[k] = max(inner_floor, 0.1 * inner_eps[k])
-        for k in range(kg):
-            for j in range(out_w.shape[1]):
-                out_w[k0 + k, j] = W[j, k]
+        _store_block(W, k0, out_w)
 
 
 # ----------------------------------------------------------------------------- beam search
