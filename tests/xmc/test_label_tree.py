@@ -12,6 +12,7 @@ from multigrove.datasets import make_extreme_multilabel
 from multigrove.kernels.labeltree import train_logistic, train_squared_hinge
 from multigrove.xmc import LabelTreeClassifier
 from multigrove.xmc import metrics as M
+from multigrove.xmc.beam_search import pack_forest
 from multigrove.xmc.label_tree import label_representation, spherical_kmeans
 from multigrove.xmc.linear import (
     STATE_BYTES_PER_ROW,
@@ -211,6 +212,45 @@ def test_wide_beam_equals_exhaustive_scoring(small, loss):
     ref_idx = np.argsort(-full, axis=1, kind="stable")[:, :7]
     np.testing.assert_array_equal(idx, ref_idx)
     np.testing.assert_allclose(sc, np.take_along_axis(full, ref_idx, axis=1), rtol=1e-6, atol=1e-12)
+
+
+def _pack_naive(trees):
+    """Naive twin of ``pack_forest``: every weight tagged with its forest node, one stable sort."""
+    node_l, feat_l, local_l, val_l = [], [], [], []
+    off = 0
+    for t in trees:
+        edge_node = np.repeat(np.arange(t.n_nodes), np.diff(t.edge_start))
+        entry_edge = np.repeat(np.arange(t.edge_target.shape[0]), np.diff(t.w_indptr))
+        node_l.append(edge_node[entry_edge] + off)
+        local_l.append(entry_edge - t.edge_start[edge_node[entry_edge]])
+        feat_l.append(t.w_indices)
+        val_l.append(t.w_data)
+        off += t.n_nodes
+    node, feat = np.concatenate(node_l), np.concatenate(feat_l)
+    order = np.lexsort((feat, node))
+    node, feat = node[order], feat[order]
+    first = np.ones(node.shape[0], bool)
+    first[1:] = (node[1:] != node[:-1]) | (feat[1:] != feat[:-1])
+    slots = np.flatnonzero(first)
+    node_f_start = np.searchsorted(node[slots], np.arange(off + 1))
+    return (node_f_start, feat[slots], np.append(slots, node.shape[0]),
+            np.concatenate(local_l)[order], np.concatenate(val_l)[order])
+
+
+@pytest.mark.parametrize("n_trees", [1, 3])
+def test_pack_forest_equals_naive_twin(small, n_trees):
+    X, Y, _, _ = small
+    model = LabelTreeClassifier(branching=4, max_depth=3, n_trees=n_trees, weight_threshold=0.01).fit(X, Y)
+    packed = pack_forest(model.trees_)
+    assert packed[9] == max(int(np.diff(t.edge_start).max()) for t in model.trees_)
+    for got, want in zip(packed[4:9], _pack_naive(model.trees_)):
+        np.testing.assert_array_equal(got, want)
+    assert packed[5].dtype == np.int32 and packed[8].dtype == np.float32  # as the trees store them
+    # a tree whose weights were all pruned packs to empty arrays
+    bare = LabelTreeClassifier(branching=4, max_depth=2, n_trees=1, weight_threshold=1e9).fit(X, Y)
+    assert all(t.w_data.size == 0 for t in bare.trees_)
+    empty = pack_forest(bare.trees_)
+    assert empty[5].size == 0 and empty[6].tolist() == [0] and (empty[4] == 0).all()
 
 
 def test_narrow_beam_returns_reached_labels_only(small):

@@ -391,6 +391,56 @@ def train_logistic(indptr, indices, data, bias, pos_indptr, pos_rows, C, eps, ma
 
 # ----------------------------------------------------------------------------- beam search
 @njit(cache=True)
+def count_node_features(edge_start, w_indptr, w_indices, n_ids, out_counts):
+    """OUT out_counts[n] = number of distinct feature ids (all < n_ids) among the weights of node n's
+    edges; node n's edges are edge_start[n]..edge_start[n+1], edge e's weights are
+    w_indices[w_indptr[e]:w_indptr[e+1]]."""
+    stamp = np.full(n_ids, -1, np.int64)
+    for node in range(edge_start.shape[0] - 1):
+        c = 0
+        for p in range(w_indptr[edge_start[node]], w_indptr[edge_start[node + 1]]):
+            f = w_indices[p]
+            if stamp[f] != node:
+                stamp[f] = node
+                c += 1
+        out_counts[node] = c
+
+
+@njit(parallel=True, cache=True)
+def pack_node_weights(edge_start, w_indptr, w_indices, w_data, node_f_start, entry_offset,
+                      out_f_ids, out_f_ptr, out_e_local, out_e_val):
+    """Regroup one tree's edge-major weights feature-major per node (the layout ``beam_search`` reads).
+
+    IN the tree (as in ``count_node_features``) with w_data its weight values; node_f_start (n_nodes+1,):
+    node n's feature slots are node_f_start[n]..node_f_start[n+1] (from the counts above); entry_offset:
+    added to every out_f_ptr value (the tree's first entry in a forest's arrays).
+    Node n's weights keep their positions w_indptr[edge_start[n]]..w_indptr[edge_start[n+1]], ordered
+    by feature, ties by edge.  OUT out_f_ids[s] feature of slot s; out_f_ptr[s] its first entry;
+    out_e_local[p] edge of entry p relative to its node's first edge; out_e_val[p] its weight."""
+    for node in prange(edge_start.shape[0] - 1):
+        e0 = edge_start[node]
+        a = w_indptr[e0]
+        b = w_indptr[edge_start[node + 1]]
+        local = np.empty(b - a, np.int32)
+        for e in range(e0, edge_start[node + 1]):
+            for p in range(w_indptr[e], w_indptr[e + 1]):
+                local[p - a] = e - e0
+        order = np.argsort(w_indices[a:b], kind="mergesort")
+        s = node_f_start[node]
+        prev = -1
+        for j in range(b - a):
+            p = a + order[j]
+            f = w_indices[p]
+            if f != prev:
+                out_f_ids[s] = f
+                out_f_ptr[s] = entry_offset + a + j
+                s += 1
+                prev = f
+            out_e_local[a + j] = local[order[j]]
+            out_e_val[a + j] = w_data[p]
+
+
+@njit(cache=True)
 def _score_node(node, x_indptr, x_indices, x_data, i, bias, n_features, node_f_start, f_ids, f_ptr, e_local, e_val,
                 out):
     """out[0:n_edges(node)] = w_e . x for the node's edges, by walking the row's features against the

@@ -8,46 +8,48 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels.labeltree import beam_search
+from ..kernels.labeltree import beam_search, count_node_features, pack_node_weights
 from .label_tree import LabelTree
 
 
 def pack_forest(trees: list[LabelTree]):
-    """One set of arrays for all trees (node ids offset per tree), weights feature-major per node."""
-    roots, starts, targets, leaves = [], [], [], []
-    nodes_all, feats_all, local_all, vals_all = [], [], [], []
+    """One set of arrays for all trees (node ids offset per tree), weights feature-major per node.
+
+    Feature ids are int32 and weights float32, as the trees store them; besides the result, only one
+    node's sort order is held at a time per thread."""
+    roots, starts, targets = [], [], []
     node_off = edge_off = 0
+    n_ids = 1 + max((int(t.w_indices.max()) for t in trees if t.w_indices.size), default=0)
+    counts = []
     for t in trees:
         roots.append(node_off)
         starts.append(t.edge_start[:-1] + edge_off)
         internal_edges = np.repeat(~t.is_leaf, np.diff(t.edge_start))
         targets.append(np.where(internal_edges, t.edge_target + node_off, t.edge_target))
-        leaves.append(t.is_leaf)
-        edge_node = np.repeat(np.arange(t.n_nodes), np.diff(t.edge_start))
-        entry_edge = np.repeat(np.arange(t.edge_target.shape[0]), np.diff(t.w_indptr))
-        nodes_all.append(edge_node[entry_edge] + node_off)
-        local_all.append(entry_edge - t.edge_start[edge_node[entry_edge]])
-        feats_all.append(t.w_indices)
-        vals_all.append(t.w_data)
+        c = np.empty(t.n_nodes, np.int64)
+        count_node_features(t.edge_start, t.w_indptr, t.w_indices, n_ids, c)
+        counts.append(c)
         node_off += t.n_nodes
         edge_off += t.edge_target.shape[0]
     starts.append(np.array([edge_off]))
-    node = np.concatenate(nodes_all).astype(np.int64)
-    feat = np.concatenate(feats_all).astype(np.int64)
-    order = np.lexsort((feat, node))
-    node, feat = node[order], feat[order]
-    e_local = np.concatenate(local_all)[order].astype(np.int32)
-    e_val = np.concatenate(vals_all)[order].astype(np.float64)
-    # one feature slot per distinct (node, feature)
-    new_slot = np.ones(node.shape[0], bool)
-    new_slot[1:] = (node[1:] != node[:-1]) | (feat[1:] != feat[:-1])
-    slot_pos = np.flatnonzero(new_slot)
-    f_ids = feat[slot_pos].astype(np.int64)
-    f_ptr = np.append(slot_pos, node.shape[0]).astype(np.int64)
-    node_f_start = np.searchsorted(node[slot_pos], np.arange(node_off + 1)).astype(np.int64)
+    node_f_start = np.zeros(node_off + 1, np.int64)
+    np.cumsum(np.concatenate(counts), out=node_f_start[1:])
+    n_entries = sum(int(t.w_indptr[-1]) for t in trees)
+    f_ids = np.empty(node_f_start[-1], np.int32)
+    f_ptr = np.empty(node_f_start[-1] + 1, np.int64)
+    f_ptr[-1] = n_entries
+    e_local = np.empty(n_entries, np.int32)
+    e_val = np.empty(n_entries, np.float32)
+    node0 = entry0 = 0
+    for t in trees:
+        n1, p1 = node0 + t.n_nodes, entry0 + int(t.w_indptr[-1])
+        s0, s1 = node_f_start[node0], node_f_start[n1]
+        pack_node_weights(t.edge_start, t.w_indptr, t.w_indices, t.w_data, node_f_start[node0:n1 + 1] - s0, entry0,
+                          f_ids[s0:s1], f_ptr[s0:s1], e_local[entry0:p1], e_val[entry0:p1])
+        node0, entry0 = n1, p1
     max_edges = max(int(np.diff(t.edge_start).max()) for t in trees)
     return (np.array(roots, np.int64), np.concatenate(starts).astype(np.int64),
-            np.concatenate(targets).astype(np.int64), np.concatenate(leaves).astype(np.bool_),
+            np.concatenate(targets).astype(np.int64), np.concatenate([t.is_leaf for t in trees]).astype(np.bool_),
             node_f_start, f_ids, f_ptr, e_local, e_val, max_edges)
 
 
