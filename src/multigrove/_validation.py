@@ -1,6 +1,7 @@
 """Checks and conversions at the trust boundary: everything a user hands us passes here."""
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -105,9 +106,26 @@ def check_label(y, n_rows: int, name: str = "label") -> np.ndarray:
     return np.ascontiguousarray(y)
 
 
-def check_int(value, name: str, low: int) -> int:
+def check_int(value, name: str, low: int | None = None, high: int | None = None) -> int:
+    """``value`` as an int: TypeError unless it is an integer (bool is not), ValueError outside [low, high]."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {value!r}")
-    if value < low:
+    value = int(value)
+    if low is not None and value < low:
         raise ValueError(f"{name} must be >= {low}, got {value}")
-    return int(value)
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}, got {value}")
+    return value
+
+
+def check_real(value, name: str, low: float | None = None, low_open: bool = False) -> float:
+    """``value`` as a float: TypeError unless it is a real number (bool is not), ValueError if it is
+    not finite or below ``low`` (or equal to it, with ``low_open``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if low is not None and (value < low or (low_open and value == low)):
+        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value}")
+    return value

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import math
 import numbers
 import os
 from typing import Any, Mapping
 
 from ._dtypes import MAX_VALUE_BINS
+from ._validation import check_int, check_real
 
 OBJECTIVES = ("regression", "binary", "multiclass", "multilabel")
 OBJECTIVE_ALIASES = {
@@ -191,28 +191,14 @@ def _choice(name: str, value: Any, choices: tuple) -> None:
 
 
 def _int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        if isinstance(value, numbers.Real) and float(value).is_integer():
-            value = int(value)
-        else:
-            raise TypeError(f"{name} must be an integer, got {value!r}")
-    value = int(value)
-    if low is not None and value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value}")
-    if high is not None and value > high:
-        raise ValueError(f"{name} must be <= {high}, got {value}")
-    return value
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, numbers.Integral)) \
+            and float(value).is_integer():
+        value = int(value)  # 3.0 from a config file is 3
+    return check_int(value, name, low, high)
 
 
 def _real(name: str, value: Any, low: float | None = None, low_open: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value}")
-    if low is not None and (value < low or (low_open and value == low)):
-        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value}")
-    return value
+    return check_real(value, name, low, low_open)
 
 
 def _metrics(value: Any) -> tuple | None:

@@ -364,13 +364,19 @@ def test_save_load_logistic_and_version_1_files(small, tmp_path):
     np.savez(tmp_path / "badloss.npz", **z)
     with pytest.raises(ValueError, match="stored parameters are invalid .*loss must be one of"):
         LabelTreeClassifier.load(tmp_path / "badloss.npz")
+    meta["params"]["loss"] = "log"
+    meta["params"]["beam_size"] = "wide"  # a wrong type is reported the same way
+    z["meta"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "badbeam.npz", **z)
+    with pytest.raises(ValueError, match="stored parameters are invalid .*beam_size must be an integer, got 'wide'"):
+        LabelTreeClassifier.load(tmp_path / "badbeam.npz")
 
 
 def test_bad_input_errors(small):
     X, Y, Xt, _ = small
-    with pytest.raises(ValueError, match="branching must be an integer >= 2, got 1"):
+    with pytest.raises(ValueError, match="branching must be >= 2, got 1"):
         LabelTreeClassifier(branching=1).fit(X, Y)
-    with pytest.raises(ValueError, match="C must be a number > 0"):
+    with pytest.raises(ValueError, match="C must be > 0, got 0"):
         LabelTreeClassifier(C=0).fit(X, Y)
     with pytest.raises(ValueError, match="representation must be one of"):
         LabelTreeClassifier(representation="both").fit(X, Y)
@@ -378,8 +384,10 @@ def test_bad_input_errors(small):
         LabelTreeClassifier(loss="hinge").fit(X, Y)
     with pytest.raises(ValueError, match="loss must be one of"):
         LabelTreeClassifier(loss=["log"]).fit(X, Y)
-    with pytest.raises(ValueError, match="C must be a number > 0, got 'big'"):
+    with pytest.raises(TypeError, match="C must be a number, got 'big'"):
         LabelTreeClassifier(C="big").fit(X, Y)
+    with pytest.raises(TypeError, match="n_trees must be an integer, got 2.0"):
+        LabelTreeClassifier(n_trees=2.0).fit(X, Y)
     with pytest.raises(ValueError, match="Y has 10 rows but X has 1200"):
         LabelTreeClassifier().fit(X, Y[:10])
     Y2 = Y.copy()
@@ -396,7 +404,7 @@ def test_bad_input_errors(small):
     model = LabelTreeClassifier(branching=8, n_trees=1).fit(X, Y)
     with pytest.raises(ValueError, match="X has 399 features, but the model was fitted with 400"):
         model.predict(Xt[:, :399])
-    with pytest.raises(ValueError, match="top_k must be an integer >= 1"):
+    with pytest.raises(ValueError, match="top_k must be >= 1, got 0"):
         model.predict(Xt, top_k=0)
     assert clone(model).get_params() == model.get_params()
 

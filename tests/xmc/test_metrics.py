@@ -100,8 +100,10 @@ def test_equal_to_napkinxc(seed):
 
 
 def test_errors_name_the_problem():
-    with pytest.raises(ValueError, match="k must be an integer >= 1"):
+    with pytest.raises(ValueError, match="k must be >= 1, got 0"):
         M.precision_at_k(Y, S, 0)
+    with pytest.raises(TypeError, match="k must be an integer, got 2.5"):
+        M.precision_at_k(Y, S, 2.5)
     with pytest.raises(ValueError, match="Y_true has 3 rows but Y_pred has 2"):
         M.precision_at_k(np.zeros((3, 4)), S, 1)
     with pytest.raises(ValueError, match="Y_pred has 3 columns but Y_true has 4 labels"):
@@ -112,5 +114,7 @@ def test_errors_name_the_problem():
         M.precision_at_k(Y, (np.array([[7], [0]]), np.ones((2, 1))), 1)
     with pytest.raises(ValueError, match="inv_propensity must be a 1-D array of length 4"):
         M.psprecision_at_k(Y, S, Q[:3], 1)
-    with pytest.raises(ValueError, match="A must be a positive number"):
+    with pytest.raises(ValueError, match="A must be > 0, got 0"):
         M.inverse_propensity(Y, A=0)
+    with pytest.raises(ValueError, match="B must be finite, got nan"):
+        M.inverse_propensity(Y, B=float("nan"))

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import check_int, check_real
 from ..kernels.sparse import row_membership, topk_csr_rows, topk_dense_rows
 
 __all__ = ["propensity", "inverse_propensity", "precision_at_k", "recall_at_k", "ndcg_at_k",
@@ -40,9 +41,7 @@ _CHUNK = 4096  # rows of a dense score matrix ranked at a time
 
 
 def _check_k(k) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be an integer >= 1, got {k!r}")
-    return int(k)
+    return check_int(k, "k", 1)
 
 
 def _true_csr(Y_true, n_rows: int | None = None) -> sp.csr_matrix:
@@ -254,10 +253,8 @@ def _label_counts(Y) -> tuple[np.ndarray, int]:
 
 def inverse_propensity(Y, A: float = 0.55, B: float = 1.5) -> np.ndarray:
     """1 / propensity of every label from the training labels Y (Jain et al. 2016): 1 + C (N_l + B)^-A."""
-    if not (np.isfinite(A) and A > 0):
-        raise ValueError(f"A must be a positive number, got {A!r}")
-    if not (np.isfinite(B) and B >= 0):
-        raise ValueError(f"B must be a number >= 0, got {B!r}")
+    A = check_real(A, "A", 0, low_open=True)
+    B = check_real(B, "B", 0)
     counts, n = _label_counts(Y)
     if n < 1:
         raise ValueError("Y has no rows; propensities need the training labels")

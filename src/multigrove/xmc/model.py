@@ -25,6 +25,7 @@ from sklearn.base import BaseEstimator
 from sklearn.preprocessing import normalize
 
 from .._fileio import atomic_write, open_npz
+from .._validation import check_int, check_real
 from .beam_search import pack_forest, search
 from .io import row_of_entry
 from .label_tree import REPRESENTATIONS, LabelTree, grow_tree, label_representation
@@ -134,15 +135,10 @@ class LabelTreeClassifier(BaseEstimator):
     # ------------------------------------------------------------------ parameters
     def _validate_params(self):
         def integer(name, lo):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-                raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
+            check_int(getattr(self, name), name, lo)
 
         def number(name, lo, strict):
-            v = getattr(self, name)
-            ok = isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and np.isfinite(v)
-            if not ok or (v <= lo if strict else v < lo):
-                raise ValueError(f"{name} must be a number {'>' if strict else '>='} {lo}, got {v!r}")
+            check_real(getattr(self, name), name, lo, strict)
 
         integer("branching", 2)
         integer("max_depth", 1)
@@ -201,8 +197,7 @@ class LabelTreeClassifier(BaseEstimator):
         """(indices, scores), each (n_rows, top_k): labels by descending score; -1 / 0 where fewer
         than top_k labels were reached."""
         self._check_fitted()
-        if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
-            raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
+        top_k = check_int(top_k, "top_k", 1)
         X = _check_X(X, self.n_features_in_)
         if self.normalize:
             X = _normalize_rows(X)
@@ -271,7 +266,7 @@ class LabelTreeClassifier(BaseEstimator):
         model = cls(**{k: v for k, v in params.items() if k in cls().get_params()})
         try:
             model._validate_params()
-        except ValueError as err:
+        except (TypeError, ValueError) as err:
             raise ValueError(f"{fname}: stored parameters are invalid ({err})") from None
         trees = []
         for t in range(n_trees):
