@@ -112,7 +112,8 @@ def _row_sq_norms(indptr, data, bias, diag):
     for i in range(n):
         s = bias * bias + diag
         for p in range(indptr[i], indptr[i + 1]):
-            s += data[p] * data[p]
+            v = np.float64(data[p])  # the same sum for float32 or float64 data
+            s += v * v
         out[i] = s
     return out
 
