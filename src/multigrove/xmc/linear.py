@@ -44,9 +44,9 @@ class SparseWeights:
 # STATE_BYTES_PER_ROW, per (feature, classifier) a float32 weight copy and a float32 output.  A node
 # whose classifiers need more is trained in chunks of classifiers, one after the other; each
 # classifier's result does not depend on the chunking (the solver treats them separately).
-# 256 MiB: on the synthetic benchmark set (100k rows, a 1,140-label leaf on 89k rows) one tree trained
-# in 128-136 s, against 158 s with 512 MiB and 151-160 s with 128 MiB; peak memory 190-250 MB below
-# 512 MiB's and 34-84 MB above 128 MiB's (BENCHMARKS.md)
+# 256 MiB: on the synthetic benchmark set (100k rows, a 1,140-label leaf on 89k rows) peak memory
+# 190-250 MB below 512 MiB's and 34-84 MB above 128 MiB's, training time the same within the
+# machine's run-to-run spread (BENCHMARKS.md)
 STATE_BUDGET_BYTES = 256 * 2 ** 20
 
 
