@@ -58,12 +58,12 @@ def chunk_size(n_rows: int, n_cols: int, n_threads: int, budget: int = STATE_BUD
 
 
 def train_node(X: sp.csr_matrix, rows: np.ndarray, positives: list[np.ndarray] | tuple[np.ndarray, np.ndarray],
-               cfg: LinearConfig, seed: int, budget: int = STATE_BUDGET_BYTES) -> SparseWeights:
+               cfg: LinearConfig, seed: int, budget: int | None = None) -> SparseWeights:
     """Train K classifiers on the rows ``rows`` of X (CSR, n x D).
 
     ``positives``: (pos_indptr, pos_rows) — classifier k's positive examples are the *local* row ids
     pos_rows[pos_indptr[k]:pos_indptr[k+1]] (positions in ``rows``).  ``budget``: most bytes of solver
-    state at a time (see ``chunk_size``)."""
+    state at a time (see ``chunk_size``); None reads ``STATE_BUDGET_BYTES`` when called."""
     pos_indptr, pos_rows = positives
     pos_indptr = np.asarray(pos_indptr, np.int64)
     pos_rows = np.asarray(pos_rows, np.int64)
@@ -82,7 +82,8 @@ def train_node(X: sp.csr_matrix, rows: np.ndarray, positives: list[np.ndarray] |
     feature_ids = np.append(cols, n_features).astype(np.int32)
     x_args = (Xn.indptr.astype(np.int64), local, Xn.data.astype(np.float32, copy=False), cfg.bias)
     n_threads = numba.get_num_threads()
-    step = chunk_size(Xn.shape[0], cols.shape[0], n_threads, budget, cfg.loss)
+    step = chunk_size(Xn.shape[0], cols.shape[0], n_threads,
+                      STATE_BUDGET_BYTES if budget is None else budget, cfg.loss)
     solver = LOSSES[cfg.loss]
     counts, ids, vals = [], [], []
     for k0 in range(0, K, step):
