@@ -26,7 +26,7 @@ def _rss_mb() -> float:
 def worker(budget_mib: int, rows: int, loss: str) -> dict:
     from multigrove import datasets
     from multigrove.xmc import LabelTreeClassifier, linear
-    linear.STATE_BUDGET_BYTES = budget_mib * 2**20  # read by train_node when it is given no budget
+    linear.STATE_BUDGET_BYTES = budget_mib * 2**20  # read by chunk_size when it is given no budget
     peak = [0.0]
 
     def sample():

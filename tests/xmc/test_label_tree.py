@@ -156,7 +156,7 @@ def test_solver_result_does_not_depend_on_the_thread_split(solver):
 
 
 @pytest.mark.parametrize("loss", ["squared_hinge", "log"])
-def test_train_node_in_chunks_equals_one_call(loss):
+def test_train_node_in_chunks_equals_one_call(loss, monkeypatch):
     """A small state budget trains the classifiers chunk by chunk; the weights must not change."""
     rng = np.random.default_rng(7)
     X = sp.random(300, 40, density=0.2, random_state=8, format="csr", dtype=np.float32)
@@ -175,6 +175,10 @@ def test_train_node_in_chunks_equals_one_call(loss):
     for a, b in zip((one.indptr, one.indices, one.data), (chunked.indptr, chunked.indices, chunked.data)):
         np.testing.assert_array_equal(a, b)
     assert chunk_size(10, 10, 4, 1) == 4  # never fewer classifiers per call than threads
+    # no budget given: the module's STATE_BUDGET_BYTES as it is at call time
+    from multigrove.xmc import linear
+    monkeypatch.setattr(linear, "STATE_BUDGET_BYTES", tiny)
+    assert chunk_size(200, n_cols, 2, loss=loss) == 5
 
 
 # ---------------------------------------------------------------- beam search

@@ -50,9 +50,12 @@ class SparseWeights:
 STATE_BUDGET_BYTES = 256 * 2 ** 20
 
 
-def chunk_size(n_rows: int, n_cols: int, n_threads: int, budget: int = STATE_BUDGET_BYTES,
+def chunk_size(n_rows: int, n_cols: int, n_threads: int, budget: int | None = None,
                loss: str = "squared_hinge") -> int:
-    """Classifiers per solver call so that their state fits in ``budget`` bytes (at least one per thread)."""
+    """Classifiers per solver call so that their state fits in ``budget`` bytes (at least one per thread);
+    ``budget`` None reads ``STATE_BUDGET_BYTES`` when called."""
+    if budget is None:
+        budget = STATE_BUDGET_BYTES
     per_classifier = STATE_BYTES_PER_ROW[loss] * n_rows + 8 * (n_cols + 1)
     return max(n_threads, budget // per_classifier)
 
@@ -63,7 +66,7 @@ def train_node(X: sp.csr_matrix, rows: np.ndarray, positives: list[np.ndarray] |
 
     ``positives``: (pos_indptr, pos_rows) — classifier k's positive examples are the *local* row ids
     pos_rows[pos_indptr[k]:pos_indptr[k+1]] (positions in ``rows``).  ``budget``: most bytes of solver
-    state at a time (see ``chunk_size``); None reads ``STATE_BUDGET_BYTES`` when called."""
+    state at a time (see ``chunk_size``; None: ``STATE_BUDGET_BYTES``)."""
     pos_indptr, pos_rows = positives
     pos_indptr = np.asarray(pos_indptr, np.int64)
     pos_rows = np.asarray(pos_rows, np.int64)
@@ -82,8 +85,7 @@ def train_node(X: sp.csr_matrix, rows: np.ndarray, positives: list[np.ndarray] |
     feature_ids = np.append(cols, n_features).astype(np.int32)
     x_args = (Xn.indptr.astype(np.int64), local, Xn.data.astype(np.float32, copy=False), cfg.bias)
     n_threads = numba.get_num_threads()
-    step = chunk_size(Xn.shape[0], cols.shape[0], n_threads,
-                      STATE_BUDGET_BYTES if budget is None else budget, cfg.loss)
+    step = chunk_size(Xn.shape[0], cols.shape[0], n_threads, budget, cfg.loss)
     solver = LOSSES[cfg.loss]
     counts, ids, vals = [], [], []
     for k0 in range(0, K, step):
