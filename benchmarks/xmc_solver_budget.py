@@ -12,13 +12,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
 
+from _common import emit, run_worker
+
 
 def _rss_mb() -> float:
+    """Current resident memory (not ru_maxrss: the peak here is over fit + predict, after the data)."""
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
@@ -58,8 +60,10 @@ def main():
         print(json.dumps(worker(a.worker, a.rows, a.loss)), flush=True)
         return
     for b in a.budgets:
-        subprocess.run([sys.executable, __file__, "--worker", str(b), "--rows", str(a.rows), "--loss", a.loss],
-                       check=True)
+        rec, why = run_worker([__file__, "--worker", str(b), "--rows", str(a.rows), "--loss", a.loss])
+        if rec is None:
+            sys.exit(f"budget {b} MiB gave no result: {why}")
+        emit(rec, None)
 
 
 if __name__ == "__main__":
