@@ -29,9 +29,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import emit, maxrss_mb, run_worker  # noqa: E402
 
-SYSTEMS = ("mg", "mg_joint", "mg_log", "omikuji_bonsai", "omikuji_parabel", "napkinxc_plt")
-# multigrove variants: label representation and loss
-MG_PARAMS = {"mg": {}, "mg_joint": {"representation": "joint"}, "mg_log": {"loss": "log"}}
+SYSTEMS = ("mg", "mg_bonsai", "mg_joint", "mg_log", "omikuji_bonsai", "omikuji_parabel", "napkinxc_plt")
+# multigrove variants: label representation, loss, and Bonsai's training rows without hard negatives
+MG_PARAMS = {"mg": {}, "mg_bonsai": {"hard_negatives": False}, "mg_joint": {"representation": "joint"},
+             "mg_log": {"loss": "log"}}
 REAL = ("bibtex", "delicious", "corel5k", "enron")
 
 

@@ -9,14 +9,16 @@ from sklearn.base import clone
 from sklearn.preprocessing import normalize
 
 from multigrove.datasets import make_extreme_multilabel
-from multigrove.kernels.labeltree import train_logistic, train_squared_hinge
+from multigrove.kernels.labeltree import route_rows, train_logistic, train_squared_hinge
 from multigrove.xmc import LabelTreeClassifier
 from multigrove.xmc import metrics as M
 from multigrove.xmc.beam_search import pack_forest
-from multigrove.xmc.label_tree import label_representation, spherical_kmeans
+from multigrove.xmc import label_tree
+from multigrove.xmc.label_tree import grow_tree, label_representation, routed_rows, spherical_kmeans
 from multigrove.xmc.linear import (
     STATE_BYTES_PER_ROW,
     LinearConfig,
+    SparseWeights,
     chunk_size,
     train_node,
 )
@@ -265,6 +267,108 @@ def test_narrow_beam_returns_reached_labels_only(small):
     assert (np.diff(sc, axis=1) <= 1e-12).all()  # descending
 
 
+# ---------------------------------------------------------------- hard negatives
+def _margins_naive(X, rows, w, bias):
+    """Dense (rows x K) margins of a node's classifiers, bias column appended."""
+    K, D = w.indptr.shape[0] - 1, X.shape[1]
+    W = sp.csr_matrix((w.data, w.indices, w.indptr), shape=(K, D + 1)).toarray().astype(np.float64)
+    Xa = np.hstack([X[rows].toarray().astype(np.float64), np.full((rows.shape[0], 1), bias)])
+    return Xa @ W.T
+
+
+@pytest.mark.parametrize("bias", [1.0, 0.0])
+def test_route_rows_equals_naive_twin(bias):
+    rng = np.random.default_rng(5)
+    X = sp.random(300, 40, density=0.15, format="csr", random_state=rng, dtype=np.float32)
+    K = 7
+    W = sp.random(K, 41, density=0.4, format="csr", random_state=rng, dtype=np.float32)
+    W.data -= 0.5
+    w = SparseWeights(W.indptr.astype(np.int64), W.indices.astype(np.int32), W.data)
+    rows = rng.choice(300, 120, replace=False).astype(np.int64)
+    want = _margins_naive(X, rows, w, bias)
+    Wt = W.T.tocsr()
+    got = np.empty((rows.shape[0], K), np.bool_)
+    route_rows(X.indptr, X.indices, X.data, rows, bias, Wt.indptr.astype(np.int64), Wt.indices.astype(np.int64),
+               Wt.data, 0.0, got)
+    clear = np.abs(want) > 1e-5  # float32 products: leave out margins within rounding of 0
+    assert clear.mean() > 0.9 and want[clear].min() < 0 < want[clear].max()
+    np.testing.assert_array_equal(got[clear], want[clear] > 0)
+    got2 = np.empty_like(got)
+    route_rows(X.indptr, X.indices, X.data, rows, bias, Wt.indptr.astype(np.int64), Wt.indices.astype(np.int64),
+               Wt.data, 0.3, got2)
+    np.testing.assert_array_equal(got2[np.abs(want - 0.3) > 1e-5], (want > 0.3)[np.abs(want - 0.3) > 1e-5])
+    # the per-classifier lists, also when the rows are scored in several calls
+    lists = routed_rows(X, rows, w, bias)
+    for k in range(K):
+        np.testing.assert_array_equal(np.sort(lists[k][np.isin(lists[k], rows[clear[:, k]])]),
+                                      np.sort(rows[clear[:, k] & (want[:, k] > 0)]))
+    old = label_tree._ROUTE_CELLS
+    try:
+        label_tree._ROUTE_CELLS = 3 * K  # three rows per call
+        for a, b in zip(routed_rows(X, rows, w, bias), lists):
+            np.testing.assert_array_equal(a, b)
+    finally:
+        label_tree._ROUTE_CELLS = old
+
+
+@pytest.mark.parametrize("hard", [False, True])
+def test_hard_negatives_add_the_rows_the_parent_routes(small, monkeypatch, hard):
+    """Every node trains on the rows carrying one of its labels plus (hard negatives) the rows of its
+    parent that the parent's classifier for it scores positive; the root on every row."""
+    X, Y, _, _ = small
+    X = sp.csr_matrix(normalize(X), dtype=np.float32)
+    seen = []
+
+    def record(X_, rows, pos, cfg, seed, budget=None):
+        w = train_node(X_, rows, pos, cfg, seed, budget)
+        seen.append((rows.copy(), w))
+        return w
+
+    monkeypatch.setattr(label_tree, "train_node", record)
+    V = label_representation(X, Y, "input")
+    cfg = LinearConfig(C=0.5)
+    tree = grow_tree(X, Y, V, branching=6, max_depth=3, linear=cfg, seed=2, hard_negatives=hard)
+    assert len(seen) == tree.n_nodes and not tree.is_leaf[0] and tree.depth >= 3
+    Yc = Y.tocsc()
+    leaf_labels = {}
+
+    def labels_under(n):
+        if n not in leaf_labels:
+            out = tree.edge_target[tree.edge_start[n]:tree.edge_start[n + 1]]
+            leaf_labels[n] = out if tree.is_leaf[n] else np.concatenate([labels_under(c) for c in out])
+        return leaf_labels[n]
+
+    np.testing.assert_array_equal(seen[0][0], np.arange(X.shape[0]))
+    added = 0
+    for parent in np.flatnonzero(~tree.is_leaf):
+        p_rows, w = seen[parent]
+        margins = _margins_naive(X, p_rows, w, 1.0)
+        for k, child in enumerate(tree.edge_target[tree.edge_start[parent]:tree.edge_start[parent + 1]]):
+            own = np.unique(Yc[:, labels_under(child)].indices)
+            want = np.union1d(own, p_rows[margins[:, k] > 1e-5]) if hard else own
+            got = seen[child][0]
+            assert np.isin(want, got).all()
+            extra = np.setdiff1d(got, want)  # only rows whose margin is within rounding of 0
+            if hard:
+                assert np.abs(margins[np.isin(p_rows, extra), k]).max(initial=0) < 1e-5
+            else:
+                assert extra.size == 0
+            added += np.setdiff1d(got, own).size
+    assert (added > 0) == hard
+
+
+def test_hard_negatives_option_learns(small):
+    X, Y, Xt, Yt = small
+    for hard in (False, True):
+        P = LabelTreeClassifier(branching=8, hard_negatives=hard, random_state=1).fit(X, Y).predict(Xt, 5)
+        prior = np.asarray(Y.sum(axis=0)).ravel()
+        assert M.precision_at_k(Yt, P, 5)[0] > M.precision_at_k(Yt, np.tile(prior, (Xt.shape[0], 1)), 5)[0] + 0.1
+    a = LabelTreeClassifier(branching=8, n_trees=1).fit(X, Y)
+    b = LabelTreeClassifier(branching=8, n_trees=1, hard_negatives=False).fit(X, Y)
+    assert a.trees_[0].w_data.shape != b.trees_[0].w_data.shape or not np.array_equal(a.trees_[0].w_data,
+                                                                                        b.trees_[0].w_data)
+
+
 # ---------------------------------------------------------------- the estimator
 def test_fit_predict_learns(small):
     X, Y, Xt, Yt = small
@@ -362,8 +466,15 @@ def test_save_load_logistic_and_version_1_files(small, tmp_path):
     assert old.loss == "squared_hinge" and old.C == 0.5
     for a, b in zip(hinge.predict(Xt, 5), old.predict(Xt, 5)):
         np.testing.assert_array_equal(a, b)
-    meta["params"]["loss"] = "hinge"
+    # a version-2 file (before hard negatives) was trained without them
     meta["version"] = 2
+    meta["params"]["loss"] = "squared_hinge"
+    del meta["params"]["hard_negatives"]
+    z["meta"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "v2.npz", **z)
+    assert LabelTreeClassifier.load(tmp_path / "v2.npz").hard_negatives is False
+    assert LabelTreeClassifier.load(p).hard_negatives is True
+    meta["params"]["loss"] = "hinge"
     z["meta"] = np.array(json.dumps(meta))
     np.savez(tmp_path / "badloss.npz", **z)
     with pytest.raises(ValueError, match="stored parameters are invalid .*loss must be one of"):
@@ -390,6 +501,8 @@ def test_bad_input_errors(small):
         LabelTreeClassifier(loss=["log"]).fit(X, Y)
     with pytest.raises(TypeError, match="C must be a number, got 'big'"):
         LabelTreeClassifier(C="big").fit(X, Y)
+    with pytest.raises(ValueError, match="hard_negatives must be True or False, got 'yes'"):
+        LabelTreeClassifier(hard_negatives="yes").fit(X, Y)
     with pytest.raises(TypeError, match="n_trees must be an integer, got 2.0"):
         LabelTreeClassifier(n_trees=2.0).fit(X, Y)
     with pytest.raises(ValueError, match="Y has 10 rows but X has 1200"):

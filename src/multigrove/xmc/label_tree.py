@@ -4,6 +4,11 @@ A tree is stored as flat arrays (``LabelTree``): node ``n``'s outgoing edges are
 ``edge_start[n]:edge_start[n+1]``; an edge of an internal node leads to a child node, an edge of a
 leaf leads to a label, and every edge carries one sparse linear classifier (row ``e`` of the
 ``w_*`` CSR arrays).  Nodes are numbered breadth-first, so children always have larger ids.
+
+A node's classifiers train on the rows that carry one of its labels (Bonsai) and, with hard
+negatives, also on the rows its parent's classifier for it scores positive without carrying any
+of its labels: the rows a beam search would send there by mistake, which the node's classifiers
+then learn to score low.
 """
 from __future__ import annotations
 
@@ -14,8 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
-from ..kernels.labeltree import assign_clusters, fill_empty_clusters, update_centers
-from .linear import LinearConfig, train_node
+from ..kernels.labeltree import assign_clusters, fill_empty_clusters, route_rows, update_centers
+from .linear import LinearConfig, SparseWeights, train_node
 
 REPRESENTATIONS = ("input", "output", "joint")
 
@@ -92,12 +97,17 @@ class LabelTree:
         return int(depth.max()) + 1
 
 
-def _positives(Yc: sp.csc_matrix, labels: np.ndarray, group: np.ndarray, n_groups: int, all_rows: bool):
-    """Rows of the node (all rows for the root) and, per group (child or label), its positive local rows."""
+def _positives(Yc: sp.csc_matrix, labels: np.ndarray, group: np.ndarray, n_groups: int, all_rows: bool,
+               extra_rows: np.ndarray | None = None):
+    """Rows of the node (all rows for the root; else the rows carrying one of its labels, plus
+    ``extra_rows``) and, per group (child or label), its positive local rows."""
     sub = Yc[:, labels]
     rows = sub.indices.astype(np.int64)
     grp = np.repeat(group, np.diff(sub.indptr))
-    node_rows = np.arange(Yc.shape[0], dtype=np.int64) if all_rows else np.unique(rows)
+    if all_rows:
+        node_rows = np.arange(Yc.shape[0], dtype=np.int64)
+    else:
+        node_rows = np.unique(rows if extra_rows is None else np.concatenate([rows, extra_rows]))
     local = np.searchsorted(node_rows, rows)
     pairs = np.unique(grp * node_rows.shape[0] + local)
     g, r = np.divmod(pairs, node_rows.shape[0])
@@ -106,16 +116,47 @@ def _positives(Yc: sp.csc_matrix, labels: np.ndarray, group: np.ndarray, n_group
     return node_rows, (indptr, r)
 
 
+# rows scored per call of ``route_rows``: its (rows x K) output stays at most 16 MB
+_ROUTE_CELLS = 2 ** 24
+
+
+def routed_rows(X: sp.csr_matrix, rows: np.ndarray, w: SparseWeights, bias: float) -> list[np.ndarray]:
+    """Per classifier k of a node (weights ``w``), the ids among ``rows`` to which it gives a positive
+    margin (the pruned weights, as prediction sees them)."""
+    K = w.indptr.shape[0] - 1
+    D = X.shape[1]
+    W = sp.csr_matrix((w.data, w.indices, w.indptr), shape=(K, D + 1))
+    Wt = W.T.tocsr()  # feature-major: feature f's (classifier, weight) pairs
+    wt = (Wt.indptr.astype(np.int64), Wt.indices.astype(np.int64), Wt.data.astype(np.float32, copy=False))
+    step = max(1, _ROUTE_CELLS // K)
+    hit_k, hit_i = [], []
+    for a in range(0, rows.shape[0], step):
+        sub = rows[a:a + step]
+        mask = np.empty((sub.shape[0], K), np.bool_)
+        route_rows(X.indptr, X.indices, X.data, sub, float(bias), *wt, 0.0, mask)
+        i, k = np.nonzero(mask)
+        hit_k.append(k)
+        hit_i.append(sub[i])
+    k = np.concatenate(hit_k)
+    order = np.argsort(k, kind="stable")
+    bounds = np.searchsorted(k[order], np.arange(K + 1))
+    ids = np.concatenate(hit_i)[order]
+    return [ids[bounds[j]:bounds[j + 1]] for j in range(K)]
+
+
 def grow_tree(X: sp.csr_matrix, Y: sp.csr_matrix, V: sp.csr_matrix, branching: int, max_depth: int,
               linear: LinearConfig, seed: int, kmeans_max_iter: int = 20, kmeans_tol: float = 1e-4,
-              progress=None) -> LabelTree:
+              hard_negatives: bool = False, progress=None) -> LabelTree:
     """Grow one Bonsai tree (Algorithm 1) and train every node's classifiers.
 
     X: (n, D) CSR features (rows already normalised as the model wants); Y: (n, L) CSR labels;
     V: (L, dim) label representations.  A node with at most ``branching`` labels, or at depth
-    ``max_depth``, is a leaf; any other node splits its labels into ``branching`` clusters."""
+    ``max_depth``, is a leaf; any other node splits its labels into ``branching`` clusters.
+    ``hard_negatives``: a child's classifiers also train on the parent's rows that the parent's
+    classifier for the child scores positive (they are negatives for every label they lack)."""
     L = Y.shape[1]
     Yc = Y.tocsc()
+    extra: dict[int, np.ndarray] = {}  # node -> hard-negative candidates handed down by its parent
     node_labels = [np.arange(L, dtype=np.int64)]
     node_depth = [0]
     is_leaf: list[bool] = []
@@ -138,8 +179,13 @@ def grow_tree(X: sp.csr_matrix, Y: sp.csr_matrix, V: sp.csr_matrix, branching: i
                 node_labels.append(labels[assign == k])
                 node_depth.append(node_depth[n] + 1)
                 queue.append(tgt[k])
-        rows, pos = _positives(Yc, labels, group, tgt.shape[0], all_rows=(n == 0))
-        weights.append(train_node(X, rows, pos, linear, seed * 1_000_003 + n))
+        rows, pos = _positives(Yc, labels, group, tgt.shape[0], all_rows=(n == 0), extra_rows=extra.pop(n, None))
+        w = train_node(X, rows, pos, linear, seed * 1_000_003 + n)
+        weights.append(w)
+        if hard_negatives and not leaf:
+            for child, routed in zip(tgt, routed_rows(X, rows, w, linear.bias)):
+                if routed.size:
+                    extra[int(child)] = routed
         is_leaf.append(leaf)
         targets.append(tgt)
         if progress is not None:

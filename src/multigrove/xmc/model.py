@@ -32,7 +32,8 @@ from .label_tree import REPRESENTATIONS, LabelTree, grow_tree, label_representat
 from .linear import LOSSES, LinearConfig
 
 FORMAT = "multigrove-labeltree"
-VERSION = 2  # 2 added the `loss` parameter; version 1 files were all trained with the squared hinge
+VERSION = 3  # 2 added the `loss` parameter (version 1 files: squared hinge); 3 added `hard_negatives`
+# (files of versions 1 and 2 were trained without)
 # C when the user leaves it None (BENCHMARKS.md): 0.5 was better than or equal to 1 on the four Mulan
 # test splits; 8 gave the logistic loss the best PSP@5 of 2, 4, 8, 16 on 80/20 splits of delicious's
 # training rows
@@ -105,6 +106,11 @@ class LabelTreeClassifier(BaseEstimator):
     weight_threshold : weights with smaller magnitude are pruned after training.
     beam_size : nodes kept per level during prediction.
     n_trees : trees in the ensemble (different k-means seeds); scores are averaged.
+    hard_negatives : besides the rows carrying one of its labels (Bonsai), a node's classifiers also
+        train on the rows to which its parent's classifier for it gives a positive margin, as
+        negatives for the labels they lack: the rows the beam search would wrongly send there.
+        On delicious it raised P@1 and PSP@5; on corel5k it cost a little of both (BENCHMARKS.md).
+        False trains exactly as Bonsai does.
     kmeans_max_iter, kmeans_tol : Lloyd iterations and relative objective tolerance.
     normalize : scale every row of X to unit L2 norm (training and prediction alike).
     bias : value of the constant feature appended to every row (0 disables it).
@@ -114,7 +120,7 @@ class LabelTreeClassifier(BaseEstimator):
 
     def __init__(self, branching=100, max_depth=3, representation="input", loss="squared_hinge", C=None,
                  eps=0.1, max_iter=20, weight_threshold=0.1, beam_size=10, n_trees=3, kmeans_max_iter=20,
-                 kmeans_tol=1e-4, normalize=True, bias=1.0, random_state=0, verbose=False):
+                 kmeans_tol=1e-4, hard_negatives=True, normalize=True, bias=1.0, random_state=0, verbose=False):
         self.branching = branching
         self.max_depth = max_depth
         self.representation = representation
@@ -127,6 +133,7 @@ class LabelTreeClassifier(BaseEstimator):
         self.n_trees = n_trees
         self.kmeans_max_iter = kmeans_max_iter
         self.kmeans_tol = kmeans_tol
+        self.hard_negatives = hard_negatives
         self.normalize = normalize
         self.bias = bias
         self.random_state = random_state
@@ -155,6 +162,9 @@ class LabelTreeClassifier(BaseEstimator):
         number("bias", 0, False)
         if self.representation not in REPRESENTATIONS:
             raise ValueError(f"representation must be one of {REPRESENTATIONS}, got {self.representation!r}")
+        for name in ("hard_negatives", "normalize"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if not isinstance(self.loss, str) or self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {tuple(LOSSES)}, got {self.loss!r}")
 
@@ -180,7 +190,7 @@ class LabelTreeClassifier(BaseEstimator):
             t0 = time.perf_counter()
             tree = grow_tree(X, Y, V, int(self.branching), int(self.max_depth), self._linear(),
                              seed=int(self.random_state) + t, kmeans_max_iter=int(self.kmeans_max_iter),
-                             kmeans_tol=float(self.kmeans_tol))
+                             kmeans_tol=float(self.kmeans_tol), hard_negatives=bool(self.hard_negatives))
             self.trees_.append(tree)
             if self.verbose:
                 print(f"tree {t + 1}/{self.n_trees}: {tree.n_nodes} nodes, depth {tree.depth}, "
@@ -247,7 +257,7 @@ class LabelTreeClassifier(BaseEstimator):
             if not isinstance(meta, dict) or meta.get("format") != FORMAT:
                 raise ValueError(f"{fname}: format {meta.get('format') if isinstance(meta, dict) else None!r}, "
                                  f"expected {FORMAT!r}")
-            if meta.get("version") not in (1, VERSION):
+            if meta.get("version") not in range(1, VERSION + 1):
                 raise ValueError(f"{fname}: model version {meta.get('version')!r}; this multigrove reads "
                                  f"versions 1 to {VERSION}")
             arrays = {name: z[name] for name in z.files if name != "meta"}
@@ -256,6 +266,8 @@ class LabelTreeClassifier(BaseEstimator):
             params = dict(meta["params"])
             if meta["version"] == 1:  # before the loss parameter: squared hinge
                 params["loss"] = "squared_hinge"
+            if meta["version"] <= 2:  # before hard negatives
+                params["hard_negatives"] = False
         except (KeyError, TypeError, ValueError) as err:
             raise ValueError(f"{fname}: header misses or garbles {err}") from None
         expected = {f"tree{t}_{name}" for t in range(n_trees) for name in _TREE_ARRAYS}
