@@ -357,6 +357,27 @@ def test_hard_negatives_add_the_rows_the_parent_routes(small, monkeypatch, hard)
     assert (added > 0) == hard
 
 
+def test_hard_negatives_with_nodes_without_rows(small, monkeypatch):
+    """Labels no training row carries make nodes without rows, internal ones included."""
+    X, Y, Xt, _ = small
+    no_weights = SparseWeights(np.zeros(4, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32))
+    lists = routed_rows(X, np.zeros(0, np.int64), no_weights, 1.0)
+    assert len(lists) == 3 and all(a.size == 0 for a in lists)
+    sizes = []
+    real = label_tree.train_node
+
+    def record(X_, rows, pos, cfg, seed, budget=None):
+        sizes.append(rows.shape[0])
+        return real(X_, rows, pos, cfg, seed, budget)
+
+    monkeypatch.setattr(label_tree, "train_node", record)
+    model = LabelTreeClassifier(branching=4, max_depth=10, n_trees=1).fit(X[:15], Y[:15])
+    tree = model.trees_[0]
+    assert any(s == 0 and not leaf for s, leaf in zip(sizes, tree.is_leaf))
+    idx, _ = model.predict(Xt, 5)
+    assert (idx >= 0).all()
+
+
 def test_hard_negatives_option_learns(small):
     X, Y, Xt, Yt = small
     for hard in (False, True):

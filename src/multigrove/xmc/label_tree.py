@@ -129,7 +129,7 @@ def routed_rows(X: sp.csr_matrix, rows: np.ndarray, w: SparseWeights, bias: floa
     Wt = W.T.tocsr()  # feature-major: feature f's (classifier, weight) pairs
     wt = (Wt.indptr.astype(np.int64), Wt.indices.astype(np.int64), Wt.data.astype(np.float32, copy=False))
     step = max(1, _ROUTE_CELLS // K)
-    hit_k, hit_i = [], []
+    hit_k, hit_i = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]  # a node may have no rows
     for a in range(0, rows.shape[0], step):
         sub = rows[a:a + step]
         mask = np.empty((sub.shape[0], K), np.bool_)
