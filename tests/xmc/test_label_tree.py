@@ -384,10 +384,17 @@ def test_hard_negatives_option_learns(small):
         P = LabelTreeClassifier(branching=8, hard_negatives=hard, random_state=1).fit(X, Y).predict(Xt, 5)
         prior = np.asarray(Y.sum(axis=0)).ravel()
         assert M.precision_at_k(Yt, P, 5)[0] > M.precision_at_k(Yt, np.tile(prior, (Xt.shape[0], 1)), 5)[0] + 0.1
-    a = LabelTreeClassifier(branching=8, n_trees=1).fit(X, Y)
-    b = LabelTreeClassifier(branching=8, n_trees=1, hard_negatives=False).fit(X, Y)
-    assert a.trees_[0].w_data.shape != b.trees_[0].w_data.shape or not np.array_equal(a.trees_[0].w_data,
-                                                                                        b.trees_[0].w_data)
+    # None: on for the squared hinge, off for the logistic loss
+    assert LabelTreeClassifier()._hard_negatives() and not LabelTreeClassifier(loss="log")._hard_negatives()
+    assert LabelTreeClassifier(loss="log", hard_negatives=True)._hard_negatives()
+
+    def weights(**kw):
+        return LabelTreeClassifier(branching=8, n_trees=1, **kw).fit(X, Y).trees_[0].w_data
+
+    assert not np.array_equal(weights(), weights(hard_negatives=False))
+    np.testing.assert_array_equal(weights(hard_negatives=True), weights())
+    assert not np.array_equal(weights(loss="log"), weights(loss="log", hard_negatives=True))
+    np.testing.assert_array_equal(weights(loss="log", hard_negatives=False), weights(loss="log"))
 
 
 # ---------------------------------------------------------------- the estimator
@@ -494,7 +501,7 @@ def test_save_load_logistic_and_version_1_files(small, tmp_path):
     z["meta"] = np.array(json.dumps(meta))
     np.savez(tmp_path / "v2.npz", **z)
     assert LabelTreeClassifier.load(tmp_path / "v2.npz").hard_negatives is False
-    assert LabelTreeClassifier.load(p).hard_negatives is True
+    assert LabelTreeClassifier.load(p).hard_negatives is None  # version 3 keeps the per-loss default
     meta["params"]["loss"] = "hinge"
     z["meta"] = np.array(json.dumps(meta))
     np.savez(tmp_path / "badloss.npz", **z)
@@ -522,7 +529,7 @@ def test_bad_input_errors(small):
         LabelTreeClassifier(loss=["log"]).fit(X, Y)
     with pytest.raises(TypeError, match="C must be a number, got 'big'"):
         LabelTreeClassifier(C="big").fit(X, Y)
-    with pytest.raises(ValueError, match="hard_negatives must be True or False, got 'yes'"):
+    with pytest.raises(ValueError, match="hard_negatives must be True, False or None, got 'yes'"):
         LabelTreeClassifier(hard_negatives="yes").fit(X, Y)
     with pytest.raises(TypeError, match="n_trees must be an integer, got 2.0"):
         LabelTreeClassifier(n_trees=2.0).fit(X, Y)

@@ -38,6 +38,10 @@ VERSION = 3  # 2 added the `loss` parameter (version 1 files: squared hinge); 3 
 # test splits; 8 gave the logistic loss the best PSP@5 of 2, 4, 8, 16 on 80/20 splits of delicious's
 # training rows
 DEFAULT_C = {"squared_hinge": 0.5, "log": 8.0}
+# hard negatives when the user leaves them None (BENCHMARKS.md): on six 80/20 splits of the training
+# rows they raised the squared hinge's PSP@5 on delicious above Omikuji's; with the logistic loss they
+# cost P@1 (delicious -0.0098, corel5k -0.0092), so there they stay off
+DEFAULT_HARD_NEGATIVES = {"squared_hinge": True, "log": False}
 _TREE_ARRAYS = ("edge_start", "edge_target", "is_leaf", "w_indptr", "w_indices", "w_data")
 
 
@@ -109,7 +113,8 @@ class LabelTreeClassifier(BaseEstimator):
     hard_negatives : besides the rows carrying one of its labels (Bonsai), a node's classifiers also
         train on the rows to which its parent's classifier for it gives a positive margin, as
         negatives for the labels they lack: the rows the beam search would wrongly send there.
-        On delicious it raised P@1 and PSP@5; on corel5k it cost a little of both (BENCHMARKS.md).
+        None: True for the squared hinge (on delicious it raised P@1 and PSP@5, on corel5k it cost
+        a little of both), False for the logistic loss (where it cost P@1; BENCHMARKS.md).
         False trains exactly as Bonsai does.
     kmeans_max_iter, kmeans_tol : Lloyd iterations and relative objective tolerance.
     normalize : scale every row of X to unit L2 norm (training and prediction alike).
@@ -120,7 +125,7 @@ class LabelTreeClassifier(BaseEstimator):
 
     def __init__(self, branching=100, max_depth=3, representation="input", loss="squared_hinge", C=None,
                  eps=0.1, max_iter=20, weight_threshold=0.1, beam_size=10, n_trees=3, kmeans_max_iter=20,
-                 kmeans_tol=1e-4, hard_negatives=True, normalize=True, bias=1.0, random_state=0, verbose=False):
+                 kmeans_tol=1e-4, hard_negatives=None, normalize=True, bias=1.0, random_state=0, verbose=False):
         self.branching = branching
         self.max_depth = max_depth
         self.representation = representation
@@ -162,11 +167,15 @@ class LabelTreeClassifier(BaseEstimator):
         number("bias", 0, False)
         if self.representation not in REPRESENTATIONS:
             raise ValueError(f"representation must be one of {REPRESENTATIONS}, got {self.representation!r}")
-        for name in ("hard_negatives", "normalize"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.hard_negatives is not None and not isinstance(self.hard_negatives, (bool, np.bool_)):
+            raise ValueError(f"hard_negatives must be True, False or None, got {self.hard_negatives!r}")
+        if not isinstance(self.normalize, (bool, np.bool_)):
+            raise ValueError(f"normalize must be True or False, got {self.normalize!r}")
         if not isinstance(self.loss, str) or self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {tuple(LOSSES)}, got {self.loss!r}")
+
+    def _hard_negatives(self) -> bool:
+        return DEFAULT_HARD_NEGATIVES[self.loss] if self.hard_negatives is None else bool(self.hard_negatives)
 
     def _linear(self) -> LinearConfig:
         C = DEFAULT_C[self.loss] if self.C is None else float(self.C)
@@ -190,7 +199,7 @@ class LabelTreeClassifier(BaseEstimator):
             t0 = time.perf_counter()
             tree = grow_tree(X, Y, V, int(self.branching), int(self.max_depth), self._linear(),
                              seed=int(self.random_state) + t, kmeans_max_iter=int(self.kmeans_max_iter),
-                             kmeans_tol=float(self.kmeans_tol), hard_negatives=bool(self.hard_negatives))
+                             kmeans_tol=float(self.kmeans_tol), hard_negatives=self._hard_negatives())
             self.trees_.append(tree)
             if self.verbose:
                 print(f"tree {t + 1}/{self.n_trees}: {tree.n_nodes} nodes, depth {tree.depth}, "
