@@ -14,7 +14,7 @@ from multigrove.xmc import LabelTreeClassifier
 from multigrove.xmc import metrics as M
 from multigrove.xmc.beam_search import pack_forest
 from multigrove.xmc import label_tree
-from multigrove.xmc.label_tree import grow_tree, label_representation, routed_rows, spherical_kmeans
+from multigrove.xmc.label_tree import LabelTree, grow_tree, label_representation, routed_rows, spherical_kmeans
 from multigrove.xmc.linear import (
     STATE_BYTES_PER_ROW,
     LinearConfig,
@@ -277,7 +277,7 @@ def _margins_naive(X, rows, w, bias):
 
 
 @pytest.mark.parametrize("bias", [1.0, 0.0])
-def test_route_rows_equals_naive_twin(bias):
+def test_route_rows_equals_naive_twin(bias, monkeypatch):
     rng = np.random.default_rng(5)
     X = sp.random(300, 40, density=0.15, format="csr", random_state=rng, dtype=np.float32)
     K = 7
@@ -286,45 +286,48 @@ def test_route_rows_equals_naive_twin(bias):
     w = SparseWeights(W.indptr.astype(np.int64), W.indices.astype(np.int32), W.data)
     rows = rng.choice(300, 120, replace=False).astype(np.int64)
     want = _margins_naive(X, rows, w, bias)
-    Wt = W.T.tocsr()
+    node = LabelTree(np.array([0, K], np.int64), np.arange(K, dtype=np.int64), np.ones(1, np.bool_),
+                     w.indptr, w.indices, w.data)  # the node's classifiers packed as routed_rows packs them
+    packed = pack_forest([node])[4:9]
     got = np.empty((rows.shape[0], K), np.bool_)
-    route_rows(X.indptr, X.indices, X.data, rows, bias, Wt.indptr.astype(np.int64), Wt.indices.astype(np.int64),
-               Wt.data, 0.0, got)
+    route_rows(X.indptr, X.indices, X.data, rows, bias, X.shape[1], *packed, 0.0, got)
     clear = np.abs(want) > 1e-5  # float32 products: leave out margins within rounding of 0
     assert clear.mean() > 0.9 and want[clear].min() < 0 < want[clear].max()
     np.testing.assert_array_equal(got[clear], want[clear] > 0)
     got2 = np.empty_like(got)
-    route_rows(X.indptr, X.indices, X.data, rows, bias, Wt.indptr.astype(np.int64), Wt.indices.astype(np.int64),
-               Wt.data, 0.3, got2)
+    route_rows(X.indptr, X.indices, X.data, rows, bias, X.shape[1], *packed, 0.3, got2)
     np.testing.assert_array_equal(got2[np.abs(want - 0.3) > 1e-5], (want > 0.3)[np.abs(want - 0.3) > 1e-5])
     # the per-classifier lists, also when the rows are scored in several calls
     lists = routed_rows(X, rows, w, bias)
     for k in range(K):
         np.testing.assert_array_equal(np.sort(lists[k][np.isin(lists[k], rows[clear[:, k]])]),
                                       np.sort(rows[clear[:, k] & (want[:, k] > 0)]))
-    old = label_tree._ROUTE_CELLS
-    try:
-        label_tree._ROUTE_CELLS = 3 * K  # three rows per call
-        for a, b in zip(routed_rows(X, rows, w, bias), lists):
-            np.testing.assert_array_equal(a, b)
-    finally:
-        label_tree._ROUTE_CELLS = old
+    monkeypatch.setattr(label_tree, "_ROUTE_CELLS", 3 * K)  # three rows per call
+    for a, b in zip(routed_rows(X, rows, w, bias), lists):
+        np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("hard", [False, True])
-def test_hard_negatives_add_the_rows_the_parent_routes(small, monkeypatch, hard):
-    """Every node trains on the rows carrying one of its labels plus (hard negatives) the rows of its
-    parent that the parent's classifier for it scores positive; the root on every row."""
-    X, Y, _, _ = small
-    X = sp.csr_matrix(normalize(X), dtype=np.float32)
+@pytest.fixture
+def node_training(monkeypatch):
+    """(rows, weights) of every node trained while the test runs, in training order."""
     seen = []
 
-    def record(X_, rows, pos, cfg, seed, budget=None):
-        w = train_node(X_, rows, pos, cfg, seed, budget)
+    def record(X, rows, pos, cfg, seed, budget=None):
+        w = train_node(X, rows, pos, cfg, seed, budget)
         seen.append((rows.copy(), w))
         return w
 
     monkeypatch.setattr(label_tree, "train_node", record)
+    return seen
+
+
+@pytest.mark.parametrize("hard", [False, True])
+def test_hard_negatives_add_the_rows_the_parent_routes(small, node_training, hard):
+    """Every node trains on the rows carrying one of its labels plus (hard negatives) the rows of its
+    parent that the parent's classifier for it scores positive; the root on every row."""
+    X, Y, _, _ = small
+    X = sp.csr_matrix(normalize(X), dtype=np.float32)
+    seen = node_training
     V = label_representation(X, Y, "input")
     cfg = LinearConfig(C=0.5)
     tree = grow_tree(X, Y, V, branching=6, max_depth=3, linear=cfg, seed=2, hard_negatives=hard)
@@ -357,23 +360,15 @@ def test_hard_negatives_add_the_rows_the_parent_routes(small, monkeypatch, hard)
     assert (added > 0) == hard
 
 
-def test_hard_negatives_with_nodes_without_rows(small, monkeypatch):
+def test_hard_negatives_with_nodes_without_rows(small, node_training):
     """Labels no training row carries make nodes without rows, internal ones included."""
     X, Y, Xt, _ = small
     no_weights = SparseWeights(np.zeros(4, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32))
     lists = routed_rows(X, np.zeros(0, np.int64), no_weights, 1.0)
     assert len(lists) == 3 and all(a.size == 0 for a in lists)
-    sizes = []
-    real = label_tree.train_node
-
-    def record(X_, rows, pos, cfg, seed, budget=None):
-        sizes.append(rows.shape[0])
-        return real(X_, rows, pos, cfg, seed, budget)
-
-    monkeypatch.setattr(label_tree, "train_node", record)
     model = LabelTreeClassifier(branching=4, max_depth=10, n_trees=1).fit(X[:15], Y[:15])
     tree = model.trees_[0]
-    assert any(s == 0 and not leaf for s, leaf in zip(sizes, tree.is_leaf))
+    assert any(rows.size == 0 and not leaf for (rows, _), leaf in zip(node_training, tree.is_leaf))
     idx, _ = model.predict(Xt, 5)
     assert (idx >= 0).all()
 
@@ -531,6 +526,8 @@ def test_bad_input_errors(small):
         LabelTreeClassifier(C="big").fit(X, Y)
     with pytest.raises(ValueError, match="hard_negatives must be True, False or None, got 'yes'"):
         LabelTreeClassifier(hard_negatives="yes").fit(X, Y)
+    with pytest.raises(ValueError, match="normalize must be True or False, got 1"):
+        LabelTreeClassifier(normalize=1).fit(X, Y)
     with pytest.raises(TypeError, match="n_trees must be an integer, got 2.0"):
         LabelTreeClassifier(n_trees=2.0).fit(X, Y)
     with pytest.raises(ValueError, match="Y has 10 rows but X has 1200"):

@@ -391,34 +391,6 @@ def train_logistic(indptr, indices, data, bias, pos_indptr, pos_rows, C, eps, ma
 
 
 # ----------------------------------------------------------------------------- beam search
-@njit(parallel=True, cache=True)
-def route_rows(x_indptr, x_indices, x_data, rows, bias, wt_indptr, wt_edge, wt_val, threshold, out):
-    """Which of a node's classifiers give each of the node's rows a margin above ``threshold``.
-
-    IN x (CSR, n x D, sorted features); rows (m,) ids of the rows to score; bias: value of the
-    constant feature (id D); the node's K classifiers feature-major: feature f (0..D, D the bias)
-    holds (edge wt_edge[q], weight wt_val[q]) for q in wt_indptr[f]..wt_indptr[f+1].
-    OUT out (m, K) bool: out[i, k] = (w_k . x_rows[i] > threshold), the margin summed as the beam
-    search sums it (features in order, the bias last)."""
-    m, K = out.shape
-    D = wt_indptr.shape[0] - 2
-    n_chunks = min(m, 256)
-    for c in prange(n_chunks):
-        acc = np.empty(K, np.float64)
-        for i in range(c * m // n_chunks, (c + 1) * m // n_chunks):
-            acc[:] = 0.0
-            r = rows[i]
-            for p in range(x_indptr[r], x_indptr[r + 1]):
-                f = x_indices[p]
-                v = x_data[p]
-                for q in range(wt_indptr[f], wt_indptr[f + 1]):
-                    acc[wt_edge[q]] += wt_val[q] * v
-            for q in range(wt_indptr[D], wt_indptr[D + 1]):
-                acc[wt_edge[q]] += wt_val[q] * bias
-            for k in range(K):
-                out[i, k] = acc[k] > threshold
-
-
 @njit(cache=True)
 def count_node_features(edge_start, w_indptr, w_indices, n_ids, out_counts):
     """OUT out_counts[n] = number of distinct feature ids (all < n_ids) among the weights of node n's
@@ -491,6 +463,27 @@ def _score_node(node, x_indptr, x_indices, x_data, i, bias, n_features, node_f_s
         a = node_f_start[node + 1] - 1
         for q in range(f_ptr[a], f_ptr[a + 1]):
             out[e_local[q]] += e_val[q] * bias
+
+
+@njit(parallel=True, cache=True)
+def route_rows(x_indptr, x_indices, x_data, rows, bias, n_features, node_f_start, f_ids, f_ptr, e_local, e_val,
+               threshold, out):
+    """Which classifiers of a node give each of the node's rows a margin above ``threshold``.
+
+    IN x (CSR, sorted features < n_features); rows (m,) ids of the rows to score; bias: value of the
+    constant feature (id n_features); the node's K classifiers packed feature-major as node 0 of
+    ``beam_search``'s layout.  OUT out (m, K) bool: out[i, k] = (w_k . x_rows[i] > threshold), the
+    margin computed by the beam's ``_score_node``."""
+    m, K = out.shape
+    n_chunks = min(m, 256)
+    for c in prange(n_chunks):
+        wx = np.empty(K, np.float64)
+        for i in range(c * m // n_chunks, (c + 1) * m // n_chunks):
+            wx[:] = 0.0
+            _score_node(0, x_indptr, x_indices, x_data, rows[i], bias, n_features, node_f_start, f_ids, f_ptr,
+                        e_local, e_val, wx)
+            for k in range(K):
+                out[i, k] = wx[k] > threshold
 
 
 @njit(parallel=True, cache=True)

@@ -5,11 +5,15 @@ costs the row's non-zeros (times a binary search) plus the weights those feature
 every weight of every edge."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
 
 from ..kernels.labeltree import beam_search, count_node_features, pack_node_weights
-from .label_tree import LabelTree
+
+if TYPE_CHECKING:  # label_tree imports pack_forest to route rows while a tree grows
+    from .label_tree import LabelTree
 
 
 def pack_forest(trees: list[LabelTree]):
