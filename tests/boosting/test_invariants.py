@@ -2,10 +2,12 @@
 import numpy as np
 import pytest
 
+from multigrove.boosting.builder import LocalBuilder
 from multigrove.boosting.grower import GrowerConfig, TreeGrower
 from multigrove.boosting.leaves import StatLayout
 from multigrove.data.binning import BinMapper
-from multigrove.kernels.histogram import build_histogram_rows
+from multigrove.data.storage import dense_store
+from multigrove.kernels.histogram import build_histogram_chunks
 
 
 def _setup(rng, n=2000, F=5, k=3, const=False):
@@ -21,11 +23,20 @@ def _setup(rng, n=2000, F=5, k=3, const=False):
     return X, m, B, lay, S
 
 
+def _grow(m, B, lay, cfg, S, n_threads=2):
+    """One tree through the local builder; (grown tree, (rows, leaf_start, leaf_end))."""
+    builder = LocalBuilder(dense_store(B, m.hist_offsets, m.missing_bin), n_threads)
+    builder.begin(S, None, cfg.num_leaves)
+    grown = TreeGrower(m.hist_offsets, lay, cfg).grow(builder)
+    return grown, builder.leaf_segments(grown.n_leaves)
+
+
 def test_every_feature_histogram_sums_to_node_totals(rng):
     X, m, B, lay, S = _setup(rng)
     rows = np.sort(rng.choice(len(X), 700, replace=False)).astype(np.int32)
     hist = np.empty((m.total_bins, lay.n_cols))
-    build_histogram_rows(B, rows, S, m.hist_offsets, np.empty((2,) + hist.shape), hist)
+    store = dense_store(B, m.hist_offsets, m.missing_bin)
+    build_histogram_chunks(store, rows, S, np.empty((2,) + hist.shape), hist, np.empty(lay.n_cols))
     total = S[rows].astype(np.float64).sum(axis=0)
     for f in range(m.n_features):
         np.testing.assert_allclose(hist[m.hist_offsets[f]:m.hist_offsets[f + 1]].sum(axis=0), total, rtol=1e-9)
@@ -37,15 +48,15 @@ def test_every_feature_histogram_sums_to_node_totals(rng):
 def test_grown_tree_partitions_rows_and_sums_match(rng, policy, const):
     X, m, B, lay, S = _setup(rng, const=const)
     cfg = GrowerConfig(num_leaves=15, min_data_in_leaf=10, growth_policy=policy, lambda_l2=1.0)
-    grown = TreeGrower(B, m.hist_offsets, m.missing_bin, lay, cfg).grow(S)
+    grown, (rows, leaf_start, leaf_end) = _grow(m, B, lay, cfg, S)
     # leaves' row segments tile the rows, which are a permutation of all rows
-    assert np.array_equal(np.sort(grown.rows), np.arange(len(X)))
-    order = np.argsort(grown.leaf_start)
-    assert grown.leaf_start[order][0] == 0 and grown.leaf_end[order][-1] == len(X)
-    assert np.array_equal(grown.leaf_end[order][:-1], grown.leaf_start[order][1:])
+    assert np.array_equal(np.sort(rows), np.arange(len(X)))
+    order = np.argsort(leaf_start)
+    assert leaf_start[order][0] == 0 and leaf_end[order][-1] == len(X)
+    assert np.array_equal(leaf_end[order][:-1], leaf_start[order][1:])
     # each leaf's tracked totals (from histograms and subtraction) equal the sums of its rows
-    for leaf in range(len(grown.leaf_start)):
-        idx = grown.rows[grown.leaf_start[leaf]:grown.leaf_end[leaf]]
+    for leaf in range(len(leaf_start)):
+        idx = rows[leaf_start[leaf]:leaf_end[leaf]]
         np.testing.assert_allclose(grown.leaf_sums[leaf], S[idx].astype(np.float64).sum(axis=0),
                                    rtol=1e-7, atol=1e-6)
         assert len(idx) >= 10
@@ -53,7 +64,7 @@ def test_grown_tree_partitions_rows_and_sums_match(rng, policy, const):
     counts = {}
 
     def count(c):
-        return grown.leaf_end[~c] - grown.leaf_start[~c] if c < 0 else counts[c]
+        return leaf_end[~c] - leaf_start[~c] if c < 0 else counts[c]
     for node in reversed(range(len(grown.split_feature))):
         counts[node] = count(grown.left_child[node]) + count(grown.right_child[node])
         assert counts[node] == grown.internal_count[node]
@@ -64,7 +75,7 @@ def test_depthwise_respects_max_depth_and_leaf_budget(rng):
     X, m, B, lay, S = _setup(rng)
     for depth in (1, 2, 3):
         cfg = GrowerConfig(num_leaves=100, max_depth=depth, min_data_in_leaf=5, growth_policy="depthwise")
-        grown = TreeGrower(B, m.hist_offsets, m.missing_bin, lay, cfg).grow(S)
-        assert len(grown.leaf_start) <= 2 ** depth
+        grown, _ = _grow(m, B, lay, cfg, S)
+        assert grown.n_leaves <= 2 ** depth
     cfg = GrowerConfig(num_leaves=7, min_data_in_leaf=5, growth_policy="leafwise")
-    assert len(TreeGrower(B, m.hist_offsets, m.missing_bin, lay, cfg).grow(S).leaf_start) == 7
+    assert _grow(m, B, lay, cfg, S)[0].n_leaves == 7

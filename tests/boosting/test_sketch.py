@@ -3,8 +3,41 @@ import numpy as np
 import pytest
 
 import multigrove as mg
-from multigrove.boosting.sketch import auto_k, sketch_gradients, stable_rank
+from multigrove.boosting.sketch import apply_sketch, auto_k, column_sq_norms, gram_product, plan_sketch, stable_rank
 from multigrove.datasets import make_multioutput_regression
+
+
+class Sketch:
+    """The split statistics a sketch gives for (G, H): G (n, k), H (n, k) / (n, 1) / None, columns."""
+
+    def __init__(self, method, k, G, H, rng):
+        plan = plan_sketch(method, k, G.shape[1], rng, lambda: column_sq_norms(G), lambda V: gram_product(G, V))
+        self.columns = plan.columns
+        width = plan.width or G.shape[1]
+        self.G = np.empty((G.shape[0], width), np.float32)
+        self.H = None
+        if H is not None:
+            self.H = np.empty((G.shape[0], 1 if plan.projection is not None else width), np.float32)
+        if plan.is_full:
+            self.G[:] = G
+            if H is not None:
+                self.H[:] = H
+        else:
+            apply_sketch(plan, G, H, self.G, self.H)
+
+
+sketch_gradients = Sketch
+
+
+def _sr(G, rng=None):
+    G = np.asarray(G)
+    return stable_rank(float(column_sq_norms(G).sum()), lambda V: gram_product(G, V), G.shape[1],
+                       rng or np.random.default_rng(0))
+
+
+def _auto_k(G, rng):
+    G = np.asarray(G, np.float32)
+    return auto_k(float(column_sq_norms(G).sum()), lambda V: gram_product(G, V), G.shape[1], rng)
 
 
 def _g(rng, n=300, d=12):
@@ -60,11 +93,11 @@ def test_svd_with_k_equal_to_rank_gives_the_exact_score(rng):
 def test_stable_rank_and_auto_k(rng):
     u = rng.normal(size=(200, 1))
     rank1 = (u @ rng.normal(size=(1, 30))).astype(np.float32)
-    assert stable_rank(rank1) == pytest.approx(1.0, rel=1e-6)
-    assert auto_k(rank1, rng) == 4                               # ceil(1 / 0.5^2)
+    assert _sr(rank1) == pytest.approx(1.0, rel=1e-5)
+    assert _auto_k(rank1, rng) == 4                                # ceil(1 / 0.5^2)
     Q, _ = np.linalg.qr(rng.normal(size=(200, 6)))
-    assert stable_rank(Q) == pytest.approx(6.0, rel=1e-3)          # orthonormal columns: sr = rank
-    assert auto_k(Q.astype(np.float32), rng) == 6                  # clipped to d
+    assert _sr(Q.astype(np.float32)) == pytest.approx(6.0, rel=1e-3)   # orthonormal columns: sr = rank
+    assert _auto_k(Q, rng) == 6                                    # clipped to d
 
 
 @pytest.fixture(scope="module")

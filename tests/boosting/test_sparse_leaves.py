@@ -6,14 +6,14 @@ import pytest
 
 import multigrove as mg
 from multigrove.datasets import make_multiclass, make_multioutput_regression
-from multigrove.kernels.split import best_split_per_feature, node_score
+from multigrove.kernels.split import node_score
+
+from ..kernels.helpers import scan, scan_params
 
 
 def _scan(hist, topk, restricted):
-    total = hist.sum(axis=0)
-    g, b, d = np.empty(1), np.empty(1, np.int32), np.empty(1, np.bool_)
-    best_split_per_feature(hist, np.array([0, hist.shape[0]]), total, 3, 3, 0, 1.0, 3, np.ones(1, bool), 0.0, 1,
-                           0.0, topk, restricted, g, b, d)
+    g, b, _ = scan(hist, [0, hist.shape[0]], hist.sum(axis=0), scan_params(3, 3, 0, 1.0, 3, topk=topk,
+                                                                           restricted=restricted))
     return g[0], b[0]
 
 
@@ -40,12 +40,10 @@ def test_restricted_top1_gain_by_hand():
     assert t == 0 and gain == pytest.approx(8 + 4 / 3)
     # k = 2 restricted at t=1: 7.5 + 7.3333 = 14.8333 ; at t=0: 9.3333 + 1.8333 = 11.1667
     total = HIST.sum(axis=0)
-    g, b, d = np.empty(1), np.empty(1, np.int32), np.empty(1, np.bool_)
-    best_split_per_feature(HIST, np.array([0, 4]), total, 3, 3, 0, 1.0, 3, np.ones(1, bool), 0.0, 1, 0.0, 2, True,
-                           g, b, d)
+    g, b, d = scan(HIST, [0, 4], total, scan_params(3, 3, 0, 1.0, 3, topk=2, restricted=True))
     assert b[0] == 1 and g[0] == pytest.approx(7.5 + 16 / 3 + 2)
     # the parent of a 1-sparse leaf keeps its best output: G=(2,0,3), n=5 -> (0.8, 0, 1.8)
-    assert node_score(total, 3, 3, 0, 1.0, 0.0, 1) == pytest.approx(1.8)
+    assert node_score(total, scan_params(3, 3, 0, 1.0, 3, topk=1)) == pytest.approx(1.8)
 
 
 @pytest.fixture(scope="module")

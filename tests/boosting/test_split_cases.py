@@ -3,7 +3,9 @@ import numpy as np
 import pytest
 
 import multigrove as mg
-from multigrove.kernels.split import best_split_per_feature, node_score
+from multigrove.kernels.split import node_score
+
+from ..kernels.helpers import scan, scan_params
 
 
 def test_two_output_gain_by_hand():
@@ -15,13 +17,12 @@ def test_two_output_gain_by_hand():
     hist = np.array([[2, -1, 1, 1, 3], [-1, 1, 2, 1, 4], [-3, 2, 1, 2, 3], [0, 0, 0, 0, 0]], dtype=float)
     total = hist.sum(axis=0)  # G = (-2, 2), H = (4, 4), n = 10
     offsets = np.array([0, 4])
-    g, b, d = np.empty(1), np.empty(1, np.int32), np.empty(1, np.bool_)
-    best_split_per_feature(hist, offsets, total, 2, 2, 1, 1.0, 4, np.ones(1, bool), 1.0, 1, 0.0, 0, False, g, b, d)
+    g, b, d = scan(hist, offsets, total, scan_params(2, 2, 1, 1.0, 4, lam=1.0))
     # t=0: left G=(2,-1),H=(1,1): 4/2 + 1/2 = 2.5 ; right G=(-4,3),H=(3,3): 16/4 + 9/4 = 6.25 -> 8.75
     # t=1: left G=(1,0),H=(3,2): 1/4 + 0 = 0.25 ; right G=(-3,2),H=(1,2): 9/2 + 4/3 = 5.8333 -> 6.0833
     assert b[0] == 0 and not d[0]
     assert g[0] == pytest.approx(8.75)
-    parent = node_score(total, 2, 2, 1, 1.0, 1.0, 0)   # 4/5 + 4/5 = 1.6
+    parent = node_score(total, scan_params(2, 2, 1, 1.0, 4, lam=1.0))   # 4/5 + 4/5 = 1.6
     assert parent == pytest.approx(1.6)
 
 
@@ -29,9 +30,7 @@ def test_missing_values_direction_by_hand():
     # bins 0,1 and a missing bin holding a large positive gradient that belongs with bin 1
     hist = np.array([[-4, 2, 2], [3, 2, 2], [5, 2, 2]], dtype=float)  # columns: G, H, count
     total = hist.sum(axis=0)
-    g, b, d = np.empty(1), np.empty(1, np.int32), np.empty(1, np.bool_)
-    best_split_per_feature(hist, np.array([0, 3]), total, 1, 1, 1, 1.0, 2, np.ones(1, bool), 0.0, 1, 0.0, 0, False,
-                           g, b, d)
+    g, b, d = scan(hist, [0, 3], total, scan_params(1, 1, 1, 1.0, 2))
     # missing right: 16/2 + 64/4 = 24 ; missing left: 1/4 + 9/2 = 4.75
     assert (b[0], bool(d[0])) == (0, False) and g[0] == pytest.approx(24.0)
 

@@ -1,18 +1,20 @@
 """Rung 1: every optimized kernel equals its naive twin on generated inputs."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from multigrove.boosting.tree import Tree, stack_trees
 from multigrove.data.binning import BinMapper
 from multigrove.kernels.binning import bin_matrix
-from multigrove.kernels.histogram import (build_histogram_blocks, build_histogram_rows, build_histogram_serial,
-                                         subtract_histogram)
-from multigrove.kernels.partition import add_leaf_values, partition_rows, partition_rows_parallel
-from multigrove.kernels.predict import predict_binned, predict_leaf_raw, predict_raw
-from multigrove.kernels.split import best_split_per_feature, best_split_per_feature_serial, left_sums, node_score
+from multigrove.kernels.histogram import (build_histogram_chunks, build_histogram_columns, build_histogram_serial,
+                                         build_histogram_wide, subtract_histogram)
+from multigrove.kernels.partition import (add_leaf_values, partition_rows, partition_rows_parallel,
+                                         split_and_build)
+from multigrove.kernels.predict import predict_leaf_raw, predict_raw, predict_store
+from multigrove.kernels.split import (best_split_per_feature_serial, best_splits, left_sums, node_score)
 
 from . import naive
+from .helpers import scan, scan_params, store_of
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
@@ -50,25 +52,61 @@ def test_bin_matrix_equals_naive(seed, n, F, max_bin):
     assert np.all(m.n_value_bins <= max_bin)
 
 
+def _all_histograms(store, rows, stats):
+    """Every histogram schedule's output (and totals) for these rows."""
+    n_bins, C = store.total_bins, stats.shape[1]
+    outs = []
+    for name in ("serial", "chunks", "wide", "columns"):
+        out, total = np.full((n_bins, C), np.nan), np.full(C, np.nan)
+        if name == "serial":
+            build_histogram_serial(store, rows, stats, out, total)
+        elif name == "chunks":
+            build_histogram_chunks(store, rows, stats, np.full((3, n_bins, C), np.nan), out, total)
+        elif name == "wide":
+            build_histogram_wide(store, rows, stats, min(C, 3), out, total)
+        elif rows.shape[0] == store.n_rows and np.array_equal(rows, np.arange(store.n_rows)):
+            build_histogram_columns(store, stats, np.full((2, n_bins, C), np.nan), out, total)
+        else:
+            continue
+        outs.append((name, out, total))
+    return outs
+
+
+@SETTINGS
+@given(binned_problem(), st.booleans())
+def test_histogram_kernels_equal_naive(problem, every_row):
+    rng, binned, offsets, _, stats, rows = problem
+    if every_row:
+        rows = np.arange(binned.shape[0], dtype=np.int32)
+    store = store_of(binned, offsets)
+    expect = naive.histogram(binned, rows, stats, offsets)
+    for name, out, total in _all_histograms(store, rows, stats):
+        np.testing.assert_allclose(out, expect, rtol=1e-12, atol=1e-9, err_msg=name)
+        np.testing.assert_allclose(total, stats[rows].sum(axis=0, dtype=np.float64), rtol=1e-12, atol=1e-9)
+    child = naive.histogram(binned, rows[: len(rows) // 2], stats, offsets)
+    sub = np.empty_like(expect)
+    subtract_histogram(expect, child, sub)
+    np.testing.assert_allclose(sub, expect - child, atol=1e-12)
+
+
 @SETTINGS
 @given(binned_problem())
-def test_histogram_kernels_equal_naive(problem):
+def test_histogram_skips_totals_when_given_none(problem):
     rng, binned, offsets, _, stats, rows = problem
-    expect = naive.histogram(binned, rows, stats, offsets)
-    out = np.full((offsets[-1], stats.shape[1]), np.nan)
-    scratch = np.full((2, offsets[-1], stats.shape[1]), np.nan)
-    build_histogram_rows(binned, rows, stats, offsets, scratch, out)
-    np.testing.assert_allclose(out, expect, rtol=1e-12, atol=1e-9)
-    out[:] = np.nan
-    build_histogram_blocks(binned, rows, stats, offsets, 3, out)
-    np.testing.assert_allclose(out, expect, rtol=1e-12, atol=1e-9)
-    out[:] = np.nan
-    build_histogram_serial(binned, rows, stats, offsets, out)
-    np.testing.assert_allclose(out, expect, rtol=1e-12, atol=1e-9)
-    child = naive.histogram(binned, rows[: len(rows) // 2], stats, offsets)
-    sub = np.empty_like(out)
-    subtract_histogram(out, child, sub)
-    np.testing.assert_allclose(sub, expect - child, atol=1e-12)
+    store = store_of(binned, offsets)
+    out = np.full((store.total_bins, stats.shape[1]), np.nan)
+    build_histogram_serial(store, rows, stats, out, np.empty(0))
+    np.testing.assert_allclose(out, naive.histogram(binned, rows, stats, offsets), rtol=1e-12, atol=1e-9)
+
+
+def _scan_setup(rng, stats, const_hess):
+    C = stats.shape[1]
+    if const_hess:
+        return C - 1, C - 1, 0, 1.0
+    assume(C >= 3)
+    k = (C - 1) // 2
+    stats[:, k:2 * k] = np.abs(stats[:, k:2 * k])
+    return k, k, 1, 1.0
 
 
 @SETTINGS
@@ -77,36 +115,28 @@ def test_histogram_kernels_equal_naive(problem):
 def test_split_scan_equals_naive(problem, const_hess, lam, min_data, topk, restricted):
     rng, binned, offsets, _, stats, rows = problem
     C = stats.shape[1]
-    if const_hess:
-        k, h_col, h_stride, h_scale = C - 1, C - 1, 0, 1.0
-    else:
-        if C < 3:
-            return
-        k = (C - 1) // 2
-        stats[:, k:2 * k] = np.abs(stats[:, k:2 * k])
-        h_col, h_stride, h_scale = k, 1, 1.0
+    k, h_col, h_stride, h_scale = _scan_setup(rng, stats, const_hess)
     hist = naive.histogram(binned, rows, stats, offsets)
     total = hist[offsets[0]:offsets[1]].sum(axis=0)
     mask = rng.random(offsets.size - 1) < 0.8
-    F = offsets.size - 1
-    g, b, d = np.empty(F), np.empty(F, np.int32), np.empty(F, np.bool_)
-    best_split_per_feature(hist, offsets, total, k, h_col, h_stride, h_scale, C - 1, mask, lam, min_data, 1e-3,
-                           topk, restricted, g, b, d)
+    params = scan_params(k, h_col, h_stride, h_scale, C - 1, lam, min_data, 1e-3, topk, restricted)
+    g, b, d = scan(hist, offsets, total, params, mask)
     eg, eb, ed = naive.best_split_per_feature(hist, offsets, total, k, h_col, h_stride, h_scale, C - 1, mask,
                                               lam, min_data, 1e-3, topk, restricted)
     np.testing.assert_allclose(g, eg, rtol=1e-9)
     ok = np.isfinite(eg)
     np.testing.assert_array_equal(b[ok], eb[ok])
     np.testing.assert_array_equal(d[ok], ed[ok])
-    g2, b2, d2 = np.empty(F), np.empty(F, np.int32), np.empty(F, np.bool_)
-    best_split_per_feature_serial(hist, offsets, total, k, h_col, h_stride, h_scale, C - 1, mask, lam, min_data,
-                                  1e-3, topk, restricted, g2, b2, d2)
-    np.testing.assert_array_equal(g2, g)
-    np.testing.assert_array_equal(b2[ok], b[ok])
+    F = offsets.size - 1
+    g2, b2, d2 = np.empty((1, F)), np.empty((1, F), np.int32), np.empty((1, F), np.bool_)
+    best_split_per_feature_serial(hist, hist, np.ones(1, np.bool_), total.reshape(1, -1), offsets, mask, params,
+                                  g2, b2, d2)
+    np.testing.assert_array_equal(g2[0], g)
+    np.testing.assert_array_equal(b2[0, ok], b[ok])
     parts = sorted((total[j] ** 2 / (h_scale * total[h_col + j * h_stride] + lam)
                     if h_scale * total[h_col + j * h_stride] + lam > 0 else 0.0) for j in range(k))[::-1]
     parent = sum(parts[:topk] if 0 < topk < k else parts)
-    assert node_score(total, k, h_col, h_stride, h_scale, lam, topk) == pytest.approx(parent, rel=1e-12)
+    assert node_score(total, params) == pytest.approx(parent, rel=1e-12)
     for f in np.flatnonzero(ok):
         out = np.empty(C)
         left_sums(hist, offsets, f, b[f], d[f], out)
@@ -116,10 +146,53 @@ def test_split_scan_equals_naive(problem, const_hess, lam, min_data, topk, restr
 
 
 @SETTINGS
+@given(binned_problem(), st.integers(0, 1), st.booleans(), st.booleans(), st.booleans(), st.sampled_from([0.0, 0.5]))
+def test_best_splits_subtracts_and_scans_both_children(problem, const_hess, scan_first, parallel, subtract,
+                                                       min_gain):
+    """The per-split kernel: sibling = parent - child, both scanned, the best split of each and its left sums."""
+    rng, binned, offsets, _, stats, rows = problem
+    C = stats.shape[1]
+    k, h_col, h_stride, h_scale = _scan_setup(rng, stats, const_hess)
+    params = scan_params(k, h_col, h_stride, h_scale, C - 1, 1.0, 2, 1e-3, min_gain=min_gain)
+    half = rows[rng.random(rows.size) < 0.5]
+    child = naive.histogram(binned, half, stats, offsets)
+    parent = naive.histogram(binned, rows, stats, offsets)
+    sibling = parent - child
+    h1 = parent.copy() if subtract else sibling.copy()
+    totals = np.array([child[offsets[0]:offsets[1]].sum(0), sibling[offsets[0]:offsets[1]].sum(0)])
+    F = offsets.size - 1
+    mask = np.ones(F, np.bool_)
+    feat = (np.empty((2, F)), np.empty((2, F), np.int32), np.empty((2, F), np.bool_))
+    out = (np.empty(2), np.empty(2, np.int32), np.empty(2, np.int32), np.empty(2, np.bool_), np.empty((2, C)))
+    best_splits(child, h1, 2, subtract, totals, offsets, mask, params, parallel, np.array([scan_first, True]),
+                *feat, *out)
+    np.testing.assert_allclose(h1, sibling, atol=1e-9)
+    gain, feature, bin_, dleft, lsums = out
+    for node, hist in enumerate((child, sibling)):
+        if node == 0 and not scan_first:
+            assert gain[0] == -np.inf
+            continue
+        eg, eb, ed = naive.best_split_per_feature(hist, offsets, totals[node], k, h_col, h_stride, h_scale, C - 1,
+                                                  mask, 1.0, 2, 1e-3)
+        parts = [totals[node][j] ** 2 / (h_scale * totals[node][h_col + j * h_stride] + 1.0) for j in range(k)]
+        best = np.max(eg) - sum(parts)
+        if not np.isfinite(best) or best <= min_gain:
+            assert gain[node] == -np.inf
+            continue
+        f = int(np.argmax(eg))
+        assert gain[node] == pytest.approx(best, rel=1e-9, abs=1e-9)
+        assert (feature[node], bin_[node], dleft[node]) == (f, eb[f], ed[f])
+        lo, miss = offsets[f], offsets[f + 1] - 1
+        np.testing.assert_allclose(lsums[node], hist[lo:lo + eb[f] + 1].sum(0) + (hist[miss] if ed[f] else 0),
+                                   atol=1e-9)
+
+
+@SETTINGS
 @given(binned_problem(), st.booleans(), st.integers(1, 4))
 def test_partition_kernels_equal_naive(problem, default_left, n_chunks):
     rng, binned, offsets, n_vb, stats, rows = problem
     n = binned.shape[0]
+    store = store_of(binned, offsets)
     all_rows = rng.permutation(n).astype(np.int32)
     start = int(rng.integers(0, n))
     end = int(rng.integers(start, n + 1))
@@ -127,13 +200,33 @@ def test_partition_kernels_equal_naive(problem, default_left, n_chunks):
     thr = int(rng.integers(0, n_vb[f]))
     expect, n_left = naive.partition(all_rows, start, end, binned, f, thr, n_vb[f], default_left)
     a = all_rows.copy()
-    assert partition_rows(a, start, end, np.asfortranarray(binned), f, thr, n_vb[f], default_left,
-                          np.empty(n, np.int32)) == n_left
+    assert partition_rows(store, a, start, end, f, thr, default_left, np.empty(n, np.int32)) == n_left
     np.testing.assert_array_equal(a, expect)
     b = all_rows.copy()
-    assert partition_rows_parallel(b, start, end, binned, f, thr, n_vb[f], default_left, n_chunks,
-                                   np.empty(n, np.int32), np.empty(n_chunks, np.int64)) == n_left
+    assert partition_rows_parallel(store, b, start, end, f, thr, default_left, np.empty(n, np.int32),
+                                   np.empty(n_chunks, np.int64)) == n_left
     np.testing.assert_array_equal(b, expect)
+
+
+@SETTINGS
+@given(binned_problem(), st.booleans(), st.integers(0, 2), st.integers(1, 2), st.integers(0, 3))
+def test_split_and_build_partitions_and_builds_one_child(problem, default_left, build, n_chunks, schedule):
+    rng, binned, offsets, n_vb, stats, rows = problem
+    n = binned.shape[0]
+    store = store_of(binned, offsets)
+    order = rng.permutation(n).astype(np.int32)
+    f = int(rng.integers(0, binned.shape[1]))
+    thr = int(rng.integers(0, n_vb[f]))
+    expect, n_left = naive.partition(order, 0, n, binned, f, thr, n_vb[f], default_left)
+    C = stats.shape[1]
+    out, total = np.full((store.total_bins, C), np.nan), np.full(C, np.nan)
+    got = split_and_build(store, order, 0, n, f, thr, default_left, build, stats, schedule, np.empty(n, np.int32),
+                          np.empty(n_chunks, np.int64), np.full((2, store.total_bins, C), np.nan), out, total)
+    assert got == n_left
+    np.testing.assert_array_equal(order, expect)
+    if build:
+        child = expect[:n_left] if build == 1 else expect[n_left:]
+        np.testing.assert_allclose(out, naive.histogram(binned, child, stats, offsets), rtol=1e-12, atol=1e-9)
 
 
 def _random_tree(rng, n_features, n_outputs, n_internal, one_col):
@@ -176,10 +269,11 @@ def test_predict_kernels_equal_naive(seed, n_trees, d):
                      s["node_right"], s["tree_node_offset"], leaves)
     B = rng.integers(0, 6, size=(n, F)).astype(np.uint8)
     missing_bin = np.full(F, 5, np.int32)
+    store = store_of(B, np.arange(F + 1) * 6)
     outb = np.zeros((n, d))
-    predict_binned(B, missing_bin, s["node_feature"], s["node_bin"], s["node_default_left"], s["node_left"],
-                   s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"],
-                   s["leaf_vals"], outb)
+    predict_store(store, np.arange(n, dtype=np.int32), s["node_feature"], s["node_bin"], s["node_default_left"],
+                  s["node_left"], s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"],
+                  s["leaf_cols"], s["leaf_vals"], outb)
     expect, expect_b = np.zeros((n, d)), np.zeros((n, d))
     for ti, t in enumerate(trees):
         for i in range(n):

@@ -22,7 +22,7 @@ from scipy.special import expit, softmax
 
 from .._fileio import atomic_write
 from .._validation import check_features
-from ..kernels.predict import predict_binned, predict_leaf_raw, predict_raw
+from ..kernels.predict import predict_leaf_raw, predict_raw
 from .tree import Tree, stack_trees
 
 FORMAT = "multigrove.booster"
@@ -117,13 +117,6 @@ class Booster:
         if self.objective == "multiclass":
             return softmax(raw, axis=1)
         return raw
-
-    def _predict_binned_into(self, binned: np.ndarray, missing_bin: np.ndarray, trees: list[Tree],
-                             out: np.ndarray) -> None:
-        s = stack_trees(trees)
-        predict_binned(binned, missing_bin, s["node_feature"], s["node_bin"], s["node_default_left"],
-                       s["node_left"], s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"],
-                       s["leaf_ptr"], s["leaf_cols"], s["leaf_vals"], out)
 
     # ------------------------------------------------------------------ inspection
     def feature_importance(self, importance_type: str = "split", iteration: int | None = None) -> np.ndarray:

@@ -1,9 +1,11 @@
-"""Grow one tree from per-row statistics: leaf-wise (best-first) or depth-wise.
+"""Grow one tree from histograms: leaf-wise (best-first, GBDT-MO Alg. 5) or depth-wise.
 
-Driver code in Python, every loop over rows or bins in a Numba kernel.  The histogram of the
-smaller child is built; the larger child's is the parent's minus it, computed in the
-parent's buffer (LightGBM's subtraction trick), so each tree keeps at most one histogram per
-open leaf.  Buffers come from a pool that outlives the tree.
+The grower never touches a row: a ``HistogramBuilder`` (``builder.py``) gives it the root's
+histogram and, at every split, partitions the rows and returns the histogram of the smaller
+child.  The larger child's histogram is the parent's minus it, computed in the parent's buffer
+(LightGBM's subtraction trick), and one kernel call per split does that subtraction and scans
+both children.  Depth-wise growth sends the splits of a whole level to the builder at once, so a
+distributed builder pays one round trip per level.
 """
 from __future__ import annotations
 
@@ -11,12 +13,13 @@ import dataclasses
 
 import numpy as np
 
-from .._dtypes import HIST, INDEX
-from ..kernels.histogram import (build_histogram_blocks, build_histogram_rows, build_histogram_serial,
-                                 subtract_histogram)
-from ..kernels.partition import partition_rows, partition_rows_parallel
-from ..kernels.split import best_split_per_feature, best_split_per_feature_serial, left_sums, node_score
+from .._dtypes import HIST
+from ..kernels.split import ScanParams, best_splits
+from .builder import BUILD_LEFT, BUILD_NONE, BUILD_RIGHT, HistogramBuilder, SplitRequest
 from .leaves import StatLayout
+
+#: split scans over fewer (bins x gradient columns) run on one thread
+PARALLEL_MIN_SCAN = 4096
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,16 +34,6 @@ class GrowerConfig:
     n_threads: int = 2
     topk: int = 0               # > 0: score splits for leaves keeping their top-k outputs
     restricted: bool = False    # with topk: GBDT-MO Alg. 4 (shared outputs) instead of Alg. 3
-
-
-#: widest statistic matrix for which per-thread private histograms (row chunks) pay off
-ROW_CHUNK_MAX_COLS = 3
-#: nodes with fewer rows are partitioned on one thread
-PARALLEL_PARTITION_MIN_ROWS = 16384
-#: below this many cell updates a kernel runs on one thread (a parallel region costs ~10-50 us)
-PARALLEL_MIN_WORK = 200_000
-#: split scans over fewer (bins x outputs) run on one thread
-PARALLEL_MIN_SCAN = 4096
 
 
 class HistogramPool:
@@ -59,25 +52,22 @@ class HistogramPool:
 
 
 class _Leaf:
-    __slots__ = ("index", "start", "end", "depth", "total", "hist", "gain", "feature", "bin",
-                 "default_left", "parent", "is_left")
+    __slots__ = ("index", "depth", "total", "hist", "gain", "feature", "bin", "default_left", "left_total",
+                 "parent", "is_left")
 
-    def __init__(self, index, start, end, depth, total, parent, is_left):
-        self.index, self.start, self.end, self.depth = index, start, end, depth
-        self.total, self.parent, self.is_left = total, parent, is_left
+    def __init__(self, index, depth, total, parent, is_left):
+        self.index, self.depth, self.total = index, depth, total
+        self.parent, self.is_left = parent, is_left
         self.hist = None
         self.gain = -np.inf
         self.feature = self.bin = -1
         self.default_left = False
-
-    @property
-    def count(self) -> int:
-        return self.end - self.start
+        self.left_total = None
 
 
 @dataclasses.dataclass
 class GrownTree:
-    """Structure of a grown tree plus what the engine needs to finish it."""
+    """Structure of a grown tree plus the statistic sums of its leaves."""
     split_feature: np.ndarray
     threshold_bin: np.ndarray
     default_left: np.ndarray
@@ -85,163 +75,152 @@ class GrownTree:
     right_child: np.ndarray
     split_gain: np.ndarray
     internal_count: np.ndarray
-    leaf_sums: np.ndarray       # (n_leaves, C) statistic sums of each leaf
-    leaf_start: np.ndarray      # leaf l holds rows[leaf_start[l]:leaf_end[l]]
-    leaf_end: np.ndarray
-    rows: np.ndarray
+    leaf_sums: np.ndarray       # (n_leaves, C) statistic sums of each leaf (of the split statistics)
+
+    @property
+    def n_leaves(self) -> int:
+        return int(self.leaf_sums.shape[0])
 
 
 class TreeGrower:
-    """Grow trees on one binned matrix; reuses its buffers from tree to tree."""
+    """Grow trees whose split statistics have a given layout; reuses its buffers from tree to tree."""
 
-    def __init__(self, binned: np.ndarray, hist_offsets: np.ndarray, missing_bin: np.ndarray,
-                 layout: StatLayout, config: GrowerConfig, pool: HistogramPool | None = None):
-        self.binned = binned
-        self.binned_col = np.asfortranarray(binned)  # partition reads one feature of many rows
-        self.offsets = hist_offsets
-        self.missing_bin = missing_bin
+    def __init__(self, hist_offsets: np.ndarray, layout: StatLayout, config: GrowerConfig):
+        self.offsets = np.asarray(hist_offsets, dtype=np.int64)
         self.layout = layout
         self.cfg = config
-        self.pool = pool or HistogramPool(int(hist_offsets[-1]), layout.n_cols)
-        n_features = binned.shape[1]
-        self._gain = np.empty(n_features, dtype=np.float64)
-        self._bin = np.empty(n_features, dtype=np.int32)
-        self._dleft = np.empty(n_features, dtype=np.bool_)
-        self._tmp = np.empty(binned.shape[0], dtype=INDEX)
-        self._counts = np.empty(max(config.n_threads, 1), dtype=np.int64)
-        self._scratch = (np.empty((max(config.n_threads, 1), int(hist_offsets[-1]), layout.n_cols), dtype=HIST)
-                         if layout.n_cols <= ROW_CHUNK_MAX_COLS else None)
+        self.pool = HistogramPool(int(self.offsets[-1]), layout.n_cols)
+        self.params = ScanParams(k=layout.k, h_col=layout.h_col, h_stride=layout.h_stride,
+                                 h_scale=float(layout.h_scale), count_col=layout.count_col,
+                                 lambda_l2=float(config.lambda_l2), min_data_in_leaf=int(config.min_data_in_leaf),
+                                 min_sum_hessian=float(config.min_sum_hessian_in_leaf),
+                                 min_gain_to_split=float(config.min_gain_to_split), topk=int(config.topk),
+                                 restricted=bool(config.restricted))
+        n_features = self.offsets.shape[0] - 1
+        self._parallel = config.n_threads > 1 and int(self.offsets[-1]) * layout.k >= PARALLEL_MIN_SCAN
+        self._feat = (np.empty((2, n_features)), np.empty((2, n_features), np.int32),
+                      np.empty((2, n_features), np.bool_))
+        self._out = (np.empty(2), np.empty(2, np.int32), np.empty(2, np.int32), np.empty(2, np.bool_),
+                     np.empty((2, layout.n_cols)))
+        self._totals = np.empty((2, layout.n_cols))
 
     # ------------------------------------------------------------------ public
-    def grow(self, stats: np.ndarray, rows: np.ndarray | None = None,
-             feature_mask: np.ndarray | None = None) -> GrownTree:
+    def grow(self, builder: HistogramBuilder, feature_mask: np.ndarray | None = None) -> GrownTree:
         cfg = self.cfg
-        n = self.binned.shape[0]
-        rows = np.arange(n, dtype=INDEX) if rows is None else np.ascontiguousarray(rows, dtype=INDEX)
-        self._mask = np.ones(self.binned.shape[1], dtype=np.bool_) if feature_mask is None else feature_mask
-        self._stats = stats
-        self._rows = rows
+        n_features = self.offsets.shape[0] - 1
+        self._mask = np.ones(n_features, np.bool_) if feature_mask is None else feature_mask
         self._nodes: list[tuple] = []  # (feature, bin, default_left, gain, count)
         self._children: list[list[int]] = []
-
-        root = _Leaf(0, 0, rows.shape[0], 0, None, -1, False)
-        root.hist = self._build(root)
-        f0, f1 = self.offsets[0], self.offsets[1]
-        root.total = root.hist[f0:f1].sum(axis=0)
+        root_hist = self.pool.get()
+        root = _Leaf(0, 0, builder.root(root_hist), -1, False)
+        root.hist = root_hist
         leaves = [root]
-        self._evaluate(root)
-
+        self._evaluate(root, None, subtract=False)
         if cfg.growth_policy == "leafwise":
             while len(leaves) < cfg.num_leaves:
                 best = max(leaves, key=lambda lf: lf.gain)
                 if not np.isfinite(best.gain):
                     break
-                leaves.append(self._split(best, len(leaves), last=len(leaves) + 1 == cfg.num_leaves))
+                leaves += self._split_level(builder, [best], len(leaves))
         else:
             frontier = [root]
             while frontier and len(leaves) < cfg.num_leaves:
-                nxt = []
-                for leaf in sorted(frontier, key=lambda lf: -lf.gain):
-                    if not np.isfinite(leaf.gain) or len(leaves) >= cfg.num_leaves:
-                        break
-                    right = self._split(leaf, len(leaves), last=len(leaves) + 1 == cfg.num_leaves)
-                    leaves.append(right)
-                    nxt += [leaf, right]
+                ready = [lf for lf in sorted(frontier, key=lambda lf: -lf.gain) if np.isfinite(lf.gain)]
+                ready = ready[:cfg.num_leaves - len(leaves)]
                 for leaf in frontier:
-                    if leaf not in nxt:
+                    if leaf not in ready:
                         self.pool.put(leaf.hist)
                         leaf.hist = None
-                frontier = nxt
+                if not ready:
+                    break
+                new = self._split_level(builder, ready, len(leaves))
+                leaves += new
+                frontier = ready + new
         for leaf in leaves:
             self.pool.put(leaf.hist)
             leaf.hist = None
         return self._finish(leaves)
 
     # ------------------------------------------------------------------ internals
-    def _build(self, leaf: _Leaf) -> np.ndarray:
-        hist = self.pool.get()
-        rows = self._rows[leaf.start:leaf.end]
-        if self.cfg.n_threads == 1 or rows.shape[0] * self.binned.shape[1] * self.layout.n_cols < PARALLEL_MIN_WORK:
-            build_histogram_serial(self.binned, rows, self._stats, self.offsets, hist)
-        elif self._scratch is not None:
-            build_histogram_rows(self.binned, rows, self._stats, self.offsets, self._scratch, hist)
-        else:
-            build_histogram_blocks(self.binned, rows, self._stats, self.offsets, self.cfg.n_threads, hist)
-        return hist
-
-    def _can_split(self, leaf: _Leaf) -> bool:
+    def _can_split(self, depth: int, count: float) -> bool:
         cfg = self.cfg
-        if cfg.max_depth > 0 and leaf.depth >= cfg.max_depth:
+        if cfg.max_depth > 0 and depth >= cfg.max_depth:
             return False
-        return leaf.count >= 2 * cfg.min_data_in_leaf
+        return count >= 2 * cfg.min_data_in_leaf
 
-    def _evaluate(self, leaf: _Leaf) -> None:
-        leaf.gain = -np.inf
-        if leaf.hist is None or not self._can_split(leaf):
-            return
-        cfg, lay = self.cfg, self.layout
-        parallel = cfg.n_threads > 1 and leaf.hist.shape[0] * lay.k >= PARALLEL_MIN_SCAN
-        scan = best_split_per_feature if parallel else best_split_per_feature_serial
-        scan(leaf.hist, self.offsets, leaf.total, lay.k, lay.h_col, lay.h_stride, lay.h_scale, lay.count_col,
-             self._mask, cfg.lambda_l2, cfg.min_data_in_leaf, cfg.min_sum_hessian_in_leaf, cfg.topk,
-             cfg.restricted, self._gain, self._bin, self._dleft)
-        f = int(np.argmax(self._gain))
-        if not np.isfinite(self._gain[f]):
-            return
-        gain = float(self._gain[f] - node_score(leaf.total, lay.k, lay.h_col, lay.h_stride, lay.h_scale,
-                                                cfg.lambda_l2, cfg.topk))
-        if gain <= cfg.min_gain_to_split:
-            return
-        leaf.gain, leaf.feature, leaf.bin = gain, f, int(self._bin[f])
-        leaf.default_left = bool(self._dleft[f])
+    def _split_level(self, builder: HistogramBuilder, to_split: list[_Leaf], n_leaves: int) -> list[_Leaf]:
+        """Split every leaf of ``to_split`` in one request batch; return the new right children."""
+        requests, outs, scans, rights = [], [], [], []
+        for leaf in to_split:
+            new_index = n_leaves + len(rights)
+            right, request, out, scan = self._split_leaf(leaf, new_index)
+            requests.append(request)
+            outs.append(out)
+            rights.append(right)
+            if scan is not None:
+                scans.append(scan)
+        builder.split(requests, outs)
+        for small, large, small_hist, parent_hist, can_small, can_large in scans:
+            small.hist = small_hist
+            if can_large:
+                large.hist = parent_hist
+            else:
+                self.pool.put(parent_hist)
+            self._evaluate(small, large if can_large else None, subtract=can_large, scan_small=can_small)
+        return rights
 
-    def _split(self, leaf: _Leaf, new_index: int, last: bool) -> _Leaf:
-        """Split leaf in place (it becomes the left child); return the new right child."""
-        f, t = leaf.feature, leaf.bin
-        miss = int(self.missing_bin[f])
-        hist = leaf.hist
-        has_missing = hist[self.offsets[f] + miss, self.layout.count_col] > 0
-        left_total = np.empty_like(leaf.total)
-        left_sums(hist, self.offsets, f, t, leaf.default_left, left_total)
+    def _split_leaf(self, leaf: _Leaf, new_index: int):
+        """Record the split of ``leaf`` (it becomes the left child); return the right child, the
+        builder request, the buffer for the smaller child's histogram and what to scan afterwards."""
+        cfg, count_col = self.cfg, self.layout.count_col
+        f, left_total = leaf.feature, leaf.left_total
         right_total = leaf.total - left_total
         default_left = leaf.default_left
-        if not has_missing:  # no missing value seen here: send future ones to the larger side
-            default_left = left_total[self.layout.count_col] >= right_total[self.layout.count_col]
-        if leaf.count >= PARALLEL_PARTITION_MIN_ROWS and self.cfg.n_threads > 1:
-            n_left = partition_rows_parallel(self._rows, leaf.start, leaf.end, self.binned_col, f, t, miss,
-                                             leaf.default_left, self.cfg.n_threads, self._tmp, self._counts)
-        else:
-            n_left = partition_rows(self._rows, leaf.start, leaf.end, self.binned_col, f, t, miss,
-                                    leaf.default_left, self._tmp)
+        if not leaf.hist[self.offsets[f + 1] - 1, count_col] > 0:
+            # no missing value seen here: send future ones to the larger side
+            default_left = left_total[count_col] >= right_total[count_col]
         node = len(self._nodes)
-        self._nodes.append((f, t, default_left, leaf.gain, leaf.count))
+        self._nodes.append((f, leaf.bin, default_left, leaf.gain, leaf.total[count_col]))
         self._children.append([~leaf.index, ~new_index])
         if leaf.parent >= 0:
             self._children[leaf.parent][0 if leaf.is_left else 1] = node
+        request_fields = (leaf.index, new_index, f, leaf.bin, leaf.default_left)
+        right = _Leaf(new_index, leaf.depth + 1, right_total, node, False)
+        parent_hist = leaf.hist
+        leaf.hist, leaf.depth, leaf.total, leaf.parent, leaf.is_left = None, leaf.depth + 1, left_total, node, True
+        leaf.gain = -np.inf
+        left_small = left_total[count_col] <= right_total[count_col]
+        small, large = (leaf, right) if left_small else (right, leaf)
+        can_small = self._can_split(small.depth, small.total[count_col])
+        can_large = self._can_split(large.depth, large.total[count_col])
+        if new_index + 1 == cfg.num_leaves or not (can_small or can_large):
+            self.pool.put(parent_hist)
+            return right, SplitRequest(*request_fields, BUILD_NONE), None, None
+        out = self.pool.get()
+        build = BUILD_LEFT if left_small else BUILD_RIGHT
+        return right, SplitRequest(*request_fields, build), out, (small, large, out, parent_hist, can_small,
+                                                                   can_large)
 
-        mid = leaf.start + n_left
-        right = _Leaf(new_index, mid, leaf.end, leaf.depth + 1, right_total, node, False)
-        leaf.start, leaf.end, leaf.depth, leaf.total = leaf.start, mid, leaf.depth + 1, left_total
-        leaf.parent, leaf.is_left = node, True
-        left = leaf
-        leaf.hist = None
-        small, large = (left, right) if left.count <= right.count else (right, left)
-        if last or not (self._can_split(small) or self._can_split(large)):
-            self.pool.put(hist)
-            left.gain = right.gain = -np.inf
-            return right
-        small.hist = self._build(small)
-        if self._can_split(large):
-            if hist.size >= PARALLEL_MIN_WORK:
-                subtract_histogram(hist, small.hist, hist)
-            else:  # small: not worth a parallel region
-                np.subtract(hist, small.hist, out=hist)
-            large.hist = hist
-        else:
-            self.pool.put(hist)
-        self._evaluate(left)
-        self._evaluate(right)
-        return right
+    def _evaluate(self, first: _Leaf, second: _Leaf | None, subtract: bool, scan_small: bool = True) -> None:
+        """Find the best split of ``first`` (and of ``second``, whose buffer holds the parent's histogram
+        to subtract ``first`` from when ``subtract``) in one kernel call."""
+        n_nodes = 1 if second is None else 2
+        totals = self._totals
+        totals[0] = first.total
+        if second is not None:
+            totals[1] = second.total
+        active = np.array([scan_small and self._can_split(first.depth, first.total[self.layout.count_col]),
+                           second is not None])
+        gain, feature, bin_, dleft, left_sums = self._out
+        feat_gain, feat_bin, feat_left = self._feat
+        best_splits(first.hist, first.hist if second is None else second.hist, n_nodes, subtract, totals,
+                    self.offsets, self._mask, self.params, self._parallel, active, feat_gain, feat_bin,
+                    feat_left, gain, feature, bin_, dleft, left_sums)
+        for i, leaf in enumerate((first, second)[:n_nodes]):
+            leaf.gain = float(gain[i])
+            if np.isfinite(leaf.gain):
+                leaf.feature, leaf.bin, leaf.default_left = int(feature[i]), int(bin_[i]), bool(dleft[i])
+                leaf.left_total = left_sums[i].copy()
 
     def _finish(self, leaves: list[_Leaf]) -> GrownTree:
         leaves = sorted(leaves, key=lambda lf: lf.index)
@@ -256,7 +235,4 @@ class TreeGrower:
             split_gain=np.array([x[3] for x in nodes], dtype=np.float64),
             internal_count=np.array([x[4] for x in nodes], dtype=np.int64),
             leaf_sums=np.array([lf.total for lf in leaves]),
-            leaf_start=np.array([lf.start for lf in leaves], dtype=np.int64),
-            leaf_end=np.array([lf.end for lf in leaves], dtype=np.int64),
-            rows=self._rows,
         )

@@ -1,54 +1,78 @@
-"""Evaluation metrics computed during training: (name, value, higher_is_better)."""
+"""Evaluation metrics computed during training.
+
+Every metric is a ratio of weighted sums over rows, ``sum_i w_i num_i / sum_i w_i den_i`` (then a
+square root for rmse), so the parts of a data set split over workers add up: ``metric_parts``
+returns the sums of one shard, ``finish`` turns summed parts into (name, value, higher_is_better).
+Ranking metrics come from ``multigrove.xmc.metrics``, the library's one implementation.
+"""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
+import scipy.sparse as sp
+
+from ..xmc.metrics import precision_at_k_rows
 
 _EPS = 1e-15
 
 
-def _avg(a, w):
-    return float(np.average(a, weights=w))
+class MetricPart(NamedTuple):
+    name: str
+    num: float          # sum_i w_i num_i
+    den: float          # sum_i w_i den_i
+    higher_better: bool
+    root: bool          # report the square root of num / den
 
 
-def precision_at_k(y_true: np.ndarray, scores: np.ndarray, k: int) -> float:
-    """Mean over rows of |top-k(scores) ∩ relevant| / k.
+def _part(name, per_row, w, higher=False, root=False, den_per_row=None) -> MetricPart:
+    weights = np.ones(per_row.shape[0]) if w is None else w
+    den = weights.sum() if den_per_row is None else float(weights @ den_per_row)
+    return MetricPart(name, float(weights @ per_row), float(den), higher, root)
 
-    y_true: (n, L) 0/1 indicator matrix, or (n,) class ids (one relevant output per row).
-    """
-    n, d = scores.shape
-    k_eff = min(k, d)
-    if k_eff < d:
-        top = np.argpartition(-scores, k_eff - 1, axis=1)[:, :k_eff]
-    else:
-        top = np.broadcast_to(np.arange(d), (n, d))
-    if y_true.ndim == 1:
-        hits = (top == y_true.reshape(-1, 1)).sum(axis=1)
-    else:
-        hits = np.take_along_axis(y_true, top, axis=1).sum(axis=1)
-    return float(hits.mean() / k)
+
+def _class_indicator(y: np.ndarray, n_classes: int) -> sp.csr_matrix:
+    n = y.shape[0]
+    return sp.csr_matrix((np.ones(n), y.astype(np.int64), np.arange(n + 1)), shape=(n, n_classes))
+
+
+def metric_parts(metric: str, y: np.ndarray, raw: np.ndarray, prob: np.ndarray, w: np.ndarray | None,
+                 eval_at: tuple) -> list[MetricPart]:
+    """y is the loss's internal label form (2-D for regression/binary/multilabel, ids for multiclass)."""
+    if metric in ("l2", "rmse"):
+        return [_part(metric, ((prob - y) ** 2).mean(axis=1), w, root=metric == "rmse")]
+    if metric in ("binary_logloss", "multilabel_logloss"):
+        p = np.clip(prob, _EPS, 1 - _EPS)
+        return [_part(metric, -(y * np.log(p) + (1 - y) * np.log(1 - p)).mean(axis=1), w)]
+    if metric == "binary_error":
+        return [_part(metric, ((prob > 0.5) != (y > 0.5)).mean(axis=1), w)]
+    if metric == "multi_logloss":
+        return [_part(metric, -np.log(np.clip(prob[np.arange(len(y)), y], _EPS, None)), w)]
+    if metric == "multi_error":
+        return [_part(metric, (prob.argmax(axis=1) != y).astype(np.float64), w)]
+    if metric == "precision_at_k":
+        truth = _class_indicator(y, prob.shape[1]) if y.ndim == 1 else y
+        per_row = precision_at_k_rows(truth, prob, max(eval_at))
+        return [_part(f"precision@{k}", per_row[:, k - 1], w, higher=True) for k in eval_at]
+    raise ValueError(f"unknown metric {metric!r}")  # pragma: no cover - checked in Params
+
+
+def finish(parts: list[MetricPart]) -> list[tuple[str, float, bool]]:
+    out = []
+    for p in parts:
+        value = p.num / p.den if p.den > 0 else float("nan")
+        out.append((p.name, float(np.sqrt(value)) if p.root else float(value), p.higher_better))
+    return out
+
+
+def add_parts(a: list[MetricPart], b: list[MetricPart]) -> list[MetricPart]:
+    """The parts of two shards of one data set, summed."""
+    return [x._replace(num=x.num + y.num, den=x.den + y.den) for x, y in zip(a, b)]
 
 
 def evaluate(metric: str, y: np.ndarray, raw: np.ndarray, prob: np.ndarray, w: np.ndarray | None,
              eval_at: tuple) -> list[tuple[str, float, bool]]:
-    """y is the loss's internal label form (2-D for regression/binary/multilabel, ids for multiclass)."""
-    if metric in ("l2", "rmse"):
-        se = ((prob - y) ** 2).mean(axis=1)
-        v = _avg(se, w)
-        return [(metric, v if metric == "l2" else float(np.sqrt(v)), False)]
-    if metric in ("binary_logloss", "multilabel_logloss"):
-        p = np.clip(prob, _EPS, 1 - _EPS)
-        ll = -(y * np.log(p) + (1 - y) * np.log(1 - p)).mean(axis=1)
-        return [(metric, _avg(ll, w), False)]
-    if metric == "binary_error":
-        return [(metric, _avg(((prob > 0.5) != (y > 0.5)).mean(axis=1), w), False)]
-    if metric == "multi_logloss":
-        p = np.clip(prob[np.arange(len(y)), y], _EPS, None)
-        return [(metric, _avg(-np.log(p), w), False)]
-    if metric == "multi_error":
-        return [(metric, _avg(prob.argmax(axis=1) != y, w), False)]
-    if metric == "precision_at_k":
-        return [(f"precision@{k}", precision_at_k(y, prob, k), True) for k in eval_at]
-    raise ValueError(f"unknown metric {metric!r}")  # pragma: no cover - checked in Params
+    return finish(metric_parts(metric, y, raw, prob, w, eval_at))
 
 
 def check_metric_fits(metric: str, objective: str, n_outputs: int) -> None:

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._validation import check_features, check_label, check_weight
 from .binning import BinMapper
+from .storage import dense_store
 
 
 class Dataset:
@@ -51,11 +52,11 @@ class Dataset:
         self.feature_names = names or [f"f{i}" for i in range(self.n_features)]
         self.params = dict(params or {})
         self.bin_mapper: BinMapper | None = None
-        self.binned: np.ndarray | None = None
+        self.store = None  # the binned features (kernels.store.BinnedStore), after construct()
 
     def construct(self, max_bin: int = 255, sample_cnt: int = 200_000, seed: int = 0) -> "Dataset":
         """Bin the features (once); a Dataset with a reference uses the reference's bins."""
-        if self.binned is not None:
+        if self.store is not None:
             return self
         if self.reference is not None:
             self.reference.construct(max_bin, sample_cnt, seed)
@@ -65,7 +66,8 @@ class Dataset:
             sample_cnt = int(self.params.get("bin_construct_sample_cnt", sample_cnt))
             seed = int(self.params.get("seed", seed))
             self.bin_mapper = BinMapper(max_bin, sample_cnt, seed).fit(self.data)
-        self.binned = self.bin_mapper.transform(self.data)
+        m = self.bin_mapper
+        self.store = dense_store(m.transform(self.data), m.hist_offsets, m.missing_bin)
         return self
 
     def num_data(self) -> int:

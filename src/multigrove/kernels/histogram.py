@@ -1,102 +1,420 @@
-"""Gradient histograms over any number of statistic columns.
+"""Gradient histograms of a node's rows over a binned store (see ``kernels/store.py``).
 
 A histogram is one flat float64 array ``(total_bins, C)``: feature f owns the rows
-``offsets[f]:offsets[f+1]`` (its value bins, then its missing bin).  The C columns are the
+``offsets[f]:offsets[f+1]`` (value bins, then the missing bin), and the C columns are the
 per-row statistics the caller packed (gradients of k outputs or of a k-column sketch, their
 Hessians unless constant, and a count column), so the same kernels serve single-output,
-multi-output and sketched trees.
+multi-output and sketched trees.  Every builder also returns the node's statistic totals.
 
-Two parallel schedules, both reading each row's bins and statistics once:
-* ``build_histogram_rows``: rows split in chunks, one private histogram per chunk, then
-  summed.  Fastest when C is small (one output: C = 2 or 3), where the private copies are
-  cheap; the statistic columns are unrolled for C = 2 and 3.
-* ``build_histogram_blocks``: features split in blocks, each task writes its own slice of
-  the output.  No private copies: the choice for wide C (many outputs).
+Three schedules, each reading a row's bins and statistics once:
+
+* ``build_histogram_columns``: the root (every row, in order), one dense or bundle column per
+  task straight into the output; the column stays in cache and needs no row indices.
+* ``build_histogram_chunks``: a node's rows split in chunks with one private histogram each,
+  then summed.  The choice for narrow statistics (one output: C = 2 or 3).
+* ``build_histogram_wide``: statistic columns split in blocks, each task writing its own columns
+  of the output over every row; no private copies of a wide histogram.
+
+``build_histogram_serial`` is the one-thread version for small nodes.
 """
+import numpy as np
 from numba import njit, prange
 
+from ._llvm import prefetch
 
-@njit(cache=True)
-def accumulate_rows(binned, rows, r0, r1, stats, offsets, h):
-    """OUT h (total_bins, C) float64: adds the statistics of rows[r0:r1] to h (no zeroing)."""
-    n_features = binned.shape[1]
-    n_cols = h.shape[1]
-    if n_cols == 2:
-        for i in range(r0, r1):
-            r = rows[i]
-            s0 = stats[r, 0]
-            s1 = stats[r, 1]
-            for f in range(n_features):
-                b = offsets[f] + binned[r, f]
-                h[b, 0] += s0
-                h[b, 1] += s1
-    elif n_cols == 3:
-        for i in range(r0, r1):
-            r = rows[i]
-            s0 = stats[r, 0]
-            s1 = stats[r, 1]
-            s2 = stats[r, 2]
-            for f in range(n_features):
-                b = offsets[f] + binned[r, f]
-                h[b, 0] += s0
-                h[b, 1] += s1
-                h[b, 2] += s2
-    else:
-        for i in range(r0, r1):
-            r = rows[i]
-            for f in range(n_features):
-                b = offsets[f] + binned[r, f]
-                for k in range(n_cols):
-                    h[b, k] += stats[r, k]
+U = np.uint64  # unsigned indices: no negative-index wraparound code in the hot loops
+
+#: rows ahead whose binned row is prefetched
+PREFETCH_DISTANCE = 8
+
+
+# ------------------------------------------------------------------ row-wise accumulation
+@njit(cache=True, inline="always")
+def _add_dense_row(flat, n_cols, dense_base, r, stats, h):
+    for j in range(n_cols):
+        b = dense_base[j] + flat[r * n_cols + j]
+        for c in range(stats.shape[1]):
+            h[b, c] += stats[r, c]
 
 
 @njit(cache=True)
-def build_histogram_serial(binned, rows, stats, offsets, out):
+def _dense_rows_2(flat, n_cols, dense_base, rows, i0, i1, stats, hf):
+    """Two statistic columns (one output, constant Hessian): two rows per step, unrolled.
+
+    Indices are unsigned in the inner loop: Numba adds negative-index wraparound code to every
+    signed index, which costs 20-25 % here (measured)."""
+    sf = stats.reshape(-1)
+    stop = i1 - PREFETCH_DISTANCE - 1
+    cols = U(n_cols)
+    one, two = U(1), U(2)
+    i = i0
+    while i + 1 < i1:
+        if i < stop:
+            prefetch(flat, rows[i + PREFETCH_DISTANCE] * n_cols)
+            prefetch(flat, rows[i + PREFETCH_DISTANCE + 1] * n_cols)
+        r1 = U(rows[i])
+        r2 = U(rows[i + 1])
+        a0 = sf[r1 * two]
+        a1 = sf[r1 * two + one]
+        b0 = sf[r2 * two]
+        b1 = sf[r2 * two + one]
+        o1 = r1 * cols
+        o2 = r2 * cols
+        for jj in range(n_cols):
+            j = U(jj)
+            base = U(dense_base[j])
+            x = (base + U(flat[o1 + j])) * two
+            y = (base + U(flat[o2 + j])) * two
+            hf[x] += a0
+            hf[x + one] += a1
+            hf[y] += b0
+            hf[y + one] += b1
+        i += 2
+    return i
+
+
+@njit(cache=True)
+def _dense_rows_3(flat, n_cols, dense_base, rows, i0, i1, stats, hf):
+    """Three statistic columns (one output with its Hessian): as _dense_rows_2."""
+    sf = stats.reshape(-1)
+    stop = i1 - PREFETCH_DISTANCE - 1
+    cols = U(n_cols)
+    one, two, three = U(1), U(2), U(3)
+    i = i0
+    while i + 1 < i1:
+        if i < stop:
+            prefetch(flat, rows[i + PREFETCH_DISTANCE] * n_cols)
+            prefetch(flat, rows[i + PREFETCH_DISTANCE + 1] * n_cols)
+        r1 = U(rows[i])
+        r2 = U(rows[i + 1])
+        a0 = sf[r1 * three]
+        a1 = sf[r1 * three + one]
+        a2 = sf[r1 * three + two]
+        b0 = sf[r2 * three]
+        b1 = sf[r2 * three + one]
+        b2 = sf[r2 * three + two]
+        o1 = r1 * cols
+        o2 = r2 * cols
+        for jj in range(n_cols):
+            j = U(jj)
+            base = U(dense_base[j])
+            x = (base + U(flat[o1 + j])) * three
+            y = (base + U(flat[o2 + j])) * three
+            hf[x] += a0
+            hf[x + one] += a1
+            hf[x + two] += a2
+            hf[y] += b0
+            hf[y + one] += b1
+            hf[y + two] += b2
+        i += 2
+    return i
+
+
+@njit(cache=True)
+def _add_dense_rows(dense, dense_base, rows, i0, i1, stats, h):
+    """h += the dense columns' statistics of rows[i0:i1]."""
+    n_cols = dense.shape[1]
+    if n_cols == 0:
+        return
+    flat = dense.reshape(-1)
+    width = stats.shape[1]
+    i = i0
+    if width == 2:
+        i = _dense_rows_2(flat, n_cols, dense_base, rows, i0, i1, stats, h.reshape(-1))
+    elif width == 3:
+        i = _dense_rows_3(flat, n_cols, dense_base, rows, i0, i1, stats, h.reshape(-1))
+    stop = i1 - PREFETCH_DISTANCE
+    for i in range(i, i1):
+        if i < stop:
+            prefetch(flat, rows[i + PREFETCH_DISTANCE] * n_cols)
+        r = U(rows[i])
+        o = r * U(n_cols)
+        for jj in range(n_cols):
+            j = U(jj)
+            b = U(dense_base[j]) + U(flat[o + j])
+            for c in range(width):
+                h[b, c] += stats[r, c]
+
+
+@njit(cache=True)
+def _add_bundle_rows(bundle, code_map, code_offset, rows, i0, i1, stats, h):
+    """h += the bundle columns' statistics of rows[i0:i1]."""
+    n_cols = bundle.shape[1]
+    if n_cols == 0:
+        return
+    width = stats.shape[1]
+    for i in range(i0, i1):
+        r = U(rows[i])
+        for jj in range(n_cols):
+            j = U(jj)
+            b = U(code_map[U(code_offset[j]) + U(bundle[r, j])])
+            for c in range(width):
+                h[b, c] += stats[r, c]
+
+
+@njit(cache=True)
+def _add_sparse_rows(indptr, bins, rows, i0, i1, stats, h):
+    """h += the statistics of the stored (non-default) bins of rows[i0:i1]."""
+    if bins.shape[0] == 0:
+        return
+    width = stats.shape[1]
+    for i in range(i0, i1):
+        r = U(rows[i])
+        for p in range(U(indptr[r]), U(indptr[r + U(1)])):
+            b = U(bins[p])
+            for c in range(width):
+                h[b, c] += stats[r, c]
+
+
+@njit(cache=True)
+def _add_rows(store, rows, i0, i1, stats, h):
+    _add_dense_rows(store.dense, store.dense_base, rows, i0, i1, stats, h)
+    _add_bundle_rows(store.bundle, store.code_map, store.code_offset, rows, i0, i1, stats, h)
+    _add_sparse_rows(store.sparse_indptr, store.sparse_bins, rows, i0, i1, stats, h)
+
+
+@njit(cache=True)
+def _add_row_totals(rows, i0, i1, stats, total):
+    """total += sum of stats[rows[i0:i1]]."""
+    width = stats.shape[1]
+    for i in range(i0, i1):
+        r = rows[i]
+        for c in range(width):
+            total[c] += stats[r, c]
+
+
+@njit(cache=True)
+def fix_default_bins(store, total, h, c0, c1):
+    """For every derived feature, set columns c0:c1 of its default bin to total minus its other bins.
+
+    IN total (C,) node totals.  IN/OUT h (total_bins, C)."""
+    for t in range(store.derived.shape[0]):
+        f = store.derived[t]
+        lo = store.offsets[f]
+        hi = store.offsets[f + 1]
+        d = lo + store.default_bin[f]
+        for c in range(c0, c1):
+            s = 0.0
+            for b in range(lo, hi):
+                if b != d:
+                    s += h[b, c]
+            h[d, c] = total[c] - s
+
+
+# ------------------------------------------------------------------ schedules
+@njit(cache=True)
+def build_histogram_serial(store, rows, stats, out, total):
     """One thread (small nodes, where starting a parallel region costs more than the work).
-    IN as build_histogram_rows.  OUT out (total_bins, C) float64, overwritten."""
+
+    IN  store: BinnedStore; rows (m,) int32 the node's rows; stats (n, C) float32.
+    OUT out (total_bins, C) float64, overwritten.
+    OUT total (C,) float64: the node's totals when total has C entries (skipped when it has none)."""
     out[:, :] = 0.0
-    accumulate_rows(binned, rows, 0, rows.shape[0], stats, offsets, out)
+    _add_rows(store, rows, 0, rows.shape[0], stats, out)
+    if total.shape[0]:
+        total[:] = 0.0
+        _add_row_totals(rows, 0, rows.shape[0], stats, total)
+        fix_default_bins(store, total, out, 0, out.shape[1])
 
 
 @njit(parallel=True, cache=True)
-def build_histogram_rows(binned, rows, stats, offsets, scratch, out):
-    """IN binned (n, F) uint8; rows (m,) int32; stats (n, C) float32; offsets (F+1,) int64.
-    OUT scratch (n_chunks, total_bins, C) float64 private histograms (any content on entry).
-    OUT out (total_bins, C) float64, overwritten."""
+def build_histogram_chunks(store, rows, stats, scratch, out, total):
+    """Rows in chunks, one private histogram per chunk, summed.
+
+    IN as build_histogram_serial.  OUT scratch (n_chunks, total_bins, C) float64 (any content).
+    OUT out, total as build_histogram_serial."""
     n_rows = rows.shape[0]
     n_chunks = scratch.shape[0]
-    n_bins, n_cols = out.shape
+    n_bins, width = out.shape
+    with_total = total.shape[0] > 0
+    chunk_totals = np.zeros((n_chunks, width))
     for c in prange(n_chunks):
         h = scratch[c]
         h[:, :] = 0.0
-        accumulate_rows(binned, rows, c * n_rows // n_chunks, (c + 1) * n_rows // n_chunks, stats, offsets, h)
+        i0 = c * n_rows // n_chunks
+        i1 = (c + 1) * n_rows // n_chunks
+        _add_rows(store, rows, i0, i1, stats, h)
+        if with_total:
+            _add_row_totals(rows, i0, i1, stats, chunk_totals[c])
     for b in prange(n_bins):
-        for k in range(n_cols):
+        for k in range(width):
             s = 0.0
             for c in range(n_chunks):
                 s += scratch[c, b, k]
             out[b, k] = s
+    if with_total:
+        for k in range(width):
+            s = 0.0
+            for c in range(n_chunks):
+                s += chunk_totals[c, k]
+            total[k] = s
+        fix_default_bins(store, total, out, 0, width)
+
+
+@njit(cache=True)
+def _column_counts(col, stats_t, sums, counts):
+    """sums[c, v] += stats_t[c, r] and counts[v] += 1 for every row r with col[r] == v.
+
+    Local accumulators (one per statistic column, an integer count) stay in L1 cache; a
+    histogram row interleaving them does not (measured: 7.3 ms against 10.5 ms for 500k rows
+    x 50 features)."""
+    n_stats = stats_t.shape[0]
+    if n_stats == 1:
+        g = stats_t[0]
+        s0 = sums[0]
+        for rr in range(col.shape[0]):
+            r = U(rr)
+            v = U(col[r])
+            s0[v] += g[r]
+            counts[v] += 1
+    elif n_stats == 2:
+        g = stats_t[0]
+        h = stats_t[1]
+        s0 = sums[0]
+        s1 = sums[1]
+        for rr in range(col.shape[0]):
+            r = U(rr)
+            v = U(col[r])
+            s0[v] += g[r]
+            s1[v] += h[r]
+            counts[v] += 1
+    else:
+        for rr in range(col.shape[0]):
+            r = U(rr)
+            v = U(col[r])
+            for c in range(n_stats):
+                sums[c, v] += stats_t[c, r]
+            counts[v] += 1
+
+
+@njit(cache=True)
+def _add_column(store, t, stats_t, out):
+    """out += the statistics of every row for column task t: dense column t, or bundle column
+    t - n_dense (rows in order, no row indices).  IN stats_t (C - 1, n): every statistic column but
+    the count (the last, 1 per row), each contiguous."""
+    n_stats = stats_t.shape[0]
+    n_dense = store.dense_cols.shape[1]
+    sums = np.zeros((n_stats, 256))
+    counts = np.zeros(256, np.int64)
+    if t < n_dense:
+        _column_counts(store.dense_cols[:, t], stats_t, sums, counts)
+        base = store.dense_base[t]
+        for v in range(256):
+            if counts[v]:
+                for c in range(n_stats):
+                    out[base + v, c] += sums[c, v]
+                out[base + v, n_stats] += counts[v]
+        return
+    j = t - n_dense
+    _column_counts(store.bundle_cols[:, j], stats_t, sums, counts)
+    code0 = store.code_offset[j]
+    for v in range(store.code_offset[j + 1] - code0):
+        if counts[v]:
+            b = store.code_map[code0 + v]
+            for c in range(n_stats):
+                out[b, c] += sums[c, v]
+            out[b, n_stats] += counts[v]
 
 
 @njit(parallel=True, cache=True)
-def build_histogram_blocks(binned, rows, stats, offsets, n_blocks, out):
-    """IN as build_histogram_rows; features are split in n_blocks contiguous blocks, one task each.
-    OUT out (total_bins, C) float64, overwritten."""
-    n_features = binned.shape[1]
-    n_cols = stats.shape[1]
+def build_histogram_columns(store, stats, scratch, out, total):
+    """The histogram of every row (the root without row sampling): one dense or bundle column per
+    task, straight into the output (columns own disjoint histogram rows).  The statistic columns
+    are first copied contiguous, so a task streams only what it adds.
+
+    IN  store, stats (n, C) as build_histogram_serial (all n rows, in order; the last column is
+        the count, 1 per row).
+    OUT scratch (n_chunks, total_bins, C): private histograms for the sparse store (unused without one).
+    OUT out, total as build_histogram_serial."""
+    n_bins, width = out.shape
+    n_rows = stats.shape[0]
+    stats_t = np.empty((width - 1, n_rows), dtype=stats.dtype)
+    n_chunks = scratch.shape[0]
+    chunk_totals = np.zeros((n_chunks, width))
+    for c in prange(n_chunks):
+        r0 = c * n_rows // n_chunks
+        r1 = (c + 1) * n_rows // n_chunks
+        for k in range(width):
+            s = 0.0
+            if k < width - 1:
+                for r in range(r0, r1):
+                    v = stats[r, k]
+                    s += v
+                    stats_t[k, r] = v
+            else:
+                for r in range(r0, r1):
+                    s += stats[r, k]
+            chunk_totals[c, k] = s
+    for b in prange(n_bins):
+        for k in range(width):
+            out[b, k] = 0.0
+    n_dense = store.dense_cols.shape[1]
+    n_tasks = n_dense + store.bundle_cols.shape[1]
+    for t in prange(n_tasks):
+        _add_column(store, t, stats_t, out)
+    if store.sparse_bins.shape[0] > 0:
+        for c in prange(n_chunks):
+            h = scratch[c]
+            h[:, :] = 0.0
+            for r in range(c * n_rows // n_chunks, (c + 1) * n_rows // n_chunks):
+                for p in range(store.sparse_indptr[r], store.sparse_indptr[r + 1]):
+                    b = store.sparse_bins[p]
+                    for k in range(width):
+                        h[b, k] += stats[r, k]
+        for b in prange(n_bins):
+            for k in range(width):
+                s = 0.0
+                for c in range(n_chunks):
+                    s += scratch[c, b, k]
+                out[b, k] += s
+    for k in range(width):
+        s = 0.0
+        for c in range(n_chunks):
+            s += chunk_totals[c, k]
+        total[k] = s
+    fix_default_bins(store, total, out, 0, width)
+
+
+@njit(parallel=True, cache=True)
+def build_histogram_wide(store, rows, stats, n_blocks, out, total):
+    """Statistic columns split in n_blocks blocks, one task each, every task over all the rows.
+
+    IN as build_histogram_serial.  OUT out, total as build_histogram_serial."""
     n_rows = rows.shape[0]
+    n_bins, width = out.shape
+    with_total = total.shape[0] > 0
+    dense = store.dense
+    n_dense = dense.shape[1]
+    bundle = store.bundle
+    n_bundles = bundle.shape[1]
     for blk in prange(n_blocks):
-        f0 = blk * n_features // n_blocks
-        f1 = (blk + 1) * n_features // n_blocks
-        for b in range(offsets[f0], offsets[f1]):
-            for c in range(n_cols):
+        c0 = blk * width // n_blocks
+        c1 = (blk + 1) * width // n_blocks
+        for b in range(n_bins):
+            for c in range(c0, c1):
                 out[b, c] = 0.0
         for i in range(n_rows):
             r = rows[i]
-            for f in range(f0, f1):
-                b = offsets[f] + binned[r, f]
-                for c in range(n_cols):
+            for j in range(n_dense):
+                b = store.dense_base[j] + dense[r, j]
+                for c in range(c0, c1):
                     out[b, c] += stats[r, c]
+            for j in range(n_bundles):
+                b = store.code_map[store.code_offset[j] + bundle[r, j]]
+                for c in range(c0, c1):
+                    out[b, c] += stats[r, c]
+            for p in range(store.sparse_indptr[r], store.sparse_indptr[r + 1]):
+                b = store.sparse_bins[p]
+                for c in range(c0, c1):
+                    out[b, c] += stats[r, c]
+        if with_total:
+            for c in range(c0, c1):
+                total[c] = 0.0
+            for i in range(n_rows):
+                r = rows[i]
+                for c in range(c0, c1):
+                    total[c] += stats[r, c]
+            fix_default_bins(store, total, out, c0, c1)
 
 
 @njit(parallel=True, cache=True)

@@ -1,62 +1,111 @@
-"""Split the rows of a node between its two children; add leaf values to row scores."""
+"""Split a node's rows between its two children; read one feature's bin of a row from any store;
+add leaf values to row scores."""
+import numpy as np
 from numba import njit, prange
+
+from .histogram import build_histogram_chunks, build_histogram_serial, build_histogram_wide
 
 
 @njit(cache=True, inline="always")
-def _goes_left(b, threshold_bin, missing_bin, default_left):
-    if b == missing_bin:
+def _lower_bound(arr, lo, hi, value):
+    """First position p in [lo, hi) with arr[p] >= value (arr ascending there), or hi."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if arr[mid] < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, inline="always")
+def feature_bin(store, r, f):
+    """The bin of feature f in row r, whichever store holds it (see kernels/store.py)."""
+    kind = store.feature_kind[f]
+    slot = store.feature_slot[f]
+    if kind == 0:
+        return store.dense_cols[r, slot]
+    lo = store.offsets[f]
+    hi = store.offsets[f + 1]
+    if kind == 1:
+        g = store.code_map[store.code_offset[slot] + store.bundle_cols[r, slot]]
+    else:
+        p = _lower_bound(store.sparse_bins, store.sparse_indptr[r], store.sparse_indptr[r + 1], lo)
+        g = store.sparse_bins[p] if p < store.sparse_indptr[r + 1] else hi
+    if lo <= g < hi:
+        return g - lo
+    return store.default_bin[f]
+
+
+@njit(cache=True, inline="always")
+def _goes_left(store, r, feature, threshold_bin, default_left):
+    b = feature_bin(store, r, feature)
+    if b == store.missing_bin[feature]:
         return default_left
     return b <= threshold_bin
 
 
 @njit(cache=True)
-def partition_rows(rows, start, end, binned, feature, threshold_bin, missing_bin, default_left, tmp):
+def _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, lefts, l0, rights, r0, step):
+    """Sort rows[c0:c1] by side: lefts[l0], lefts[l0 + 1], ... and rights[r0], rights[r0 + step], ...
+    (step -1 fills rights backwards).  Returns the number of left rows.  A dense feature is read
+    straight from its column with unsigned indices (no per-row store dispatch)."""
+    nl = 0
+    nr = 0
+    if store.feature_kind[feature] == 0:
+        # branch-free: the side of a row is a coin flip for the branch predictor, so every row is
+        # written to both outputs and only the counter of its side advances
+        col = store.dense_cols[:, store.feature_slot[feature]]
+        missing = store.missing_bin[feature]
+        for i in range(c0, c1):
+            r = rows[i]
+            b = col[np.uint64(r)]
+            left = (b == missing and default_left) or (b != missing and b <= threshold_bin)
+            lefts[l0 + nl] = r
+            rights[r0 + step * nr] = r
+            nl += left
+            nr += 1 - left
+        return nl
+    for i in range(c0, c1):
+        r = rows[i]
+        if _goes_left(store, r, feature, threshold_bin, default_left):
+            lefts[l0 + nl] = r
+            nl += 1
+        else:
+            rights[r0 + step * nr] = r
+            nr += 1
+    return nl
+
+
+@njit(cache=True)
+def partition_rows(store, rows, start, end, feature, threshold_bin, default_left, tmp):
     """Stable in-place partition of ``rows[start:end]``: left rows first, then right rows.
 
-    IN/OUT rows (n,) int32; IN binned (n, F) uint8 (column-major is fastest); a row goes left
-    when its bin is ``<= threshold_bin``, or when the bin is ``missing_bin`` and ``default_left``.
+    IN/OUT rows (n,) int32; a row goes left when its bin of ``feature`` is ``<= threshold_bin``,
+    or when it is the feature's missing bin and ``default_left``.
     OUT tmp (>= end - start,) int32 scratch.  Returns the number of left rows.
     """
-    n_left = 0
-    n_right = 0
-    for i in range(start, end):
-        r = rows[i]
-        if _goes_left(binned[r, feature], threshold_bin, missing_bin, default_left):
-            rows[start + n_left] = r
-            n_left += 1
-        else:
-            tmp[n_right] = r
-            n_right += 1
-    for j in range(n_right):
-        rows[start + n_left + j] = tmp[j]
+    n_left = _sort_chunk(store, rows, start, end, feature, threshold_bin, default_left, rows, start, tmp, 0, 1)
+    n_right = end - start - n_left
+    rows[start + n_left:end] = tmp[:n_right]
     return n_left
 
 
 @njit(parallel=True, cache=True)
-def partition_rows_parallel(rows, start, end, binned, feature, threshold_bin, missing_bin, default_left,
-                            n_chunks, tmp, counts):
-    """As partition_rows, in parallel over n_chunks chunks: one pass that sorts each chunk's rows
+def partition_rows_parallel(store, rows, start, end, feature, threshold_bin, default_left, tmp, counts):
+    """As partition_rows, in parallel over counts.shape[0] chunks: one pass sorts each chunk's rows
     into its slice of tmp (lefts from the front, rights from the back), then a parallel copy.
 
     OUT tmp (>= end - start,) int32 scratch; OUT counts (n_chunks,) int64 scratch.
     """
+    n_chunks = counts.shape[0]
     m = end - start
     for c in prange(n_chunks):
         c0 = start + c * m // n_chunks
         c1 = start + (c + 1) * m // n_chunks
-        o = c0 - start
-        nl = 0
-        nr = 0
-        last = c1 - start - 1
-        for i in range(c0, c1):
-            r = rows[i]
-            if _goes_left(binned[r, feature], threshold_bin, missing_bin, default_left):
-                tmp[o + nl] = r
-                nl += 1
-            else:
-                tmp[last - nr] = r  # rights in reverse order, restored below
-                nr += 1
-        counts[c] = nl
+        # lefts from the front of the chunk's slice of tmp, rights from its back (reversed below)
+        counts[c] = _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, tmp, c0 - start,
+                                tmp, c1 - start - 1, -1)
     total_left = 0
     for c in range(n_chunks):
         total_left += counts[c]
@@ -74,6 +123,35 @@ def partition_rows_parallel(rows, start, end, binned, feature, threshold_bin, mi
         for j in range(nr):
             rows[start + total_left + right_before + j] = tmp[c1 - 1 - j]
     return total_left
+
+
+@njit(cache=True)
+def split_and_build(store, rows, start, end, feature, threshold_bin, default_left, build, stats, schedule,
+                    tmp, counts, scratch, out, total):
+    """Partition ``rows[start:end]`` (parallel when counts has more than one chunk), then build the
+    histogram of one child: ``build`` 0 = none, 1 = left, 2 = right.
+
+    ``schedule`` picks the histogram kernel: 0 serial, 1 row chunks (scratch), >= 2 the number of
+    statistic-column blocks of build_histogram_wide.  Returns the number of left rows.
+    OUT tmp, counts, scratch: as the partition and histogram kernels; OUT out, total: the histogram.
+    """
+    if counts.shape[0] > 1:
+        n_left = partition_rows_parallel(store, rows, start, end, feature, threshold_bin, default_left, tmp, counts)
+    else:
+        n_left = partition_rows(store, rows, start, end, feature, threshold_bin, default_left, tmp)
+    if build == 0:
+        return n_left
+    if build == 1:
+        child = rows[start:start + n_left]
+    else:
+        child = rows[start + n_left:end]
+    if schedule == 0:
+        build_histogram_serial(store, child, stats, out, total)
+    elif schedule == 1:
+        build_histogram_chunks(store, child, stats, scratch, out, total)
+    else:
+        build_histogram_wide(store, child, stats, schedule, out, total)
+    return n_left
 
 
 @njit(parallel=True, cache=True)

@@ -10,6 +10,8 @@ prediction adds only the stored entries.
 import numpy as np
 from numba import njit, prange
 
+from .partition import feature_bin
+
 
 @njit(cache=True, inline="always")
 def _leaf_raw(X, i, t, node_feature, node_threshold, node_default_left, node_left, node_right,
@@ -32,8 +34,7 @@ def _leaf_raw(X, i, t, node_feature, node_threshold, node_default_left, node_lef
 
 
 @njit(cache=True, inline="always")
-def _leaf_binned(B, i, t, node_feature, node_bin, node_default_left, node_left, node_right,
-                 tree_node_offset, missing_bin):
+def _leaf_store(store, r, t, node_feature, node_bin, node_default_left, node_left, node_right, tree_node_offset):
     base = tree_node_offset[t]
     if tree_node_offset[t + 1] == base:
         return 0
@@ -41,8 +42,8 @@ def _leaf_binned(B, i, t, node_feature, node_bin, node_default_left, node_left, 
     while True:
         g = base + node
         f = node_feature[g]
-        b = B[i, f]
-        if b == missing_bin[f]:
+        b = feature_bin(store, r, f)
+        if b == store.missing_bin[f]:
             go_left = node_default_left[g]
         else:
             go_left = b <= node_bin[g]
@@ -67,17 +68,19 @@ def predict_raw(X, node_feature, node_threshold, node_default_left, node_left, n
 
 
 @njit(parallel=True, cache=True)
-def predict_binned(B, missing_bin, node_feature, node_bin, node_default_left, node_left, node_right,
-                   tree_node_offset, tree_leaf_offset, leaf_ptr, leaf_cols, leaf_vals, out):
-    """OUT out (n, d) float64: as predict_raw, on binned rows B (n, F) uint8."""
+def predict_store(store, rows, node_feature, node_bin, node_default_left, node_left, node_right,
+                  tree_node_offset, tree_leaf_offset, leaf_ptr, leaf_cols, leaf_vals, out):
+    """OUT out (n, d) float64: as predict_raw, for the rows ``rows`` (m,) int32 of a binned store
+    (out is indexed by row id, so rows may be any subset)."""
     n_trees = tree_node_offset.shape[0] - 1
-    for i in prange(B.shape[0]):
+    for i in prange(rows.shape[0]):
+        r = rows[i]
         for t in range(n_trees):
-            leaf = _leaf_binned(B, i, t, node_feature, node_bin, node_default_left, node_left,
-                                node_right, tree_node_offset, missing_bin)
+            leaf = _leaf_store(store, r, t, node_feature, node_bin, node_default_left, node_left,
+                               node_right, tree_node_offset)
             row = tree_leaf_offset[t] + leaf
             for p in range(leaf_ptr[row], leaf_ptr[row + 1]):
-                out[i, leaf_cols[p]] += leaf_vals[p]
+                out[r, leaf_cols[p]] += leaf_vals[p]
 
 
 @njit(parallel=True, cache=True)

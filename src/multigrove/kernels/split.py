@@ -1,46 +1,65 @@
-"""Best split per feature from a node histogram: gain summed over outputs (GBDT-MO eq. 16).
+"""Best splits from node histograms: gain summed over outputs (GBDT-MO eq. 16).
 
-Statistic columns of the histogram: gradients in columns ``0..k-1``; the Hessian of output j
-is ``h_scale * hist[:, h_col + j * h_stride]`` (``h_stride = 0`` when all outputs share one
-Hessian column, or when the Hessian is a constant and ``h_col`` is the count column); the
-unweighted row count is column ``count_col``.
+Statistic columns of a histogram (``ScanParams`` says where each lives): gradients in columns
+``0..k-1``; the Hessian of output j is ``h_scale * hist[:, h_col + j * h_stride]``
+(``h_stride = 0`` when all outputs share one Hessian column, or when the Hessian is a constant
+and ``h_col`` is the count column); the unweighted row count is column ``count_col``.
 
-The score of a child is ``sum_j G_j^2 / (H_j + lambda)``; the kernels return, per feature,
-the largest ``score(left) + score(right)`` (LightGBM's convention, without the 1/2) over
-thresholds and both directions for missing values.  The caller subtracts the parent score.
+The score of a child is ``sum_j G_j^2 / (H_j + lambda)``; a split's gain is
+``score(left) + score(right) - score(parent)`` (LightGBM's convention, without the 1/2), the
+best over thresholds and both directions for missing values.
 
 With ``topk > 0`` leaves keep only their top-k outputs (GBDT-MO eq. 19-22): unrestricted
 (Alg. 3) scores each child by the sum of its own k largest ``G_j^2/(H_j+lambda)``; restricted
 (Alg. 4) picks the k outputs with the largest ``left_j + right_j`` and scores both children on
 them.  ``min_sum_hessian`` applies to the mean over outputs of a child's Hessian sums.
 """
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
+from .histogram import subtract_histogram
+
+
+class ScanParams(NamedTuple):
+    """The scalars of a split scan, passed to the kernels as one argument."""
+    k: int                    # gradient columns
+    h_col: int                # first Hessian column
+    h_stride: int             # 1, or 0 for one Hessian column shared by all outputs
+    h_scale: float            # 1.0, or the constant Hessian (h_col is then the count column)
+    count_col: int
+    lambda_l2: float
+    min_data_in_leaf: int
+    min_sum_hessian: float
+    min_gain_to_split: float
+    topk: int                 # 0: dense leaves; else leaves keep their top-k outputs
+    restricted: bool          # with topk: GBDT-MO Alg. 4 (shared outputs) instead of Alg. 3
+
 
 @njit(cache=True, inline="always")
-def _contrib(acc, total, j, h_col, h_stride, h_scale, lambda_l2, left):
+def _contrib(acc, total, j, p, left):
     if left:
         g = acc[j]
-        h = h_scale * acc[h_col + j * h_stride]
+        h = p.h_scale * acc[p.h_col + j * p.h_stride]
     else:
         g = total[j] - acc[j]
-        h = h_scale * (total[h_col + j * h_stride] - acc[h_col + j * h_stride])
-    return g * g / (h + lambda_l2)
+        h = p.h_scale * (total[p.h_col + j * p.h_stride] - acc[p.h_col + j * p.h_stride])
+    return g * g / (h + p.lambda_l2)
 
 
 @njit(cache=True, inline="always")
-def _score(acc, total, k, h_col, h_stride, h_scale, lambda_l2, left):
-    if h_stride == 0:  # one Hessian for every output: sum_j G_j^2 / (H + lambda), a single division
+def _score(acc, total, p, left):
+    if p.h_stride == 0:  # one Hessian for every output: sum_j G_j^2 / (H + lambda), a single division
         g2 = 0.0
-        for j in range(k):
+        for j in range(p.k):
             g = acc[j] if left else total[j] - acc[j]
             g2 += g * g
-        h = h_scale * (acc[h_col] if left else total[h_col] - acc[h_col])
-        return g2 / (h + lambda_l2)
+        h = p.h_scale * (acc[p.h_col] if left else total[p.h_col] - acc[p.h_col])
+        return g2 / (h + p.lambda_l2)
     s = 0.0
-    for j in range(k):
-        s += _contrib(acc, total, j, h_col, h_stride, h_scale, lambda_l2, left)
+    for j in range(p.k):
+        s += _contrib(acc, total, j, p, left)
     return s
 
 
@@ -83,62 +102,60 @@ def topk_sum(values, n, topk, heap):
 
 
 @njit(cache=True, inline="always")
-def _split_score(acc, total, k, h_col, h_stride, h_scale, lambda_l2, topk, restricted, buf, heap):
+def _split_score(acc, total, p, buf, heap):
     """score(left) + score(right), dense or with top-k sparse leaves."""
-    if topk <= 0 or topk >= k:
-        return (_score(acc, total, k, h_col, h_stride, h_scale, lambda_l2, True)
-                + _score(acc, total, k, h_col, h_stride, h_scale, lambda_l2, False))
-    if restricted:
+    k = p.k
+    if p.topk <= 0 or p.topk >= k:
+        return _score(acc, total, p, True) + _score(acc, total, p, False)
+    if p.restricted:
         for j in range(k):
-            buf[j] = (_contrib(acc, total, j, h_col, h_stride, h_scale, lambda_l2, True)
-                      + _contrib(acc, total, j, h_col, h_stride, h_scale, lambda_l2, False))
-        return topk_sum(buf, k, topk, heap)
+            buf[j] = _contrib(acc, total, j, p, True) + _contrib(acc, total, j, p, False)
+        return topk_sum(buf, k, p.topk, heap)
     for j in range(k):
-        buf[j] = _contrib(acc, total, j, h_col, h_stride, h_scale, lambda_l2, True)
-    s = topk_sum(buf, k, topk, heap)
+        buf[j] = _contrib(acc, total, j, p, True)
+    s = topk_sum(buf, k, p.topk, heap)
     for j in range(k):
-        buf[j] = _contrib(acc, total, j, h_col, h_stride, h_scale, lambda_l2, False)
-    return s + topk_sum(buf, k, topk, heap)
+        buf[j] = _contrib(acc, total, j, p, False)
+    return s + topk_sum(buf, k, p.topk, heap)
 
 
 @njit(cache=True, inline="always")
-def _hess_mean(acc, total, k, h_col, h_stride, h_scale, left):
+def _hess_mean(acc, total, p, left):
     s = 0.0
-    for j in range(k):
-        if left:
-            s += acc[h_col + j * h_stride]
-        else:
-            s += total[h_col + j * h_stride] - acc[h_col + j * h_stride]
-    return s * h_scale / k
+    for j in range(p.k):
+        c = p.h_col + j * p.h_stride
+        s += acc[c] if left else total[c] - acc[c]
+    return s * p.h_scale / p.k
 
 
 @njit(cache=True)
-def node_score(total, k, h_col, h_stride, h_scale, lambda_l2, topk):
+def node_score(total, p):
     """sum_j G_j^2 / (H_j + lambda) of one node's sums (C,), over its top-k outputs when topk > 0."""
+    k = p.k
     buf = np.empty(k)
     for j in range(k):
         g = total[j]
-        h = h_scale * total[h_col + j * h_stride] + lambda_l2
+        h = p.h_scale * total[p.h_col + j * p.h_stride] + p.lambda_l2
         buf[j] = g * g / h if h > 0 else 0.0
-    if topk <= 0 or topk >= k:
+    if p.topk <= 0 or p.topk >= k:
         return buf.sum()
-    return topk_sum(buf, k, topk, np.empty(topk))
+    return topk_sum(buf, k, p.topk, np.empty(p.topk))
 
 
 @njit(cache=True)
-def scan_feature(f, hist, offsets, total, k, h_col, h_stride, h_scale, count_col, lambda_l2,
-                 min_data_in_leaf, min_sum_hessian, topk, restricted, acc, buf, heap,
-                 out_gain, out_bin, out_default_left):
-    """Best threshold of feature f; writes out_gain[f], out_bin[f], out_default_left[f].
-    OUT acc (C,), buf (k,), heap (max(topk, 1),): scratch."""
+def scan_feature(f, hist, offsets, total, p, acc, buf, heap):
+    """Best threshold of feature f: (score(left) + score(right), threshold bin, missing goes left);
+    (-inf, -1, False) when no threshold is valid.  OUT acc (C,), buf (k,), heap (max(topk, 1),): scratch."""
     n_cols = hist.shape[1]
+    k = p.k
+    count_col = p.count_col
     best_gain = -np.inf
     best_bin = -1
     best_left = False
     lo = offsets[f]
     miss = offsets[f + 1] - 1
     n_value_bins = miss - lo
-    shared_h = h_stride == 0 and (topk <= 0 or topk >= k)  # one Hessian for all outputs, dense leaves
+    shared_h = p.h_stride == 0 and (p.topk <= 0 or p.topk >= k)  # one Hessian for all outputs, dense leaves
     n_total = total[count_col]
     has_missing = hist[miss, count_col] > 0
     for direction in range(2 if n_value_bins >= 2 else 0):
@@ -153,14 +170,14 @@ def scan_feature(f, hist, offsets, total, k, h_col, h_stride, h_scale, count_col
             if hist[lo + t, count_col] == 0 and not (t == 0 and missing_left):
                 continue  # same partition as the previous threshold
             n_left = acc[count_col]
-            if n_total - n_left < min_data_in_leaf:
+            if n_total - n_left < p.min_data_in_leaf:
                 break  # the right side only shrinks from here on
-            if n_left < min_data_in_leaf:
+            if n_left < p.min_data_in_leaf:
                 continue
             if shared_h:
-                hl = h_scale * acc[h_col]
-                hr = h_scale * (total[h_col] - acc[h_col])
-                if hl < min_sum_hessian or hr < min_sum_hessian:
+                hl = p.h_scale * acc[p.h_col]
+                hr = p.h_scale * (total[p.h_col] - acc[p.h_col])
+                if hl < p.min_sum_hessian or hr < p.min_sum_hessian:
                     continue
                 g2l = 0.0
                 g2r = 0.0
@@ -169,74 +186,64 @@ def scan_feature(f, hist, offsets, total, k, h_col, h_stride, h_scale, count_col
                     r = total[j] - a
                     g2l += a * a
                     g2r += r * r
-                gain = g2l / (hl + lambda_l2) + g2r / (hr + lambda_l2)
+                gain = g2l / (hl + p.lambda_l2) + g2r / (hr + p.lambda_l2)
             else:
-                if _hess_mean(acc, total, k, h_col, h_stride, h_scale, True) < min_sum_hessian:
+                if _hess_mean(acc, total, p, True) < p.min_sum_hessian:
                     continue
-                if _hess_mean(acc, total, k, h_col, h_stride, h_scale, False) < min_sum_hessian:
+                if _hess_mean(acc, total, p, False) < p.min_sum_hessian:
                     continue
-                gain = _split_score(acc, total, k, h_col, h_stride, h_scale, lambda_l2, topk, restricted, buf, heap)
+                gain = _split_score(acc, total, p, buf, heap)
             if gain > best_gain:
                 best_gain = gain
                 best_bin = t
                 best_left = missing_left
-    out_gain[f] = best_gain
-    out_bin[f] = best_bin
-    out_default_left[f] = best_left
-
-
-@njit(cache=True, inline="always")
-def _scan_masked(f, hist, offsets, total, k, h_col, h_stride, h_scale, count_col, feature_mask, lambda_l2,
-                 min_data_in_leaf, min_sum_hessian, topk, restricted, acc, buf, heap,
-                 out_gain, out_bin, out_default_left):
-    """scan_feature for an allowed feature; 'no split' for a masked one."""
-    if feature_mask[f]:
-        scan_feature(f, hist, offsets, total, k, h_col, h_stride, h_scale, count_col, lambda_l2,
-                     min_data_in_leaf, min_sum_hessian, topk, restricted, acc, buf, heap,
-                     out_gain, out_bin, out_default_left)
-    else:
-        out_gain[f] = -np.inf
-        out_bin[f] = -1
-        out_default_left[f] = False
-
-
-@njit(parallel=True, cache=True)
-def best_split_per_feature(hist, offsets, total, k, h_col, h_stride, h_scale, count_col,
-                           feature_mask, lambda_l2, min_data_in_leaf, min_sum_hessian, topk, restricted,
-                           out_gain, out_bin, out_default_left):
-    """Scan every feature's bins for its best threshold, features in parallel.
-
-    IN  hist (total_bins, C) float64; offsets (F + 1,) int64; total (C,) float64 node sums.
-    IN  feature_mask (F,) bool: features allowed to split.
-    IN  topk: 0 for dense leaves, else the number of outputs a leaf keeps; restricted: Alg. 4.
-    OUT out_gain (F,) float64: best score(left)+score(right), -inf when no valid split.
-    OUT out_bin (F,) int32: left holds value bins <= out_bin.
-    OUT out_default_left (F,) bool: missing values go left.
-    """
-    n_features = offsets.shape[0] - 1
-    n_blocks = min(n_features, 16)
-    for blk in prange(n_blocks):  # contiguous feature blocks; scratch allocated once per block
-        acc = np.empty(hist.shape[1])
-        buf = np.empty(k)
-        heap = np.empty(max(topk, 1))
-        for f in range(blk * n_features // n_blocks, (blk + 1) * n_features // n_blocks):
-            _scan_masked(f, hist, offsets, total, k, h_col, h_stride, h_scale, count_col, feature_mask, lambda_l2,
-                         min_data_in_leaf, min_sum_hessian, topk, restricted, acc, buf, heap,
-                         out_gain, out_bin, out_default_left)
+    return best_gain, best_bin, best_left
 
 
 @njit(cache=True)
-def best_split_per_feature_serial(hist, offsets, total, k, h_col, h_stride, h_scale, count_col,
-                                  feature_mask, lambda_l2, min_data_in_leaf, min_sum_hessian, topk, restricted,
-                                  out_gain, out_bin, out_default_left):
+def _scan_tasks(t0, t1, h0, h1, active, totals, offsets, feature_mask, p, out_gain, out_bin, out_left):
+    """Scan tasks t0..t1-1; task t is feature t % F of node t // F (node 0: h0, node 1: h1)."""
+    n_features = offsets.shape[0] - 1
+    acc = np.empty(h0.shape[1])
+    buf = np.empty(p.k)
+    heap = np.empty(max(p.topk, 1))
+    for t in range(t0, t1):
+        node = t // n_features
+        f = t - node * n_features
+        if feature_mask[f] and active[node]:
+            g, b, dl = scan_feature(f, h0 if node == 0 else h1, offsets, totals[node], p, acc, buf, heap)
+        else:
+            g, b, dl = -np.inf, -1, False
+        out_gain[node, f] = g
+        out_bin[node, f] = b
+        out_left[node, f] = dl
+
+
+@njit(parallel=True, cache=True)
+def best_split_per_feature(h0, h1, active, totals, offsets, feature_mask, p, out_gain, out_bin, out_left):
+    """Scan every feature of one or two node histograms for its best threshold, in parallel over
+    (node, feature).
+
+    IN  h0, h1 (total_bins, C) float64: the histograms of node 0 and node 1; active (n_nodes,) bool:
+        the nodes to scan (an inactive node gets -inf everywhere).
+    IN  totals (n_nodes, C) node sums; offsets (F + 1,) int64; feature_mask (F,) bool: features
+        allowed to split; p: ScanParams.
+    OUT out_gain (n_nodes, F) float64: best score(left)+score(right), -inf when no valid split.
+    OUT out_bin (n_nodes, F) int32: left holds value bins <= out_bin.
+    OUT out_left (n_nodes, F) bool: missing values go left.
+    """
+    n_tasks = active.shape[0] * (offsets.shape[0] - 1)
+    n_blocks = min(n_tasks, 32)
+    for blk in prange(n_blocks):  # contiguous task blocks; scratch allocated once per block
+        _scan_tasks(blk * n_tasks // n_blocks, (blk + 1) * n_tasks // n_blocks, h0, h1, active, totals, offsets,
+                    feature_mask, p, out_gain, out_bin, out_left)
+
+
+@njit(cache=True)
+def best_split_per_feature_serial(h0, h1, active, totals, offsets, feature_mask, p, out_gain, out_bin, out_left):
     """As best_split_per_feature on one thread (small histograms)."""
-    acc = np.empty(hist.shape[1])
-    buf = np.empty(k)
-    heap = np.empty(max(topk, 1))
-    for f in range(offsets.shape[0] - 1):
-        _scan_masked(f, hist, offsets, total, k, h_col, h_stride, h_scale, count_col, feature_mask, lambda_l2,
-                     min_data_in_leaf, min_sum_hessian, topk, restricted, acc, buf, heap,
-                     out_gain, out_bin, out_default_left)
+    _scan_tasks(0, active.shape[0] * (offsets.shape[0] - 1), h0, h1, active, totals, offsets, feature_mask, p,
+                out_gain, out_bin, out_left)
 
 
 @njit(cache=True)
@@ -250,6 +257,48 @@ def left_sums(hist, offsets, feature, threshold_bin, default_left, out):
     for t in range(threshold_bin + 1):
         for c in range(n_cols):
             out[c] += hist[lo + t, c]
+
+
+@njit(cache=True)
+def best_splits(h0, h1, n_nodes, subtract, totals, offsets, feature_mask, p, parallel, active, feat_gain, feat_bin,
+                feat_left, out_gain, out_feature, out_bin, out_left, out_left_sums):
+    """The best split of one or two nodes, after turning h1 from the parent's histogram into the
+    sibling's (h1 -= h0) when ``subtract``: one call per split of the tree.
+
+    IN  h0 (total_bins, C); IN/OUT h1 (total_bins, C); totals (n_nodes, C); offsets, feature_mask, p:
+        as best_split_per_feature; parallel: scan on all threads; active (>= n_nodes,) bool: nodes to scan.
+    OUT feat_gain, feat_bin, feat_left (>= n_nodes, F): per-feature scratch.
+    OUT out_gain (n_nodes,): gain over the parent (-inf when no split passes min_data_in_leaf,
+        min_sum_hessian and min_gain_to_split); out_feature, out_bin (n_nodes,) int32;
+        out_left (n_nodes,) bool; out_left_sums (n_nodes, C): the left child's statistic sums.
+    """
+    if subtract:
+        if parallel:
+            subtract_histogram(h1, h0, h1)
+        else:
+            n_bins, n_cols = h1.shape
+            for b in range(n_bins):
+                for c in range(n_cols):
+                    h1[b, c] -= h0[b, c]
+    scan = active[:n_nodes]
+    if parallel:
+        best_split_per_feature(h0, h1, scan, totals, offsets, feature_mask, p, feat_gain, feat_bin, feat_left)
+    else:
+        best_split_per_feature_serial(h0, h1, scan, totals, offsets, feature_mask, p, feat_gain, feat_bin, feat_left)
+    for node in range(n_nodes):
+        f = np.argmax(feat_gain[node])
+        out_gain[node] = -np.inf
+        out_feature[node] = -1
+        if not np.isfinite(feat_gain[node, f]):
+            continue
+        gain = feat_gain[node, f] - node_score(totals[node], p)
+        if gain <= p.min_gain_to_split:
+            continue
+        out_gain[node] = gain
+        out_feature[node] = f
+        out_bin[node] = feat_bin[node, f]
+        out_left[node] = feat_left[node, f]
+        left_sums(h0 if node == 0 else h1, offsets, f, feat_bin[node, f], feat_left[node, f], out_left_sums[node])
 
 
 @njit(parallel=True, cache=True)

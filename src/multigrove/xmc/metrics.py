@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from .._validation import check_int, check_real
 from ..kernels.sparse import row_membership, topk_csr_rows, topk_dense_rows
 
-__all__ = ["propensity", "inverse_propensity", "precision_at_k", "recall_at_k", "ndcg_at_k",
+__all__ = ["propensity", "inverse_propensity", "precision_at_k", "precision_at_k_rows", "recall_at_k", "ndcg_at_k",
            "psprecision_at_k", "psndcg_at_k", "coverage_at_k", "evaluate", "top_k"]
 
 _CHUNK = 4096  # rows of a dense score matrix ranked at a time
@@ -215,6 +215,12 @@ def _coverage(r):
 
 def precision_at_k(Y_true, Y_pred, k: int = 5) -> np.ndarray:
     return _precision(_Ranked(Y_true, Y_pred, k))
+
+
+def precision_at_k_rows(Y_true, Y_pred, k: int = 5) -> np.ndarray:
+    """(n, k): each row's P@1..P@k (``precision_at_k`` is their mean over rows)."""
+    r = _Ranked(Y_true, Y_pred, k)
+    return np.cumsum(r.hits, axis=1) / r.ranks
 
 
 def recall_at_k(Y_true, Y_pred, k: int = 5) -> np.ndarray:

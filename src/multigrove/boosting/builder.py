@@ -1,0 +1,147 @@
+"""The histogram-builder seam between the tree grower and the rows.
+
+The grower (``grower.py``) decides every split from histograms and never touches a row.  It asks
+a builder for the histogram of the root and, at every split, to partition a leaf's rows and
+return the histogram of one child (the smaller one; the grower gets the other by subtraction).
+Anything that can answer those two questions can grow trees with the one grower:
+
+* ``LocalBuilder`` (here): the Numba kernels over this process's binned rows;
+* ``multigrove.dask``: every worker answers for its own rows and the histograms are summed;
+* a GPU builder would do the same on the device.
+
+Leaves are numbered as the grower numbers them: a split leaf keeps its number for its left
+child and the right child gets ``new_leaf``.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol, Sequence
+
+import numpy as np
+
+from .._dtypes import HIST, INDEX
+from ..kernels.histogram import (build_histogram_chunks, build_histogram_columns, build_histogram_serial,
+                                 build_histogram_wide)
+from ..kernels.partition import split_and_build
+from ..kernels.store import BinnedStore
+
+#: widest statistic matrix for which per-thread private histograms (row chunks) pay off; wider
+#: ones split the statistic columns between threads (no private copies)
+ROW_CHUNK_MAX_COLS = 3
+#: nodes with fewer rows are partitioned on one thread
+PARALLEL_PARTITION_MIN_ROWS = 16384
+#: below this many cell updates a histogram is built on one thread (a parallel region costs more)
+PARALLEL_MIN_WORK = 200_000
+
+BUILD_NONE, BUILD_LEFT, BUILD_RIGHT = 0, 1, 2
+
+
+class SplitRequest(NamedTuple):
+    """Split ``leaf`` (it keeps its number for the left child; the right child is ``new_leaf``)
+    and return the histogram of the child named by ``build`` (BUILD_NONE, BUILD_LEFT, BUILD_RIGHT)."""
+    leaf: int
+    new_leaf: int
+    feature: int
+    threshold_bin: int
+    default_left: bool
+    build: int
+
+
+class HistogramBuilder(Protocol):
+    """What the grower needs from the rows of one tree."""
+
+    def root(self, out: np.ndarray) -> np.ndarray:
+        """Write the root histogram (total_bins, C) into ``out``; return the root totals (C,)."""
+
+    def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None]) -> None:
+        """Apply the splits in order; write each requested child histogram into its ``outs`` entry."""
+
+
+class LocalBuilder:
+    """Histograms from the Numba kernels over one process's binned rows.
+
+    ``begin`` starts a tree on given statistics (n_rows, C) and rows (all, or a bagging / GOSS
+    sample); afterwards ``leaf_segments`` says which rows ended in which leaf.
+    """
+
+    def __init__(self, store: BinnedStore, n_threads: int):
+        self.store = store
+        self.n_threads = max(1, int(n_threads))
+        n = store.n_rows
+        self._all_rows = np.arange(n, dtype=INDEX)
+        self._tmp = np.empty(n, dtype=INDEX)
+        self._counts = {1: np.zeros(1, np.int64), self.n_threads: np.zeros(self.n_threads, np.int64)}
+        self._scratch: dict[int, np.ndarray] = {}
+        self._total = np.empty(0, dtype=HIST)
+        self._no_total = np.empty(0, dtype=HIST)  # children's totals are needed only to derive default bins
+        self.stats: np.ndarray | None = None
+        self.rows = self._all_rows
+        self.all_rows = True
+        self.leaf_start = np.zeros(1, np.int64)
+        self.leaf_end = np.zeros(1, np.int64)
+
+    # ------------------------------------------------------------------ per tree
+    def begin(self, stats: np.ndarray, rows: np.ndarray | None = None, max_leaves: int = 2) -> None:
+        """Grow the next tree on ``stats`` (n_rows, C) float32, over ``rows`` (ascending) or every row."""
+        self.stats = stats
+        self.all_rows = rows is None
+        if rows is None:
+            self.rows = self._all_rows
+            self._all_rows[:] = np.arange(self.store.n_rows, dtype=INDEX)  # partitions reorder it
+        else:
+            self.rows = np.ascontiguousarray(rows, dtype=INDEX)
+        self.leaf_start = np.zeros(max_leaves, np.int64)
+        self.leaf_end = np.zeros(max_leaves, np.int64)
+        self.leaf_end[0] = self.rows.shape[0]
+        if self._total.shape[0] != stats.shape[1]:
+            self._total = np.empty(stats.shape[1], dtype=HIST)
+
+    def _schedule(self, n_rows: int) -> int:
+        """0 serial, 1 row chunks, >= 2 statistic-column blocks (see kernels.partition.split_and_build)."""
+        store, width = self.store, self.stats.shape[1]
+        cells = n_rows * (store.dense.shape[1] + store.bundle.shape[1]) * width
+        if self.n_threads == 1 or cells + store.sparse_bins.shape[0] * width < PARALLEL_MIN_WORK:
+            return 0
+        return 1 if width <= ROW_CHUNK_MAX_COLS else min(self.n_threads, width)
+
+    def _scratch_for(self, schedule: int) -> np.ndarray:
+        width = self.stats.shape[1]
+        if schedule != 1:
+            return np.empty((1, 1, width), dtype=HIST)
+        buf = self._scratch.get(width)
+        if buf is None:
+            buf = self._scratch[width] = np.empty((self.n_threads, self.store.total_bins, width), dtype=HIST)
+        return buf
+
+    def root(self, out: np.ndarray) -> np.ndarray:
+        total = np.empty(out.shape[1], dtype=HIST)
+        schedule = self._schedule(self.rows.shape[0])
+        if schedule == 1 and self.all_rows:
+            build_histogram_columns(self.store, self.stats, self._scratch_for(1), out, total)
+        elif schedule == 0:
+            build_histogram_serial(self.store, self.rows, self.stats, out, total)
+        elif schedule == 1:
+            build_histogram_chunks(self.store, self.rows, self.stats, self._scratch_for(1), out, total)
+        else:
+            build_histogram_wide(self.store, self.rows, self.stats, schedule, out, total)
+        return total
+
+    def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None]) -> None:
+        for req, out in zip(requests, outs):
+            start, end = int(self.leaf_start[req.leaf]), int(self.leaf_end[req.leaf])
+            parallel = end - start >= PARALLEL_PARTITION_MIN_ROWS and self.n_threads > 1
+            counts = self._counts[self.n_threads if parallel else 1]
+            if req.build == BUILD_NONE:
+                schedule, hist = 0, np.empty((1, 1), dtype=HIST)
+            else:
+                schedule, hist = self._schedule((end - start) // 2), out
+            total = self._total if self.store.derived.shape[0] else self._no_total
+            n_left = split_and_build(self.store, self.rows, start, end, req.feature, req.threshold_bin,
+                                     req.default_left, req.build, self.stats, schedule, self._tmp, counts,
+                                     self._scratch_for(schedule), hist, total)
+            self.leaf_end[req.leaf] = start + n_left
+            self.leaf_start[req.new_leaf] = start + n_left
+            self.leaf_end[req.new_leaf] = end
+
+    def leaf_segments(self, n_leaves: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rows, leaf_start, leaf_end): leaf l of the last tree holds rows[leaf_start[l]:leaf_end[l]]."""
+        return self.rows, self.leaf_start[:n_leaves], self.leaf_end[:n_leaves]

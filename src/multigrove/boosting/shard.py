@@ -1,0 +1,172 @@
+"""The rows of one process: everything the boosting loop does row by row.
+
+``TrainingShard`` holds one process's training rows (binned features, labels, weights, scores,
+gradient statistics) and answers the engine's row-side requests: compute gradients, give the
+global quantities a sketch needs (column norms, Gram products), set the statistics splits are
+scored on, build histograms for the grower (it is a ``HistogramBuilder``), sum leaf statistics,
+add a finished tree to the scores, and report metric parts.  ``EvalShard`` does the same for a
+validation set.  A local run has one of each per data set; ``multigrove.dask`` keeps one per
+worker and sums what they return, so the engine and the grower are the same in both.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from .._dtypes import HIST, INDEX, SCORE, STAT
+from ..kernels.partition import add_leaf_values
+from ..kernels.predict import predict_store
+from ..kernels.split import segment_sums
+from ..kernels.store import BinnedStore
+from .builder import LocalBuilder, SplitRequest
+from .leaves import StatLayout
+from .losses import Loss
+from .metrics import MetricPart, metric_parts
+from .sketch import SketchPlan, apply_sketch, column_sq_norms, gram_product
+from .tree import Tree, stack_trees
+
+
+class OutputColumn(NamedTuple):
+    """Split statistics of one output: the one-vs-all strategy's tree for output ``column``."""
+    column: int
+
+
+def split_layout(layout: StatLayout, spec: SketchPlan | OutputColumn) -> StatLayout:
+    """The layout of the statistics a tree's splits are scored on."""
+    const = layout.h_scale if layout.h_stride == 0 else None
+    if isinstance(spec, OutputColumn):
+        return StatLayout.make(1, const)
+    if spec.is_full:
+        return layout
+    return StatLayout.make(spec.width, const, shared_hessian=spec.projection is not None and const is None)
+
+
+def predict_trees_into(store: BinnedStore, rows: np.ndarray, trees: list[Tree], out: np.ndarray) -> None:
+    """out[rows] += the trees' outputs for those rows of a binned store."""
+    s = stack_trees(trees)
+    predict_store(store, rows, s["node_feature"], s["node_bin"], s["node_default_left"], s["node_left"],
+                  s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"],
+                  s["leaf_vals"], out)
+
+
+class TrainingShard:
+    """One process's training rows; a ``HistogramBuilder`` for the grower."""
+
+    def __init__(self, store: BinnedStore, label: np.ndarray, weight: np.ndarray | None, loss: Loss,
+                 init_score: np.ndarray, layout: StatLayout, n_threads: int):
+        n = store.n_rows
+        self.store, self.y, self.w, self.loss, self.layout = store, label, weight, loss, layout
+        self.scores = np.tile(np.asarray(init_score, dtype=SCORE), (n, 1))
+        self.S = layout.allocate(n)
+        d = layout.k
+        if layout.h_stride and loss.hess_constant is not None:  # weighted constant Hessian: c * w, set once
+            self.S[:, layout.h_col: layout.h_col + d] = (loss.hess_constant * weight)[:, None]
+        self._w32 = None if weight is None else weight.astype(STAT)[:, None]
+        self.builder = LocalBuilder(store, n_threads)
+        self._buffers: dict[StatLayout, np.ndarray] = {}
+        self.split_stats = self.S
+
+    @property
+    def n_rows(self) -> int:
+        return self.store.n_rows
+
+    # ------------------------------------------------------------------ gradients and sketches
+    def _grad(self) -> np.ndarray:
+        return self.S[:, : self.layout.k]
+
+    def _hess(self) -> np.ndarray | None:
+        lay = self.layout
+        return self.S[:, lay.h_col: lay.h_col + lay.k] if lay.h_stride else None
+
+    def compute_gradients(self) -> None:
+        """Gradients and Hessians of the loss at the current scores, times the row weights."""
+        G, H = self._grad(), self._hess()
+        own_hess = self.loss.hess_constant is None
+        self.loss.gradients(self.scores, self.y, G, H if own_hess else None)
+        if self._w32 is not None:
+            G *= self._w32
+            if own_hess:
+                H *= self._w32
+
+    def column_sq_norms(self) -> np.ndarray:
+        return column_sq_norms(self._grad())
+
+    def gram_product(self, V: np.ndarray) -> np.ndarray:
+        return gram_product(self._grad(), V)
+
+    def set_split_statistics(self, spec: SketchPlan | OutputColumn) -> StatLayout:
+        """Choose the statistics the next tree's splits are scored on; return their layout."""
+        lay = self.layout
+        slay = split_layout(lay, spec)
+        if slay is lay:
+            self.split_stats = self.S
+            return lay
+        if slay not in self._buffers:
+            self._buffers[slay] = slay.allocate(self.n_rows)
+        buf = self._buffers[slay]
+        H = self._hess()
+        out_h = buf[:, slay.h_col: slay.count_col] if slay.h_stride or slay.count_col > slay.h_col else None
+        if isinstance(spec, OutputColumn):
+            buf[:, 0] = self.S[:, spec.column]
+            if out_h is not None:
+                out_h[:, 0] = H[:, spec.column]
+        else:
+            apply_sketch(spec, self._grad(), H, buf[:, : slay.k], out_h)
+        self.split_stats = buf
+        return slay
+
+    # ------------------------------------------------------------------ the builder
+    def begin_tree(self, max_leaves: int, rows: np.ndarray | None = None) -> None:
+        self.builder.begin(self.split_stats, rows, max_leaves)
+
+    def root(self, out: np.ndarray) -> np.ndarray:
+        return self.builder.root(out)
+
+    def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None]) -> None:
+        self.builder.split(requests, outs)
+
+    # ------------------------------------------------------------------ finishing a tree
+    def leaf_sums(self, n_leaves: int) -> np.ndarray:
+        """(n_leaves, C) sums of the full statistics over each leaf's rows (for leaf values when
+        splits were scored on a sketch)."""
+        rows, start, end = self.builder.leaf_segments(n_leaves)
+        out = np.empty((n_leaves, self.layout.n_cols), dtype=HIST)
+        segment_sums(rows, start, end, self.S, out)
+        return out
+
+    def apply_tree(self, tree: Tree) -> None:
+        """Add the tree's leaf values to the scores of every row (rows left out of the tree's sample
+        go down the tree)."""
+        rows, start, end = self.builder.leaf_segments(tree.n_leaves)
+        add_leaf_values(rows, start, end, tree.leaf_value, np.ascontiguousarray(tree.columns()), self.scores)
+        if not self.builder.all_rows:
+            left_out = np.ones(self.n_rows, np.bool_)
+            left_out[rows] = False
+            predict_trees_into(self.store, np.flatnonzero(left_out).astype(INDEX), [tree], self.scores)
+
+    def metric_parts(self, metrics: Sequence[str], eval_at: tuple) -> list[MetricPart]:
+        return _parts(self.loss, metrics, eval_at, self.y, self.scores, self.w)
+
+
+class EvalShard:
+    """A validation set's rows: binned with the training bins, scores updated tree by tree."""
+
+    def __init__(self, store: BinnedStore, label: np.ndarray, weight: np.ndarray | None, loss: Loss,
+                 init_score: np.ndarray):
+        self.store, self.y, self.w, self.loss = store, label, weight, loss
+        self.scores = np.tile(np.asarray(init_score, dtype=SCORE), (store.n_rows, 1))
+        self._rows = np.arange(store.n_rows, dtype=INDEX)
+
+    def add_trees(self, trees: list[Tree]) -> None:
+        predict_trees_into(self.store, self._rows, trees, self.scores)
+
+    def metric_parts(self, metrics: Sequence[str], eval_at: tuple) -> list[MetricPart]:
+        return _parts(self.loss, metrics, eval_at, self.y, self.scores, self.w)
+
+
+def _parts(loss: Loss, metrics, eval_at, y, raw, w) -> list[MetricPart]:
+    if not metrics:
+        return []
+    prob = loss.transform(raw)
+    return [part for m in metrics for part in metric_parts(m, y, raw, prob, w, eval_at)]

@@ -1,0 +1,57 @@
+"""The binned feature store: the arrays every row-side kernel reads, as one NamedTuple.
+
+Feature f owns the histogram rows ``offsets[f]:offsets[f+1]``: its value bins, then its missing
+bin (``missing_bin[f]`` = the number of value bins).  Each feature lives in one of three stores:
+
+* ``dense`` (kind 0): a uint8 column of bins, one byte per row.  Global histogram index of
+  row r: ``dense_base[slot] + dense[r, slot]``.
+* ``bundle`` (kind 1, exclusive feature bundling): several features that are rarely non-default
+  in the same row share one uint8 column of codes; ``code_map[code_offset[slot] + code]`` is the
+  global histogram index of a code.  Code 0 means "every member at its default bin".
+* ``sparse`` (kind 2): a CSR matrix whose row r lists the global histogram indices of the
+  row's non-default bins, ascending.
+
+For features of kinds 1 and 2 the default bin (the most frequent one, the zero bin of a sparse
+column) is never visited row by row: its sums are the node totals minus the feature's other
+bins (``derived`` lists these features).  Both uint8 stores are kept twice: row-major (the
+histogram of a node reads whole rows) and column-major (the root histogram and the partition
+read one feature of many rows).
+"""
+from typing import NamedTuple
+
+import numpy as np
+
+FEATURE_DENSE = 0
+FEATURE_BUNDLED = 1
+FEATURE_SPARSE = 2
+
+
+class BinnedStore(NamedTuple):
+    dense: np.ndarray          # (n, n_dense) uint8, C order
+    dense_cols: np.ndarray     # (n, n_dense) uint8, Fortran order (the same values)
+    dense_base: np.ndarray     # (n_dense,) int64: histogram offset of each dense column's feature
+    bundle: np.ndarray         # (n, n_bundles) uint8, C order
+    bundle_cols: np.ndarray    # (n, n_bundles) uint8, Fortran order
+    code_map: np.ndarray       # (n_codes,) int64: global histogram index of each bundle code
+    code_offset: np.ndarray    # (n_bundles + 1,) int64
+    sparse_indptr: np.ndarray  # (n + 1,) int64
+    sparse_bins: np.ndarray    # (nnz,) int32: global histogram indices, ascending within a row
+    feature_kind: np.ndarray   # (F,) int8: FEATURE_DENSE, FEATURE_BUNDLED or FEATURE_SPARSE
+    feature_slot: np.ndarray   # (F,) int32: column in dense or bundle, -1 for sparse
+    default_bin: np.ndarray    # (F,) int32: the most frequent bin (kinds 1 and 2 never store it)
+    offsets: np.ndarray        # (F + 1,) int64
+    missing_bin: np.ndarray    # (F,) int32
+    derived: np.ndarray        # (n_derived,) int32: features whose default-bin sums are derived
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.sparse_indptr.shape[0] - 1)
+
+    @property
+    def n_features(self) -> int:
+        return int(self.feature_kind.shape[0])
+
+    @property
+    def total_bins(self) -> int:
+        return int(self.offsets[-1])
+
