@@ -129,7 +129,7 @@ def test_split_scan_equals_naive(problem, const_hess, lam, min_data, topk, restr
     np.testing.assert_array_equal(d[ok], ed[ok])
     F = offsets.size - 1
     g2, b2, d2 = np.empty((1, F)), np.empty((1, F), np.int32), np.empty((1, F), np.bool_)
-    best_split_per_feature_serial(hist, hist, np.ones(1, np.bool_), total.reshape(1, -1), offsets, mask, params,
+    best_split_per_feature_serial(hist, hist, False, np.ones(1, np.bool_), total.reshape(1, -1), offsets, mask, params,
                                   g2, b2, d2)
     np.testing.assert_array_equal(g2[0], g)
     np.testing.assert_array_equal(b2[0, ok], b[ok])
@@ -303,7 +303,13 @@ def test_add_leaf_values_equals_naive(seed, d):
     for leaf in range(4):
         for r in rows[start[leaf]:end[leaf]]:
             expect[r, cols[leaf]] += vals[leaf]
-    add_leaf_values(rows, start, end, vals, cols, scores)
+    add_leaf_values(rows, start, end, vals, -1, cols, scores)
+    np.testing.assert_allclose(scores, expect)
+    first = int(rng.integers(0, 3))                     # dense leaves over columns first .. first + d - 1
+    expect = scores.copy()
+    for leaf in range(4):
+        expect[rows[start[leaf]:end[leaf]], first:first + d] += vals[leaf]
+    add_leaf_values(rows, start, end, vals, first, np.zeros((1, 1), np.int32), scores)
     np.testing.assert_allclose(scores, expect)
 
 
@@ -312,7 +318,7 @@ def test_add_leaf_values_equals_naive(seed, d):
 def test_objective_kernels_equal_numpy(seed, n, K):
     from scipy.special import expit, softmax
 
-    from multigrove.kernels.objective import row_means, sigmoid_grad_hess, softmax_grad_hess
+    from multigrove.kernels.objective import project_rows, sigmoid_grad_hess, softmax_grad_hess
     rng = np.random.default_rng(seed)
     raw = rng.normal(scale=5, size=(n, K))
     y = rng.integers(0, K, size=n)
@@ -327,9 +333,11 @@ def test_objective_kernels_equal_numpy(seed, n, K):
     q = expit(raw)
     np.testing.assert_allclose(S[:, :K], q - Y, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(S[:, K:2 * K], q * (1 - q), rtol=1e-5, atol=1e-7)
-    out = np.empty((n, 1), np.float32)
-    row_means(S[:, K:2 * K], out)
-    np.testing.assert_allclose(out[:, 0], S[:, K:2 * K].mean(axis=1), rtol=1e-5)
+    P = rng.normal(size=(K, 3)).astype(np.float32)
+    out_g, out_h = np.full((n, 3), np.nan, np.float32), np.full((n, 1), np.nan, np.float32)
+    project_rows(S[:, :K], P, S[:, K:2 * K], out_g, out_h)
+    np.testing.assert_allclose(out_g, S[:, :K] @ P, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out_h[:, 0], S[:, K:2 * K].mean(axis=1), rtol=1e-5)
 
 
 @SETTINGS

@@ -103,6 +103,7 @@ class TreeGrower:
         self._out = (np.empty(2), np.empty(2, np.int32), np.empty(2, np.int32), np.empty(2, np.bool_),
                      np.empty((2, layout.n_cols)))
         self._totals = np.empty((2, layout.n_cols))
+        self._active = np.empty(2, np.bool_)
 
     # ------------------------------------------------------------------ public
     def grow(self, builder: HistogramBuilder, feature_mask: np.ndarray | None = None) -> GrownTree:
@@ -209,8 +210,9 @@ class TreeGrower:
         totals[0] = first.total
         if second is not None:
             totals[1] = second.total
-        active = np.array([scan_small and self._can_split(first.depth, first.total[self.layout.count_col]),
-                           second is not None])
+        active = self._active
+        active[0] = scan_small and self._can_split(first.depth, first.total[self.layout.count_col])
+        active[1] = second is not None
         gain, feature, bin_, dleft, left_sums = self._out
         feat_gain, feat_bin, feat_left = self._feat
         best_splits(first.hist, first.hist if second is None else second.hist, n_nodes, subtract, totals,

@@ -66,6 +66,7 @@ class TrainingShard:
         self.builder = LocalBuilder(store, n_threads)
         self._buffers: dict[StatLayout, np.ndarray] = {}
         self.split_stats = self.S
+        self._no_cols = np.zeros((1, 1), np.int32)
 
     @property
     def n_rows(self) -> int:
@@ -139,7 +140,11 @@ class TrainingShard:
         """Add the tree's leaf values to the scores of every row (rows left out of the tree's sample
         go down the tree)."""
         rows, start, end = self.builder.leaf_segments(tree.n_leaves)
-        add_leaf_values(rows, start, end, tree.leaf_value, np.ascontiguousarray(tree.columns()), self.scores)
+        out = tree.output_cols
+        if tree.leaf_cols is None and np.array_equal(out, np.arange(out[0], out[0] + out.size)):
+            add_leaf_values(rows, start, end, tree.leaf_value, int(out[0]), self._no_cols, self.scores)
+        else:  # k-sparse leaves
+            add_leaf_values(rows, start, end, tree.leaf_value, -1, np.ascontiguousarray(tree.columns()), self.scores)
         if not self.builder.all_rows:
             left_out = np.ones(self.n_rows, np.bool_)
             left_out[rows] = False

@@ -35,7 +35,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ..kernels.objective import row_means
+from ..kernels.objective import project_rows
 from ..params import SKETCHES
 
 AUTO_EPS = 0.5
@@ -142,9 +142,8 @@ def apply_sketch(plan: SketchPlan, G: np.ndarray, H: np.ndarray | None, out_g: n
         if out_h is not None:
             out_h[...] = H[:, plan.columns]
         return
-    np.matmul(G, plan.projection, out=out_g)
-    if out_h is not None:
-        row_means(H, out_h)
+    no_h = np.empty((G.shape[0], 0), dtype=G.dtype)
+    project_rows(G, plan.projection, G if H is None else H, out_g, no_h if out_h is None else out_h)
 
 
 def gram_product(G: np.ndarray, V: np.ndarray) -> np.ndarray:

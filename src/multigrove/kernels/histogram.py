@@ -375,9 +375,18 @@ def build_histogram_columns(store, stats, scratch, out, total):
     fix_default_bins(store, total, out, 0, width)
 
 
+@njit(cache=True, inline="always")
+def _add_stat_block(out, b, stats, r, c0, c1):
+    """out[b, c0:c1] += stats[r, c0:c1] (unsigned indices, so the loop vectorises)."""
+    for c in range(c0, c1):
+        cu = U(c)
+        out[b, cu] += stats[r, cu]
+
+
 @njit(parallel=True, cache=True)
 def build_histogram_wide(store, rows, stats, n_blocks, out, total):
-    """Statistic columns split in n_blocks blocks, one task each, every task over all the rows.
+    """Statistic columns split in n_blocks blocks, one task each, every task over all the rows
+    (no private histograms: the schedule for wide statistics, many outputs).
 
     IN as build_histogram_serial.  OUT out, total as build_histogram_serial."""
     n_rows = rows.shape[0]
@@ -392,28 +401,24 @@ def build_histogram_wide(store, rows, stats, n_blocks, out, total):
         c1 = (blk + 1) * width // n_blocks
         for b in range(n_bins):
             for c in range(c0, c1):
-                out[b, c] = 0.0
+                out[U(b), U(c)] = 0.0
         for i in range(n_rows):
-            r = rows[i]
-            for j in range(n_dense):
-                b = store.dense_base[j] + dense[r, j]
-                for c in range(c0, c1):
-                    out[b, c] += stats[r, c]
-            for j in range(n_bundles):
-                b = store.code_map[store.code_offset[j] + bundle[r, j]]
-                for c in range(c0, c1):
-                    out[b, c] += stats[r, c]
-            for p in range(store.sparse_indptr[r], store.sparse_indptr[r + 1]):
-                b = store.sparse_bins[p]
-                for c in range(c0, c1):
-                    out[b, c] += stats[r, c]
+            r = U(rows[i])
+            for jj in range(n_dense):
+                j = U(jj)
+                _add_stat_block(out, U(store.dense_base[j]) + U(dense[r, j]), stats, r, c0, c1)
+            for jj in range(n_bundles):
+                j = U(jj)
+                _add_stat_block(out, U(store.code_map[U(store.code_offset[j]) + U(bundle[r, j])]), stats, r, c0, c1)
+            for p in range(U(store.sparse_indptr[r]), U(store.sparse_indptr[r + U(1)])):
+                _add_stat_block(out, U(store.sparse_bins[p]), stats, r, c0, c1)
         if with_total:
             for c in range(c0, c1):
                 total[c] = 0.0
             for i in range(n_rows):
-                r = rows[i]
+                r = U(rows[i])
                 for c in range(c0, c1):
-                    total[c] += stats[r, c]
+                    total[c] += stats[r, U(c)]
             fix_default_bins(store, total, out, c0, c1)
 
 

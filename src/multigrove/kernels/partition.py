@@ -3,6 +3,8 @@ add leaf values to row scores."""
 import numpy as np
 from numba import njit, prange
 
+U = np.uint64  # unsigned indices: no negative-index wraparound code in the loops
+
 from .histogram import build_histogram_chunks, build_histogram_serial, build_histogram_wide
 
 
@@ -155,13 +157,24 @@ def split_and_build(store, rows, start, end, feature, threshold_bin, default_lef
 
 
 @njit(parallel=True, cache=True)
-def add_leaf_values(rows, leaf_start, leaf_end, leaf_value, cols, scores):
-    """OUT scores (n, d) float64: scores[rows[leaf_start[l]:leaf_end[l]], cols[l]] += leaf_value[l].
-    IN cols (n_leaves, width) int32: the output columns of each leaf's values."""
+def add_leaf_values(rows, leaf_start, leaf_end, leaf_value, first_col, cols, scores):
+    """OUT scores (n, d) float64: adds leaf l's values to the rows rows[leaf_start[l]:leaf_end[l]].
+
+    IN leaf_value (n_leaves, width); the columns they go to: first_col .. first_col + width - 1
+    when first_col >= 0 (dense leaves, a one-output tree), else cols (n_leaves, width) int32
+    (k-sparse leaves)."""
     n_leaves = leaf_start.shape[0]
-    width = cols.shape[1]
+    width = leaf_value.shape[1]
     for l in prange(n_leaves):  # one parallel region; leaves hold disjoint rows
-        for i in range(leaf_start[l], leaf_end[l]):
-            r = rows[i]
-            for j in range(width):
-                scores[r, cols[l, j]] += leaf_value[l, j]
+        lu = U(l)
+        for i in range(leaf_start[lu], leaf_end[lu]):
+            r = U(rows[i])
+            if first_col >= 0:
+                c0 = U(first_col)
+                for j in range(width):
+                    ju = U(j)
+                    scores[r, c0 + ju] += leaf_value[lu, ju]
+            else:
+                for j in range(width):
+                    ju = U(j)
+                    scores[r, U(cols[lu, ju])] += leaf_value[lu, ju]

@@ -19,8 +19,6 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from .histogram import subtract_histogram
-
 
 class ScanParams(NamedTuple):
     """The scalars of a split scan, passed to the kernels as one argument."""
@@ -143,9 +141,62 @@ def node_score(total, p):
 
 
 @njit(cache=True)
+def _scan_one_output(f, hist, offsets, total, p):
+    """scan_feature for one output (k = 1): the left sums live in registers, not in an array."""
+    h_scale, lam = p.h_scale, p.lambda_l2
+    count_col, h_col = p.count_col, p.h_col
+    best_gain = -np.inf
+    best_bin = -1
+    best_left = False
+    lo = offsets[f]
+    miss = offsets[f + 1] - 1
+    n_value_bins = miss - lo
+    g_total = total[0]
+    h_total = total[h_col]
+    n_total = total[count_col]
+    has_missing = hist[miss, count_col] > 0
+    for direction in range(2 if n_value_bins >= 2 else 0):
+        missing_left = direction == 1
+        if missing_left and not has_missing:
+            break
+        g_left = hist[miss, 0] if missing_left else 0.0
+        h_left = hist[miss, h_col] if missing_left else 0.0
+        n_left = hist[miss, count_col] if missing_left else 0.0
+        min_data, min_hess = p.min_data_in_leaf, p.min_sum_hessian
+        for t in range(n_value_bins - 1):
+            b = np.uint64(lo + t)
+            n_bin = hist[b, np.uint64(count_col)]
+            g_left += hist[b, np.uint64(0)]
+            h_left += hist[b, np.uint64(h_col)]
+            n_left += n_bin
+            if n_bin == 0 and not (t == 0 and missing_left):
+                continue  # same partition as the previous threshold
+            if n_total - n_left < min_data:
+                break  # the right side only shrinks from here on
+            hl = h_scale * h_left
+            hr = h_scale * (h_total - h_left)
+            if (n_left < min_data) | (hl < min_hess) | (hr < min_hess):
+                continue
+            g_right = g_total - g_left
+            # gain = num / den, compared as num > best * den, so the divisions happen only when
+            # the best improves (two divisions per bin were most of the scan's time)
+            dl = hl + lam
+            dr = hr + lam
+            num = g_left * g_left * dr + g_right * g_right * dl
+            den = dl * dr
+            if num > best_gain * den:
+                best_gain = num / den
+                best_bin = t
+                best_left = missing_left
+    return best_gain, best_bin, best_left
+
+
+@njit(cache=True)
 def scan_feature(f, hist, offsets, total, p, acc, buf, heap):
     """Best threshold of feature f: (score(left) + score(right), threshold bin, missing goes left);
     (-inf, -1, False) when no threshold is valid.  OUT acc (C,), buf (k,), heap (max(topk, 1),): scratch."""
+    if p.k == 1:
+        return _scan_one_output(f, hist, offsets, total, p)
     n_cols = hist.shape[1]
     k = p.k
     count_col = p.count_col
@@ -201,15 +252,24 @@ def scan_feature(f, hist, offsets, total, p, acc, buf, heap):
 
 
 @njit(cache=True)
-def _scan_tasks(t0, t1, h0, h1, active, totals, offsets, feature_mask, p, out_gain, out_bin, out_left):
-    """Scan tasks t0..t1-1; task t is feature t % F of node t // F (node 0: h0, node 1: h1)."""
-    n_features = offsets.shape[0] - 1
-    acc = np.empty(h0.shape[1])
+def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask, p, out_gain, out_bin, out_left):
+    """Scan tasks t0..t1-1; task t is feature t // n_nodes of node t % n_nodes (node 0: h0, node 1: h1;
+    interleaved, so that every block of tasks holds both nodes' work).  With ``subtract``, node 1's
+    task first turns the feature's rows of h1 from the parent's into the sibling's (h1 -= h0), while
+    they are in cache for the scan."""
+    n_nodes = active.shape[0]
+    n_cols = h0.shape[1]
+    acc = np.empty(n_cols)
     buf = np.empty(p.k)
     heap = np.empty(max(p.topk, 1))
     for t in range(t0, t1):
-        node = t // n_features
-        f = t - node * n_features
+        f = t // n_nodes
+        node = t - f * n_nodes
+        if node == 1 and subtract:
+            for bb in range(offsets[f], offsets[f + 1]):
+                b = np.uint64(bb)
+                for c in range(n_cols):
+                    h1[b, np.uint64(c)] -= h0[b, np.uint64(c)]
         if feature_mask[f] and active[node]:
             g, b, dl = scan_feature(f, h0 if node == 0 else h1, offsets, totals[node], p, acc, buf, heap)
         else:
@@ -220,12 +280,13 @@ def _scan_tasks(t0, t1, h0, h1, active, totals, offsets, feature_mask, p, out_ga
 
 
 @njit(parallel=True, cache=True)
-def best_split_per_feature(h0, h1, active, totals, offsets, feature_mask, p, out_gain, out_bin, out_left):
+def best_split_per_feature(h0, h1, subtract, active, totals, offsets, feature_mask, p, out_gain, out_bin, out_left):
     """Scan every feature of one or two node histograms for its best threshold, in parallel over
     (node, feature).
 
-    IN  h0, h1 (total_bins, C) float64: the histograms of node 0 and node 1; active (n_nodes,) bool:
-        the nodes to scan (an inactive node gets -inf everywhere).
+    IN  h0 (total_bins, C) float64: node 0's histogram.  IN/OUT h1: node 1's (with ``subtract``, the
+        parent's on entry and node 1's = parent - h0 on exit).  active (n_nodes,) bool: the nodes to
+        scan (an inactive node gets -inf everywhere).
     IN  totals (n_nodes, C) node sums; offsets (F + 1,) int64; feature_mask (F,) bool: features
         allowed to split; p: ScanParams.
     OUT out_gain (n_nodes, F) float64: best score(left)+score(right), -inf when no valid split.
@@ -235,15 +296,16 @@ def best_split_per_feature(h0, h1, active, totals, offsets, feature_mask, p, out
     n_tasks = active.shape[0] * (offsets.shape[0] - 1)
     n_blocks = min(n_tasks, 32)
     for blk in prange(n_blocks):  # contiguous task blocks; scratch allocated once per block
-        _scan_tasks(blk * n_tasks // n_blocks, (blk + 1) * n_tasks // n_blocks, h0, h1, active, totals, offsets,
-                    feature_mask, p, out_gain, out_bin, out_left)
+        _scan_tasks(blk * n_tasks // n_blocks, (blk + 1) * n_tasks // n_blocks, h0, h1, subtract, active, totals,
+                    offsets, feature_mask, p, out_gain, out_bin, out_left)
 
 
 @njit(cache=True)
-def best_split_per_feature_serial(h0, h1, active, totals, offsets, feature_mask, p, out_gain, out_bin, out_left):
+def best_split_per_feature_serial(h0, h1, subtract, active, totals, offsets, feature_mask, p, out_gain, out_bin,
+                                  out_left):
     """As best_split_per_feature on one thread (small histograms)."""
-    _scan_tasks(0, active.shape[0] * (offsets.shape[0] - 1), h0, h1, active, totals, offsets, feature_mask, p,
-                out_gain, out_bin, out_left)
+    _scan_tasks(0, active.shape[0] * (offsets.shape[0] - 1), h0, h1, subtract, active, totals, offsets,
+                feature_mask, p, out_gain, out_bin, out_left)
 
 
 @njit(cache=True)
@@ -272,19 +334,13 @@ def best_splits(h0, h1, n_nodes, subtract, totals, offsets, feature_mask, p, par
         min_sum_hessian and min_gain_to_split); out_feature, out_bin (n_nodes,) int32;
         out_left (n_nodes,) bool; out_left_sums (n_nodes, C): the left child's statistic sums.
     """
-    if subtract:
-        if parallel:
-            subtract_histogram(h1, h0, h1)
-        else:
-            n_bins, n_cols = h1.shape
-            for b in range(n_bins):
-                for c in range(n_cols):
-                    h1[b, c] -= h0[b, c]
     scan = active[:n_nodes]
     if parallel:
-        best_split_per_feature(h0, h1, scan, totals, offsets, feature_mask, p, feat_gain, feat_bin, feat_left)
+        best_split_per_feature(h0, h1, subtract, scan, totals, offsets, feature_mask, p, feat_gain, feat_bin,
+                               feat_left)
     else:
-        best_split_per_feature_serial(h0, h1, scan, totals, offsets, feature_mask, p, feat_gain, feat_bin, feat_left)
+        best_split_per_feature_serial(h0, h1, subtract, scan, totals, offsets, feature_mask, p, feat_gain, feat_bin,
+                                      feat_left)
     for node in range(n_nodes):
         f = np.argmax(feat_gain[node])
         out_gain[node] = -np.inf
@@ -307,9 +363,11 @@ def segment_sums(rows, seg_start, seg_end, stats, out):
     Used for leaf values from the full statistics when splits were scored on a sketch."""
     n_cols = stats.shape[1]
     for s in prange(seg_start.shape[0]):
+        su = np.uint64(s)
         for c in range(n_cols):
-            out[s, c] = 0.0
-        for i in range(seg_start[s], seg_end[s]):
-            r = rows[i]
+            out[su, np.uint64(c)] = 0.0
+        for i in range(seg_start[su], seg_end[su]):
+            r = np.uint64(rows[i])
             for c in range(n_cols):
-                out[s, c] += stats[r, c]
+                cu = np.uint64(c)
+                out[su, cu] += stats[r, cu]
