@@ -12,27 +12,78 @@ def _is_dataframe(X) -> bool:
     return hasattr(X, "dtypes") and hasattr(X, "columns") and hasattr(X, "to_numpy")
 
 
+def _first_inf(values: np.ndarray) -> int | None:
+    bad = np.isinf(values)
+    return int(np.flatnonzero(bad)[0]) if bad.any() else None
+
+
+def check_sparse_features(X, name: str = "X") -> sp.csr_matrix | sp.csc_matrix:
+    """A canonical CSR or CSC float32/float64 matrix: index structure checked, no duplicate or unsorted
+    indices, no +-inf.  Other sparse formats are converted to CSR."""
+    if not isinstance(X, (sp.csr_matrix, sp.csc_matrix, sp.csr_array, sp.csc_array)):
+        X = sp.csr_matrix(X)
+    csr = isinstance(X, (sp.csr_matrix, sp.csr_array))
+    X = sp.csr_matrix(X) if csr else sp.csc_matrix(X)  # matrix interface, no copy of the arrays
+    major, minor = (X.shape[0], X.shape[1]) if csr else (X.shape[1], X.shape[0])
+    outer, inner = ("row", "column") if csr else ("column", "row")
+    indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
+    if indptr.shape != (major + 1,) or indptr[0] != 0 or np.any(np.diff(indptr) < 0) \
+            or indptr[-1] != indices.shape[0] or X.data.shape[0] != indices.shape[0]:
+        raise ValueError(f"{name} is a malformed sparse matrix: indptr must start at 0, never decrease and end at "
+                         f"the number of stored values ({indices.shape[0]}) with {major + 1} entries")
+    if indices.size and (indices.min() < 0 or indices.max() >= minor):
+        bad = int(np.flatnonzero((indices < 0) | (indices >= minor))[0])
+        where = int(np.searchsorted(indptr, bad, side="right") - 1)
+        raise ValueError(f"{name} has {inner} index {int(indices[bad])} in {outer} {where}, outside "
+                         f"[0, {minor})")
+    steps = np.diff(indices)
+    cross = indptr[1:-1] - 1  # the step from each row's last entry to the next row's first may go down
+    inside = np.ones(steps.shape, bool)
+    inside[cross[(cross >= 0) & (cross < steps.size)]] = False
+    if np.any(inside & (steps <= 0)):
+        bad = int(np.flatnonzero(inside & (steps <= 0))[0])
+        where = int(np.searchsorted(indptr, bad, side="right") - 1)
+        what = "duplicate" if steps[bad] == 0 else "unsorted"
+        raise ValueError(f"{name} has {what} {inner} indices in {outer} {where}: call {name}.sum_duplicates() "
+                         f"(which also sorts them) first")
+    if X.dtype == object or not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_):
+        raise TypeError(f"{name} must hold numbers, got dtype {X.dtype}")
+    if np.iscomplexobj(X.data):
+        raise TypeError(f"{name} must hold real numbers, got complex dtype {X.dtype}")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    bad = _first_inf(X.data)
+    if bad is not None:
+        where = int(np.searchsorted(indptr, bad, side="right") - 1)
+        raise ValueError(f"{name} must not contain +-inf (NaN marks a missing value), got {X.data[bad]} in "
+                         f"{outer} {where}, {inner} {int(indices[bad])}")
+    return X
+
+
 def check_features(X, *, name: str = "X", n_features: int | None = None,
                    allow_empty: bool = False, expected_by: str = "the model") -> tuple[np.ndarray, list[str] | None]:
-    """Return (C-ordered float32/float64 2-D array, feature names or None).
+    """Return (X as a C-ordered float32/float64 2-D array or a CSR/CSC matrix, feature names or None).
 
-    Accepts NumPy arrays (any real dtype), array-likes and pandas DataFrames of numeric columns.
-    NaN marks a missing value; +-inf are ordinary (extreme) values.
+    Accepts NumPy arrays (any real dtype), array-likes, pandas DataFrames of numeric (or sparse
+    numeric) columns and scipy.sparse matrices.  NaN marks a missing value (an implicit zero of a
+    sparse matrix is the value 0); +-inf is rejected.
     """
     names = None
     if X is None:
         raise TypeError(f"{name} must be a 2-D array of numbers, got None")
-    if sp.issparse(X):
-        raise TypeError(f"{name} is a scipy.sparse matrix; this version takes dense X "
-                        "(a NumPy array or a DataFrame): use X.toarray()")
     if _is_dataframe(X):
         bad = [str(c) for c, dt in zip(X.columns, X.dtypes)
-               if not (np.issubdtype(np.dtype(dt), np.number) or np.dtype(dt) == np.bool_)]
+               if not (np.issubdtype(_numpy_dtype(dt), np.number) or _numpy_dtype(dt) == np.bool_)]
         if bad:
             raise TypeError(f"{name} has non-numeric columns {bad[:5]}: every column must hold numbers "
                             "(encode categorical columns first)")
         names = [str(c) for c in X.columns]
-        X = X.to_numpy(dtype=np.float64, na_value=np.nan)
+        if X.shape[1] and all(_is_sparse_dtype(dt) for dt in X.dtypes):
+            X = sp.csr_matrix(X.sparse.to_coo())
+        else:
+            X = X.to_numpy(dtype=np.float64, na_value=np.nan)
+    if sp.issparse(X):
+        X = check_sparse_features(X, name)
     else:
         try:
             X = np.asarray(X)
@@ -54,9 +105,26 @@ def check_features(X, *, name: str = "X", n_features: int | None = None,
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(f"{name} has {X.shape[1]} features, but {expected_by} is expecting {n_features} "
                          "features as input (the number it was trained with)")
+    if sp.issparse(X):
+        return X, names
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
-    return np.ascontiguousarray(X), names
+    X = np.ascontiguousarray(X)
+    infinite = np.isinf(X)
+    if infinite.any():
+        i, j = np.argwhere(infinite)[0]
+        raise ValueError(f"{name} must not contain +-inf (NaN marks a missing value), got {X[i, j]} at row {i}, "
+                         f"column {j}")
+    return X, names
+
+
+def _numpy_dtype(dt):
+    """The NumPy dtype of a pandas column dtype (a sparse column's values dtype)."""
+    return np.dtype(getattr(dt, "subtype", dt)) if _is_sparse_dtype(dt) else np.dtype(dt)
+
+
+def _is_sparse_dtype(dt) -> bool:
+    return type(dt).__name__ == "SparseDtype"
 
 
 def check_weight(weight, n_rows: int, name: str = "weight") -> np.ndarray | None:

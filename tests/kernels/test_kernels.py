@@ -1,6 +1,7 @@
 """Rung 1: every optimized kernel equals its naive twin on generated inputs."""
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import assume, given, settings, strategies as st
 
 from multigrove.boosting.tree import Tree, stack_trees
@@ -261,12 +262,25 @@ def test_predict_kernels_equal_naive(seed, n_trees, d):
     X = rng.normal(size=(n, F))
     X[rng.random((n, F)) < 0.2] = np.nan
     s = stack_trees(trees)
+    X[rng.random((n, F)) < 0.3] = 0.0
+    no_csr = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0))
     out = np.zeros((n, d))
-    predict_raw(X, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"], s["node_right"],
-                s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"], s["leaf_vals"], out)
+    predict_raw(X, *no_csr, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
+                s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"],
+                s["leaf_vals"], out)
     leaves = np.zeros((n, n_trees), np.int32)
-    predict_leaf_raw(X, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
+    predict_leaf_raw(X, *no_csr, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
                      s["node_right"], s["tree_node_offset"], leaves)
+    M = sp.csr_matrix(np.where(np.isnan(X), np.nan, X))  # NaN stored explicitly, zeros implicit
+    csr = (np.empty((0, F)), M.indptr.astype(np.int64), M.indices.astype(np.int64), M.data)
+    out_csr, leaves_csr = np.zeros((n, d)), np.zeros((n, n_trees), np.int32)
+    predict_raw(*csr, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
+                s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"],
+                s["leaf_vals"], out_csr)
+    predict_leaf_raw(*csr, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
+                     s["node_right"], s["tree_node_offset"], leaves_csr)
+    np.testing.assert_array_equal(out_csr, out)
+    np.testing.assert_array_equal(leaves_csr, leaves)
     B = rng.integers(0, 6, size=(n, F)).astype(np.uint8)
     missing_bin = np.full(F, 5, np.int32)
     store = store_of(B, np.arange(F + 1) * 6)

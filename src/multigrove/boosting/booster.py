@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit, softmax
 
 from .._fileio import atomic_write
@@ -26,6 +27,15 @@ from ..kernels.predict import predict_leaf_raw, predict_raw
 from .tree import Tree, stack_trees
 
 FORMAT = "multigrove.booster"
+
+
+def _raw_rows(X) -> tuple:
+    """(X, indptr, indices, data) as the raw predict kernels take them: dense X with an empty CSR,
+    or a CSR matrix with an empty (0, F) X."""
+    if sp.issparse(X):
+        M = sp.csr_matrix(X)
+        return (np.empty((0, M.shape[1])), M.indptr.astype(np.int64), M.indices.astype(np.int64), M.data)
+    return X, np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, X.dtype)
 VERSION = 1
 _LINKS = ("regression", "binary", "multiclass", "multilabel", "custom")
 
@@ -97,15 +107,16 @@ class Booster:
         num_iteration defaults to best_iteration when early stopping set one.
         """
         X, _ = check_features(X, n_features=self.n_features, allow_empty=True)
+        rows = _raw_rows(X)
         trees = self._trees_for(num_iteration)
         s = self._stacked(trees)
         if pred_leaf:
             out = np.zeros((X.shape[0], len(trees)), dtype=np.int32)
-            predict_leaf_raw(X, s["node_feature"], s["node_threshold"], s["node_default_left"],
+            predict_leaf_raw(*rows, s["node_feature"], s["node_threshold"], s["node_default_left"],
                              s["node_left"], s["node_right"], s["tree_node_offset"], out)
             return out
         raw = np.tile(self.init_score, (X.shape[0], 1))
-        predict_raw(X, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
+        predict_raw(*rows, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
                     s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"],
                     s["leaf_cols"], s["leaf_vals"], raw)
         out = raw if raw_score else self._link(raw)

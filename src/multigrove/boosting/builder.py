@@ -25,9 +25,12 @@ from ..kernels.partition import split_and_build
 from ..kernels.store import BinnedStore
 
 #: row chunks with private histograms need this many updates per histogram row to pay for zeroing
-#: and summing the private copies; smaller nodes split the statistic columns between threads instead
-#: (measured on 100k x 50: chunks are faster up to 401 columns at 50k rows, column blocks at 5k rows)
+#: and summing the private copies; smaller nodes are built on one thread (measured on Otto's store
+#: at 7 and 19 statistic columns and on 100k x 50 dense: chunks win from 7-8 updates per bin)
 CHUNK_MIN_UPDATES_PER_BIN = 4
+#: private histograms of all threads above this many bytes: split the statistic columns between
+#: threads instead (every thread then reads every row: slower, but no private copies)
+PRIVATE_HISTOGRAM_BUDGET = 256 * 2**20
 #: the root over every row is built column by column up to this many statistic columns (one output);
 #: wider statistics are faster by row chunks (measured: 1.7 vs 2.2 ms at C = 2, 10 vs 7 ms at C = 5)
 COLUMN_ROOT_MAX_COLS = 3
@@ -106,9 +109,10 @@ class LocalBuilder:
         store, width = self.store, self.stats.shape[1]
         per_row = store.dense.shape[1] + store.bundle.shape[1] + store.sparse_bins.shape[0] / max(store.n_rows, 1)
         updates = n_rows * per_row
-        if self.n_threads == 1 or updates * width < PARALLEL_MIN_WORK:
+        if self.n_threads == 1 or updates * width < PARALLEL_MIN_WORK \
+                or updates < CHUNK_MIN_UPDATES_PER_BIN * self.n_threads * store.total_bins:
             return 0
-        if width <= 3 or updates >= CHUNK_MIN_UPDATES_PER_BIN * self.n_threads * store.total_bins:
+        if self.n_threads * store.total_bins * width * 8 <= PRIVATE_HISTOGRAM_BUDGET:
             return 1
         return min(self.n_threads, width)
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import warnings
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 import numba
@@ -17,8 +18,9 @@ from .grower import GrowerConfig, GrownTree, TreeGrower
 from .leaves import StatLayout, dense_leaf_values, sparse_leaf_values
 from .losses import Loss, make_loss
 from .metrics import check_metric_fits, finish
-from .shard import EvalShard, OutputColumn, TrainingShard
-from .sketch import plan_sketch
+from .sampling import feature_mask
+from .shard import EvalShard, OutputColumn, SampleSpec, TrainingShard
+from .sketch import FULL, plan_sketch
 from .tree import Tree
 
 
@@ -63,11 +65,11 @@ def train(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round:
 
 def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: list, feval,
            callbacks: list, threads: int) -> Booster:
-    ds.construct(p.max_bin, p.bin_construct_sample_cnt, p.seed)
     loss, y = make_loss(p.objective, p.num_class, p.num_outputs, ds.label, ds)
+    ds.construct(p, loss.n_outputs)
     booster = new_booster(p, loss, ds.n_features, ds.feature_names, y, ds.weight)
     d = loss.n_outputs
-    layout = stat_layout(loss, ds.weight)
+    layout = stat_layout(loss, ds.weight, p)
     rows = TrainingShard(ds.store, y, ds.weight, loss, booster.init_score, layout, threads)
     valids = []
     for i, vs in enumerate(valid_sets):
@@ -81,7 +83,7 @@ def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: l
             raise ValueError(f"validation set '{name}' has no label")
         if vs.reference is not ds and vs.bin_mapper is None:
             vs.reference = ds  # bin it with the training bins
-        vs.construct(p.max_bin, p.bin_construct_sample_cnt, p.seed)
+        vs.construct(p, loss.n_outputs)
         if vs.bin_mapper is not ds.bin_mapper:
             raise ValueError(f"validation set '{name}' was binned with other bins: build it with reference=train_set")
         vloss = copy.copy(loss)
@@ -108,10 +110,11 @@ def new_booster(p: Params, loss: Loss, n_features: int, feature_names: list, y: 
     return booster
 
 
-def stat_layout(loss: Loss, weight: np.ndarray | None) -> StatLayout:
-    """Where gradients, Hessians and the count live in the statistics matrix (a weighted constant
-    Hessian is stored, an unweighted one is not)."""
-    return StatLayout.make(loss.n_outputs, loss.hess_constant if weight is None else None)
+def stat_layout(loss: Loss, weight: np.ndarray | None, p: Params) -> StatLayout:
+    """Where gradients, Hessians and the count live in the statistics matrix (a constant Hessian is
+    stored when row weights or GOSS scale it, else it is not)."""
+    scaled = weight is not None or p.data_sample_strategy == "goss"
+    return StatLayout.make(loss.n_outputs, None if scaled else loss.hess_constant)
 
 
 class Validation(NamedTuple):
@@ -127,11 +130,14 @@ def boost(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation
     metrics = p.metric if p.metric is not None else objective_default_metric(p.objective)
     for m in metrics:
         check_metric_fits(m, loss.name, loss.n_outputs)
+    if p.bagging_fraction < 1.0 and p.bagging_freq == 0:
+        warnings.warn(f"bagging_fraction={p.bagging_fraction} has no effect with bagging_freq=0 (rows are drawn "
+                      "every bagging_freq rounds): set bagging_freq >= 1", UserWarning, stacklevel=3)
     make_trees = _TreeMaker(p, rows, mapper.hist_offsets, loss.n_outputs, threads)
     cbs = sorted(callbacks, key=lambda cb: getattr(cb, "order", 0))
     for it in range(rounds):
         rows.compute_gradients()
-        new_trees = make_trees(rows, mapper)
+        new_trees = make_trees(rows, mapper, it)
         for tree in new_trees:
             booster._append(tree)
         results = []
@@ -171,24 +177,38 @@ class _TreeMaker:
                                 n_threads=threads, topk=0 if sketched else self.topk,
                                 restricted=p.sparse_split == "restricted")
         self.rng = np.random.default_rng(p.seed)
+        self.column_rng = np.random.default_rng((p.seed, 2))
         self.growers: dict[StatLayout, TreeGrower] = {}
+        self.n_features = offsets.shape[0] - 1
 
     def _grower(self, lay: StatLayout) -> TreeGrower:
         if lay not in self.growers:
             self.growers[lay] = TreeGrower(self.offsets, lay, self.cfg)
         return self.growers[lay]
 
-    def _grow(self, rows, spec):
-        slay = rows.set_split_statistics(spec)
-        rows.begin_tree(self.p.num_leaves)
-        return self._grower(slay).grow(rows), slay
+    def _sample_spec(self, iteration: int) -> SampleSpec:
+        p = self.p
+        if p.data_sample_strategy == "goss":
+            warm_up = int(1.0 / p.learning_rate)  # early gradients are all large: every row (as LightGBM)
+            strategy = "goss" if iteration >= warm_up else "all"
+            return SampleSpec(strategy, 1.0, p.top_rate, p.other_rate, (p.seed, 1, iteration))
+        if p.bagging_freq > 0 and p.bagging_fraction < 1.0:  # one draw per period of bagging_freq rounds
+            return SampleSpec("bagging", p.bagging_fraction, 0.0, 0.0, (p.seed, 1, iteration // p.bagging_freq))
+        return SampleSpec("all", 1.0, 0.0, 0.0, (p.seed,))
 
-    def __call__(self, rows, mapper) -> list[Tree]:
+    def _grow(self, rows, slay: StatLayout) -> GrownTree:
+        rows.begin_tree(self.p.num_leaves)
+        mask = feature_mask(self.n_features, self.p.feature_fraction, self.column_rng)
+        return self._grower(slay).grow(rows, mask)
+
+    def __call__(self, rows, mapper, iteration: int) -> list[Tree]:
         p, d = self.p, self.d
         trees = []
         if p.multi_strategy == "multi_output":
-            spec = plan_sketch(p.sketch, p.sketch_k, d, self.rng, rows.column_sq_norms, rows.gram_product)
-            grown, slay = self._grow(rows, spec)
+            plan = plan_sketch(p.sketch, p.sketch_k, d, self.rng, rows.column_sq_norms, rows.gram_product)
+            slay = rows.set_split_statistics(plan)
+            rows.draw_rows(self._sample_spec(iteration))
+            grown = self._grow(rows, slay)
             sums = grown.leaf_sums if slay is self.layout else rows.leaf_sums(grown.n_leaves)
             if self.topk:
                 cols, values = sparse_leaf_values(sums, self.layout, p.lambda_l2, p.learning_rate, self.topk)
@@ -198,8 +218,11 @@ class _TreeMaker:
                 trees.append(_make_tree(grown, mapper, values, np.arange(d, dtype=np.int32), None))
             rows.apply_tree(trees[-1])
             return trees
+        rows.set_split_statistics(FULL)
+        rows.draw_rows(self._sample_spec(iteration))  # one sample for the round's d trees
         for col in range(d):
-            grown, slay = self._grow(rows, OutputColumn(col))
+            slay = rows.set_split_statistics(OutputColumn(col))
+            grown = self._grow(rows, slay)
             values = dense_leaf_values(grown.leaf_sums, slay, p.lambda_l2, p.learning_rate)
             trees.append(_make_tree(grown, mapper, values, np.array([col], dtype=np.int32), None))
             rows.apply_tree(trees[-1])

@@ -23,6 +23,7 @@ from .builder import LocalBuilder, SplitRequest
 from .leaves import StatLayout
 from .losses import Loss
 from .metrics import MetricPart, metric_parts
+from .sampling import ALL_ROWS, bagging_rows, goss_rows, row_magnitudes
 from .sketch import SketchPlan, apply_sketch, column_sq_norms, gram_product
 from .tree import Tree, stack_trees
 
@@ -30,6 +31,15 @@ from .tree import Tree, stack_trees
 class OutputColumn(NamedTuple):
     """Split statistics of one output: the one-vs-all strategy's tree for output ``column``."""
     column: int
+
+
+class SampleSpec(NamedTuple):
+    """How to draw the rows of the next trees (see boosting/sampling.py)."""
+    strategy: str          # "all", "bagging" or "goss"
+    bagging_fraction: float
+    top_rate: float
+    other_rate: float
+    seed: tuple            # a shard draws with default_rng((*seed, shard id))
 
 
 def split_layout(layout: StatLayout, spec: SketchPlan | OutputColumn) -> StatLayout:
@@ -54,18 +64,23 @@ class TrainingShard:
     """One process's training rows; a ``HistogramBuilder`` for the grower."""
 
     def __init__(self, store: BinnedStore, label: np.ndarray, weight: np.ndarray | None, loss: Loss,
-                 init_score: np.ndarray, layout: StatLayout, n_threads: int):
+                 init_score: np.ndarray, layout: StatLayout, n_threads: int, shard_id: int = 0):
         n = store.n_rows
         self.store, self.y, self.w, self.loss, self.layout = store, label, weight, loss, layout
+        self.shard_id = shard_id
         self.scores = np.tile(np.asarray(init_score, dtype=SCORE), (n, 1))
         self.S = layout.allocate(n)
-        d = layout.k
-        if layout.h_stride and loss.hess_constant is not None:  # weighted constant Hessian: c * w, set once
-            self.S[:, layout.h_col: layout.h_col + d] = (loss.hess_constant * weight)[:, None]
+        # a constant Hessian stored as columns (weighted, or scaled by GOSS): c * w, rewritten every round
+        self._const_h = None
+        if layout.h_stride and loss.hess_constant is not None:
+            w = np.ones(n) if weight is None else weight
+            self._const_h = (loss.hess_constant * w).astype(STAT)[:, None]
         self._w32 = None if weight is None else weight.astype(STAT)[:, None]
+        self.sample = ALL_ROWS
         self.builder = LocalBuilder(store, n_threads)
         self._buffers: dict[StatLayout, np.ndarray] = {}
         self.split_stats = self.S
+        self._split_layout = layout
         self._no_cols = np.zeros((1, 1), np.int32)
 
     @property
@@ -89,6 +104,8 @@ class TrainingShard:
             G *= self._w32
             if own_hess:
                 H *= self._w32
+        if self._const_h is not None:
+            H[...] = self._const_h
 
     def column_sq_norms(self) -> np.ndarray:
         return column_sq_norms(self._grad())
@@ -99,7 +116,7 @@ class TrainingShard:
     def set_split_statistics(self, spec: SketchPlan | OutputColumn) -> StatLayout:
         """Choose the statistics the next tree's splits are scored on; return their layout."""
         lay = self.layout
-        slay = split_layout(lay, spec)
+        slay = self._split_layout = split_layout(lay, spec)
         if slay is lay:
             self.split_stats = self.S
             return lay
@@ -117,9 +134,27 @@ class TrainingShard:
         self.split_stats = buf
         return slay
 
+    def draw_rows(self, spec: SampleSpec) -> None:
+        """Draw the rows of this round's trees; GOSS multiplies the drawn small-gradient rows' gradients
+        and Hessians (full and split statistics) by (1 - a) / b."""
+        rng = np.random.default_rng((*spec.seed, self.shard_id))
+        if spec.strategy == "bagging":
+            self.sample = bagging_rows(self.n_rows, spec.bagging_fraction, rng)
+        elif spec.strategy == "goss":
+            slay = self._split_layout
+            sample = goss_rows(row_magnitudes(self.split_stats[:, : slay.k]), spec.top_rate, spec.other_rate, rng)
+            if sample.amplified is not None:  # gradients and Hessians, not the count column
+                factor = np.float32(sample.factor)
+                self.S[sample.amplified, : self.layout.count_col] *= factor
+                if self.split_stats is not self.S:
+                    self.split_stats[sample.amplified, : slay.count_col] *= factor
+            self.sample = sample
+        else:
+            self.sample = ALL_ROWS
+
     # ------------------------------------------------------------------ the builder
-    def begin_tree(self, max_leaves: int, rows: np.ndarray | None = None) -> None:
-        self.builder.begin(self.split_stats, rows, max_leaves)
+    def begin_tree(self, max_leaves: int) -> None:
+        self.builder.begin(self.split_stats, self.sample.rows, max_leaves)
 
     def root(self, out: np.ndarray) -> np.ndarray:
         return self.builder.root(out)

@@ -1,13 +1,30 @@
 """Dataset: features binned once, labels and weights checked once, reused across rounds."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, Mapping
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._validation import check_features, check_label, check_weight
+from ..params import DATASET_PARAMS, Params
 from .binning import BinMapper
-from .storage import dense_store
+from .bundling import plan_layout
+from .storage import build_store
+
+
+def dataset_params(params: Mapping[str, Any] | None) -> dict:
+    """The binning parameters given to a Dataset, validated (aliases resolved, unknown names and
+    training-only parameters refused)."""
+    if not params:
+        return {}
+    p = Params.from_dict(params)
+    other = sorted(p.given - set(DATASET_PARAMS))
+    if other:
+        raise ValueError(f"Dataset(params=...) takes binning parameters {DATASET_PARAMS}; '{other[0]}' is a "
+                         "training parameter: pass it to train()")
+    return {name: getattr(p, name) for name in p.given}
 
 
 class Dataset:
@@ -15,20 +32,35 @@ class Dataset:
 
     Parameters
     ----------
-    data : array-like or pandas DataFrame, shape (n_rows, n_features)
-        Numeric features; NaN marks a missing value.
+    data : array-like, pandas DataFrame or scipy.sparse matrix, shape (n_rows, n_features)
+        Numeric features.  NaN marks a missing value; in a sparse matrix an implicit zero is the
+        value 0.  Sparse data are never densified: binning reads the stored values only.
     label : array-like, shape (n_rows,) or (n_rows, n_outputs), optional
         Targets: values (regression), 0/1 (binary), class ids 0..K-1 (multiclass) or a 0/1
         indicator matrix (multilabel).  Required for training and validation sets.
     weight : array-like, shape (n_rows,), optional
         Non-negative row weights.
     reference : Dataset, optional
-        A validation set passes its training set here and reuses its bins.
+        A validation set passes its training set here and reuses its bins and feature layout.
+    feature_names : list of str, optional
     params : dict, optional
-        Binning parameters (``max_bin``, ``bin_construct_sample_cnt``, ``seed``); by default
-        those given to ``train``.
+        Binning parameters (``max_bin``, ``bin_construct_sample_cnt``, ``seed``, ``enable_bundle``,
+        ``max_conflict_rate``, ``is_enable_sparse``, ``sparse_threshold`` or their aliases); those
+        not given here are taken from the parameters passed to ``train``.
 
-    Binning is lazy: it happens at :meth:`construct`, which ``train`` calls.
+    Binning is lazy: it happens at :meth:`construct`, which ``train`` calls.  The raw features are
+    released afterwards (the binned store is all training needs).
+
+    Attributes
+    ----------
+    bin_mapper : BinMapper
+        The bins of every feature (shared with the validation sets that reference this Dataset).
+    layout : StoreLayout
+        Which store holds each feature: dense column, exclusive feature bundle, or sparse rows.
+    store : BinnedStore
+        The binned features, as the kernels read them.
+    binning : dict
+        The binning parameter values the store was built with.
     """
 
     def __init__(self, data: Any, label: Any = None, weight: Any = None,
@@ -50,25 +82,63 @@ class Dataset:
             if len(names) != self.n_features:
                 raise ValueError(f"feature_names has {len(names)} names for {self.n_features} features")
         self.feature_names = names or [f"f{i}" for i in range(self.n_features)]
-        self.params = dict(params or {})
+        self.params = dataset_params(params)
         self.bin_mapper: BinMapper | None = None
-        self.store = None  # the binned features (kernels.store.BinnedStore), after construct()
+        self.layout = None
+        self.store = None
+        self.binning: dict | None = None
 
-    def construct(self, max_bin: int = 255, sample_cnt: int = 200_000, seed: int = 0) -> "Dataset":
-        """Bin the features (once); a Dataset with a reference uses the reference's bins."""
+    @property
+    def is_sparse(self) -> bool:
+        return sp.issparse(self.data)
+
+    def _binning_values(self, params: Params) -> dict:
+        """This Dataset's binning parameters, else those given to train; a conflict is reported."""
+        values = {}
+        for name in DATASET_PARAMS:
+            if name in self.params:
+                values[name] = self.params[name]
+                if name in params.given and getattr(params, name) != self.params[name]:
+                    warnings.warn(f"{name}={getattr(params, name)!r} given to train() is ignored: the Dataset was "
+                                  f"given {name}={self.params[name]!r}", UserWarning, stacklevel=4)
+            else:
+                values[name] = getattr(params, name)
+        return values
+
+    def construct(self, params: Params | None = None, n_outputs: int = 1) -> "Dataset":
+        """Bin the features (once); a Dataset with a reference uses the reference's bins and layout.
+
+        ``params`` are the training parameters: their binning values apply unless this Dataset was
+        given its own.  A value that cannot apply any more (the Dataset is already binned with
+        another) is reported with a warning naming the parameter.  ``n_outputs`` (of the model to
+        train) picks the default sparse threshold."""
+        params = params if params is not None else Params()
         if self.store is not None:
+            self._warn_ignored(params)
             return self
         if self.reference is not None:
-            self.reference.construct(max_bin, sample_cnt, seed)
-            self.bin_mapper = self.reference.bin_mapper
+            self.reference.construct(params, n_outputs)
+            self.bin_mapper, self.layout = self.reference.bin_mapper, self.reference.layout
+            self.binning = self.reference.binning
         else:
-            max_bin = int(self.params.get("max_bin", max_bin))
-            sample_cnt = int(self.params.get("bin_construct_sample_cnt", sample_cnt))
-            seed = int(self.params.get("seed", seed))
-            self.bin_mapper = BinMapper(max_bin, sample_cnt, seed).fit(self.data)
-        m = self.bin_mapper
-        self.store = dense_store(m.transform(self.data), m.hist_offsets, m.missing_bin)
+            b = self.binning = self._binning_values(params)
+            if b["sparse_threshold"] is None:
+                b["sparse_threshold"] = params.sparse_threshold_for(n_outputs)
+            mapper = BinMapper(b["max_bin"], b["bin_construct_sample_cnt"], b["seed"])
+            sample = mapper.sample(self.data)
+            self.bin_mapper = mapper.fit(sample)
+            self.layout = plan_layout(mapper, sample, b["is_enable_sparse"], b["enable_bundle"],
+                                      b["max_conflict_rate"], b["sparse_threshold"])
+        self.store = build_store(self.data, self.bin_mapper, self.layout)
+        self.data = None  # the binned store is all training needs
         return self
+
+    def _warn_ignored(self, params: Params) -> None:
+        for name in DATASET_PARAMS:
+            if name in params.given and self.binning is not None and getattr(params, name) != self.binning[name]:
+                warnings.warn(f"{name}={getattr(params, name)!r} given to train() is ignored: the Dataset was already "
+                              f"binned with {name}={self.binning[name]!r} (build a new Dataset to change it)",
+                              UserWarning, stacklevel=4)
 
     def num_data(self) -> int:
         return self.n_rows

@@ -166,11 +166,51 @@ def _add_sparse_rows(indptr, bins, rows, i0, i1, stats, h):
                 h[b, c] += stats[r, c]
 
 
+@njit(cache=True, inline="always")
+def _add_stats(h, b, stats, r, width):
+    for c in range(width):
+        cu = U(c)
+        h[b, cu] += stats[r, cu]
+
+
 @njit(cache=True)
-def _add_rows(store, rows, i0, i1, stats, h):
-    _add_dense_rows(store.dense, store.dense_base, rows, i0, i1, stats, h)
-    _add_bundle_rows(store.bundle, store.code_map, store.code_offset, rows, i0, i1, stats, h)
-    _add_sparse_rows(store.sparse_indptr, store.sparse_bins, rows, i0, i1, stats, h)
+def _add_rows_fused(store, rows, i0, i1, stats, h, total, with_total):
+    """Every store's statistics of rows[i0:i1] in one pass per row (and the totals): a row of wide
+    statistics is read once for all its bins."""
+    flat = store.dense.reshape(-1)
+    n_dense = store.dense.shape[1]
+    n_bundles = store.bundle.shape[1]
+    width = stats.shape[1]
+    stop = i1 - PREFETCH_DISTANCE
+    for i in range(i0, i1):
+        if i < stop and n_dense:
+            prefetch(flat, rows[i + PREFETCH_DISTANCE] * n_dense)
+        r = U(rows[i])
+        if with_total:
+            for c in range(width):
+                total[c] += stats[r, U(c)]
+        o = r * U(n_dense)
+        for jj in range(n_dense):
+            j = U(jj)
+            _add_stats(h, U(store.dense_base[j]) + U(flat[o + j]), stats, r, width)
+        for jj in range(n_bundles):
+            j = U(jj)
+            _add_stats(h, U(store.code_map[U(store.code_offset[j]) + U(store.bundle[r, j])]), stats, r, width)
+        for p in range(U(store.sparse_indptr[r]), U(store.sparse_indptr[r + U(1)])):
+            _add_stats(h, U(store.sparse_bins[p]), stats, r, width)
+
+
+@njit(cache=True)
+def _add_rows(store, rows, i0, i1, stats, h, total, with_total):
+    """h += every store's statistics of rows[i0:i1]; total += their sums when with_total."""
+    if stats.shape[1] <= 3:  # one output: the unrolled dense path, then the rest
+        _add_dense_rows(store.dense, store.dense_base, rows, i0, i1, stats, h)
+        _add_bundle_rows(store.bundle, store.code_map, store.code_offset, rows, i0, i1, stats, h)
+        _add_sparse_rows(store.sparse_indptr, store.sparse_bins, rows, i0, i1, stats, h)
+        if with_total:
+            _add_row_totals(rows, i0, i1, stats, total)
+    else:
+        _add_rows_fused(store, rows, i0, i1, stats, h, total, with_total)
 
 
 @njit(cache=True)
@@ -181,6 +221,24 @@ def _add_row_totals(rows, i0, i1, stats, total):
         r = rows[i]
         for c in range(width):
             total[c] += stats[r, c]
+
+
+@njit(cache=True)
+def totals_from_dense(store, h, total):
+    """total = the sums of the first dense column's bins (every row falls in one of them); False
+    when the store has no dense column (the caller sums the rows instead)."""
+    if store.dense.shape[1] == 0:
+        return False
+    f0 = store.dense_base[0]
+    f = 0
+    while store.offsets[f] != f0:  # the feature of dense column 0
+        f += 1
+    for c in range(h.shape[1]):
+        s = 0.0
+        for b in range(store.offsets[f], store.offsets[f + 1]):
+            s += h[b, c]
+        total[c] = s
+    return True
 
 
 @njit(cache=True)
@@ -210,10 +268,13 @@ def build_histogram_serial(store, rows, stats, out, total):
     OUT out (total_bins, C) float64, overwritten.
     OUT total (C,) float64: the node's totals when total has C entries (skipped when it has none)."""
     out[:, :] = 0.0
-    _add_rows(store, rows, 0, rows.shape[0], stats, out)
-    if total.shape[0]:
+    with_total = total.shape[0] > 0
+    sum_rows = with_total and store.dense.shape[1] == 0
+    if with_total:
         total[:] = 0.0
-        _add_row_totals(rows, 0, rows.shape[0], stats, total)
+    _add_rows(store, rows, 0, rows.shape[0], stats, out, total, sum_rows)
+    if with_total:
+        totals_from_dense(store, out, total)
         fix_default_bins(store, total, out, 0, out.shape[1])
 
 
@@ -227,15 +288,14 @@ def build_histogram_chunks(store, rows, stats, scratch, out, total):
     n_chunks = scratch.shape[0]
     n_bins, width = out.shape
     with_total = total.shape[0] > 0
+    sum_rows = with_total and store.dense.shape[1] == 0
     chunk_totals = np.zeros((n_chunks, width))
     for c in prange(n_chunks):
         h = scratch[c]
         h[:, :] = 0.0
         i0 = c * n_rows // n_chunks
         i1 = (c + 1) * n_rows // n_chunks
-        _add_rows(store, rows, i0, i1, stats, h)
-        if with_total:
-            _add_row_totals(rows, i0, i1, stats, chunk_totals[c])
+        _add_rows(store, rows, i0, i1, stats, h, chunk_totals[c], sum_rows)
     for b in prange(n_bins):
         for k in range(width):
             s = 0.0
@@ -243,11 +303,12 @@ def build_histogram_chunks(store, rows, stats, scratch, out, total):
                 s += scratch[c, b, k]
             out[b, k] = s
     if with_total:
-        for k in range(width):
-            s = 0.0
-            for c in range(n_chunks):
-                s += chunk_totals[c, k]
-            total[k] = s
+        if not totals_from_dense(store, out, total):
+            for k in range(width):
+                s = 0.0
+                for c in range(n_chunks):
+                    s += chunk_totals[c, k]
+                total[k] = s
         fix_default_bins(store, total, out, 0, width)
 
 
@@ -415,10 +476,18 @@ def build_histogram_wide(store, rows, stats, n_blocks, out, total):
         if with_total:
             for c in range(c0, c1):
                 total[c] = 0.0
-            for i in range(n_rows):
-                r = U(rows[i])
-                for c in range(c0, c1):
-                    total[c] += stats[r, U(c)]
+            if n_dense:  # the first dense column's bins hold every row once
+                f = 0
+                while store.offsets[f] != store.dense_base[0]:
+                    f += 1
+                for b in range(store.offsets[f], store.offsets[f + 1]):
+                    for c in range(c0, c1):
+                        total[c] += out[b, c]
+            else:
+                for i in range(n_rows):
+                    r = U(rows[i])
+                    for c in range(c0, c1):
+                        total[c] += stats[r, U(c)]
             fix_default_bins(store, total, out, c0, c1)
 
 

@@ -21,8 +21,20 @@ def _lower_bound(arr, lo, hi, value):
 
 
 @njit(cache=True, inline="always")
+def _sparse_bin(store, r, lo, hi):
+    """The global bin of row r's CSR entry in [lo, hi), or hi when the row has none."""
+    start = store.sparse_indptr[r]
+    end = store.sparse_indptr[r + 1]
+    if start == end:
+        return hi
+    p = _lower_bound(store.sparse_bins, start, end, lo)
+    return store.sparse_bins[p] if p < end and store.sparse_bins[p] < hi else hi
+
+
+@njit(cache=True, inline="always")
 def feature_bin(store, r, f):
-    """The bin of feature f in row r, whichever store holds it (see kernels/store.py)."""
+    """The bin of feature f in row r, whichever store holds it (see kernels/store.py).  A bundled
+    feature's bin is in its bundle column, or (a conflict) in the CSR store."""
     kind = store.feature_kind[f]
     slot = store.feature_slot[f]
     if kind == 0:
@@ -31,10 +43,11 @@ def feature_bin(store, r, f):
     hi = store.offsets[f + 1]
     if kind == 1:
         g = store.code_map[store.code_offset[slot] + store.bundle_cols[r, slot]]
+        if not lo <= g < hi:
+            g = _sparse_bin(store, r, lo, hi)
     else:
-        p = _lower_bound(store.sparse_bins, store.sparse_indptr[r], store.sparse_indptr[r + 1], lo)
-        g = store.sparse_bins[p] if p < store.sparse_indptr[r + 1] else hi
-    if lo <= g < hi:
+        g = _sparse_bin(store, r, lo, hi)
+    if g < hi:
         return g - lo
     return store.default_bin[f]
 
@@ -47,18 +60,34 @@ def _goes_left(store, r, feature, threshold_bin, default_left):
     return b <= threshold_bin
 
 
+@njit(cache=True, inline="always")
+def _seek(arr, p, end, value):
+    """First position q >= p in [p, end) with arr[q] >= value (arr ascending): gallop, then bisect,
+    so that a long run of smaller entries costs O(log run)."""
+    if p >= end or arr[p] >= value:
+        return p
+    step = 1
+    while p + step < end and arr[p + step] < value:
+        p += step
+        step *= 2
+    return _lower_bound(arr, p + 1, min(p + step, end), value) if p + 1 < end else end
+
+
 @njit(cache=True)
 def _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, lefts, l0, rights, r0, step):
-    """Sort rows[c0:c1] by side: lefts[l0], lefts[l0 + 1], ... and rights[r0], rights[r0 + step], ...
-    (step -1 fills rights backwards).  Returns the number of left rows.  A dense feature is read
-    straight from its column with unsigned indices (no per-row store dispatch)."""
+    """Sort rows[c0:c1] (ascending) by side: lefts[l0], lefts[l0 + 1], ... and rights[r0],
+    rights[r0 + step], ... (step -1 fills rights backwards).  Returns the number of left rows.
+
+    Branch-free: the side of a row is a coin flip for the branch predictor, so every row is written
+    to both outputs and only the counter of its side advances.  A dense feature is read from its
+    column; a bundled or sparse one by merging the rows with the feature's sparse entries (its
+    column in the by-feature index), which needs the rows ascending, as a leaf's rows always are."""
     nl = 0
     nr = 0
-    if store.feature_kind[feature] == 0:
-        # branch-free: the side of a row is a coin flip for the branch predictor, so every row is
-        # written to both outputs and only the counter of its side advances
+    missing = store.missing_bin[feature]
+    kind = store.feature_kind[feature]
+    if kind == 0:
         col = store.dense_cols[:, store.feature_slot[feature]]
-        missing = store.missing_bin[feature]
         for i in range(c0, c1):
             r = rows[i]
             b = col[np.uint64(r)]
@@ -68,14 +97,28 @@ def _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, lefts
             nl += left
             nr += 1 - left
         return nl
+    default = store.default_bin[feature]
+    lo = store.offsets[feature]
+    hi = store.offsets[feature + 1]
+    slot = store.feature_slot[feature]
+    code_base = store.code_offset[slot] if kind == 1 else 0
+    e1 = store.csc_indptr[feature + 1]
+    p = store.csc_indptr[feature]
     for i in range(c0, c1):
         r = rows[i]
-        if _goes_left(store, r, feature, threshold_bin, default_left):
-            lefts[l0 + nl] = r
-            nl += 1
+        p = _seek(store.csc_rows, p, e1, r)
+        if p < e1 and store.csc_rows[p] == r:
+            b = np.int64(store.csc_bins[p])
+        elif kind == 1:
+            g = store.code_map[code_base + store.bundle_cols[r, slot]]
+            b = g - lo if lo <= g < hi else np.int64(default)
         else:
-            rights[r0 + step * nr] = r
-            nr += 1
+            b = np.int64(default)
+        left = (b == missing and default_left) or (b != missing and b <= threshold_bin)
+        lefts[l0 + nl] = r
+        rights[r0 + step * nr] = r
+        nl += left
+        nr += 1 - left
     return nl
 
 

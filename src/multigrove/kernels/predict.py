@@ -14,15 +14,34 @@ from .partition import feature_bin
 
 
 @njit(cache=True, inline="always")
-def _leaf_raw(X, i, t, node_feature, node_threshold, node_default_left, node_left, node_right,
-              tree_node_offset):
+def _value(X, indptr, indices, data, i, f):
+    """Feature f of row i: from dense X, or (when indptr is not empty) from a CSR matrix, where an
+    absent entry is the value 0."""
+    if indptr.shape[0] == 0:
+        return np.float64(X[i, f])
+    lo = indptr[i]
+    hi = indptr[i + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if indices[mid] < f:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < indptr[i + 1] and indices[lo] == f:
+        return np.float64(data[lo])
+    return 0.0
+
+
+@njit(cache=True, inline="always")
+def _leaf_raw(X, indptr, indices, data, i, t, node_feature, node_threshold, node_default_left, node_left,
+              node_right, tree_node_offset):
     base = tree_node_offset[t]
     if tree_node_offset[t + 1] == base:
         return 0
     node = 0
     while True:
         g = base + node
-        x = X[i, node_feature[g]]
+        x = _value(X, indptr, indices, data, i, node_feature[g])
         if np.isnan(x):
             go_left = node_default_left[g]
         else:
@@ -54,13 +73,15 @@ def _leaf_store(store, r, t, node_feature, node_bin, node_default_left, node_lef
 
 
 @njit(parallel=True, cache=True)
-def predict_raw(X, node_feature, node_threshold, node_default_left, node_left, node_right,
+def predict_raw(X, indptr, indices, data, node_feature, node_threshold, node_default_left, node_left, node_right,
                 tree_node_offset, tree_leaf_offset, leaf_ptr, leaf_cols, leaf_vals, out):
-    """OUT out (n, d) float64: adds every tree's leaf output for each row of raw X (n, F)."""
+    """OUT out (n, d) float64: adds every tree's leaf output for each row of raw features: dense X
+    (n, F) with an empty indptr, or the CSR matrix (indptr, indices, data) with X of shape (0, F)."""
     n_trees = tree_node_offset.shape[0] - 1
-    for i in prange(X.shape[0]):
+    n_rows = X.shape[0] if indptr.shape[0] == 0 else indptr.shape[0] - 1
+    for i in prange(n_rows):
         for t in range(n_trees):
-            leaf = _leaf_raw(X, i, t, node_feature, node_threshold, node_default_left,
+            leaf = _leaf_raw(X, indptr, indices, data, i, t, node_feature, node_threshold, node_default_left,
                              node_left, node_right, tree_node_offset)
             row = tree_leaf_offset[t] + leaf
             for p in range(leaf_ptr[row], leaf_ptr[row + 1]):
@@ -84,11 +105,12 @@ def predict_store(store, rows, node_feature, node_bin, node_default_left, node_l
 
 
 @njit(parallel=True, cache=True)
-def predict_leaf_raw(X, node_feature, node_threshold, node_default_left, node_left, node_right,
-                     tree_node_offset, out):
-    """OUT out (n, T) int32: the leaf each row of raw X reaches in each tree."""
+def predict_leaf_raw(X, indptr, indices, data, node_feature, node_threshold, node_default_left, node_left,
+                     node_right, tree_node_offset, out):
+    """OUT out (n, T) int32: the leaf each row reaches in each tree (raw features as predict_raw)."""
     n_trees = tree_node_offset.shape[0] - 1
-    for i in prange(X.shape[0]):
+    n_rows = X.shape[0] if indptr.shape[0] == 0 else indptr.shape[0] - 1
+    for i in prange(n_rows):
         for t in range(n_trees):
-            out[i, t] = _leaf_raw(X, i, t, node_feature, node_threshold, node_default_left,
+            out[i, t] = _leaf_raw(X, indptr, indices, data, i, t, node_feature, node_threshold, node_default_left,
                                   node_left, node_right, tree_node_offset)

@@ -9,7 +9,8 @@ bin (``missing_bin[f]`` = the number of value bins).  Each feature lives in one 
   in the same row share one uint8 column of codes; ``code_map[code_offset[slot] + code]`` is the
   global histogram index of a code.  Code 0 means "every member at its default bin".
 * ``sparse`` (kind 2): a CSR matrix whose row r lists the global histogram indices of the
-  row's non-default bins, ascending.
+  row's non-default bins, ascending; the same entries by feature (``csc_*``: each feature's rows,
+  ascending, and local bins) serve the partition, which reads one feature of a node's rows.
 
 For features of kinds 1 and 2 the default bin (the most frequent one, the zero bin of a sparse
 column) is never visited row by row: its sums are the node totals minus the feature's other
@@ -36,6 +37,9 @@ class BinnedStore(NamedTuple):
     code_offset: np.ndarray    # (n_bundles + 1,) int64
     sparse_indptr: np.ndarray  # (n + 1,) int64
     sparse_bins: np.ndarray    # (nnz,) int32: global histogram indices, ascending within a row
+    csc_indptr: np.ndarray     # (F + 1,) int64: the same entries by feature ...
+    csc_rows: np.ndarray       # (nnz,) int32: ... their rows, ascending within a feature ...
+    csc_bins: np.ndarray       # (nnz,) uint8: ... and their local bins
     feature_kind: np.ndarray   # (F,) int8: FEATURE_DENSE, FEATURE_BUNDLED or FEATURE_SPARSE
     feature_slot: np.ndarray   # (F,) int32: column in dense or bundle, -1 for sparse
     default_bin: np.ndarray    # (F,) int32: the most frequent bin (kinds 1 and 2 never store it)

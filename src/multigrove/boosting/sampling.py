@@ -1,0 +1,67 @@
+"""Row and column sampling: pure functions of the data and a random generator.
+
+* Bagging (``bagging_fraction`` f, every ``bagging_freq`` rounds): a uniform sample of round(f n)
+  rows without replacement, kept for ``bagging_freq`` rounds.
+* GOSS (gradient-based one-side sampling, Ke et al. 2017, Alg. 2): the round(a n) rows with the
+  largest gradient magnitude are kept, round(b n) of the others are drawn uniformly and their
+  gradients and Hessians (not their row counts) are multiplied by (1 - a) / b, so that every sum
+  over rows is an unbiased estimate of the full sum.  A row's magnitude is the L2 norm of its
+  gradient row, taken over the statistics splits are scored on: the sketch when one is on, since
+  those are the gradients whose sums decide the splits (and k columns are cheaper than d).  As in
+  LightGBM, the first floor(1 / learning_rate) rounds use every row: early gradients are all large.
+* Column sampling (``feature_fraction``): each tree may split on round(fraction F) features (at
+  least one), drawn uniformly.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .._dtypes import INDEX
+
+
+class RowSample(NamedTuple):
+    """The rows of one tree (None: every row) and the GOSS factor of the drawn rows."""
+    rows: np.ndarray | None
+    amplified: np.ndarray | None = None   # rows whose statistics are multiplied by factor
+    factor: float = 1.0
+
+
+ALL_ROWS = RowSample(None)
+
+
+def bagging_rows(n_rows: int, fraction: float, rng: np.random.Generator) -> RowSample:
+    if fraction >= 1.0:
+        return ALL_ROWS
+    size = max(1, int(round(fraction * n_rows)))
+    return RowSample(np.sort(rng.choice(n_rows, size, replace=False)).astype(INDEX))
+
+
+def goss_rows(magnitude: np.ndarray, top_rate: float, other_rate: float, rng: np.random.Generator) -> RowSample:
+    """GOSS on per-row gradient magnitudes (n,): the top rows plus a uniform draw of the rest."""
+    n = magnitude.shape[0]
+    n_top = int(round(top_rate * n))
+    n_other = min(int(round(other_rate * n)), n - n_top)
+    if n_top + n_other >= n or n_other == 0:
+        return ALL_ROWS
+    order = np.argpartition(-magnitude, n_top - 1)[:n_top] if n_top else np.zeros(0, np.int64)
+    is_top = np.zeros(n, np.bool_)
+    is_top[order] = True
+    others = rng.choice(np.flatnonzero(~is_top), n_other, replace=False)
+    rows = np.sort(np.concatenate([order, others])).astype(INDEX)
+    return RowSample(rows, np.sort(others).astype(INDEX), (1.0 - top_rate) / other_rate)
+
+
+def row_magnitudes(G: np.ndarray) -> np.ndarray:
+    """L2 norm of every gradient row (n, k)."""
+    return np.sqrt(np.einsum("ij,ij->i", G, G, dtype=np.float64))
+
+
+def feature_mask(n_features: int, fraction: float, rng: np.random.Generator) -> np.ndarray | None:
+    """Features one tree may split on (None: all)."""
+    if fraction >= 1.0:
+        return None
+    mask = np.zeros(n_features, np.bool_)
+    mask[rng.choice(n_features, max(1, int(round(fraction * n_features))), replace=False)] = True
+    return mask

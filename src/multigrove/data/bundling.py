@@ -1,0 +1,148 @@
+"""Which store holds each feature, and exclusive feature bundling (EFB; Ke et al. 2017, Sec. 4).
+
+A feature whose default (most frequent) bin holds at least ``sparse_threshold`` of the sample is
+*sparse*: its default bin is never visited row by row (its sums are derived from the node totals).
+Sparse features are bundled greedily (Alg. 3): in order of their degree in the conflict graph
+(the number of sample rows they share with other features' non-default values), or, with many
+features, of their non-default counts (the paper's cheaper ordering), each joins a bundle where it
+adds at most the conflict budget ``max_conflict_rate * n_sample`` to the bundle's conflicts.
+A bundle is stored as one uint8 column of codes (Alg. 4's offsets, as a code table) when it is
+dense enough; the members of sparser bundles, and lone sparse features, go to the CSR store.
+
+Bundling never loses a value: a row where two members are non-default (a conflict, which the
+budget allows and rows outside the sample may hold) keeps the first member's bin in the bundle
+column and the others' in the CSR store, where every kernel looks too.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..kernels.bundling import greedy_bundles
+from ..kernels.store import FEATURE_BUNDLED, FEATURE_DENSE, FEATURE_SPARSE
+from .binning import BinMapper
+
+#: a bundle's column of codes is one byte: code 0 means "every member at its default bin"
+MAX_BUNDLE_CODES = 255
+#: a bundle becomes a column of codes when at least this share of the sample rows is non-default
+#: in it; below that, its members' few entries are cheaper in the CSR store (measured, see BENCHMARKS.md)
+DENSE_BUNDLE_MIN_FRACTION = 0.25
+#: degree ordering builds the conflict graph (F x F); beyond this many sparse features the
+#: non-default-count ordering is used instead (the paper's choice for many features)
+DEGREE_ORDER_MAX_FEATURES = 2000
+#: bundles kept open for new members (a ring of bitsets over the sample rows)
+OPEN_BUNDLES = 64
+
+
+class StoreLayout(NamedTuple):
+    """Where each feature lives; decided once on the training sample, shared by every data set
+    binned with the same bins."""
+    kind: np.ndarray          # (F,) int8: FEATURE_DENSE, FEATURE_BUNDLED, FEATURE_SPARSE
+    slot: np.ndarray          # (F,) int32: column in the dense or bundle store, -1 for sparse
+    dense_features: np.ndarray  # (n_dense,) int32, in column order
+    bundles: list             # per bundle column: its member features, in code order
+    code_map: np.ndarray      # (n_codes,) int64: global histogram index of each code
+    code_offset: np.ndarray   # (n_bundles + 1,) int64
+    bin_code: np.ndarray      # (total_bins,) int16: code of a bundled feature's global bin (-1: none)
+
+    @property
+    def derived(self) -> np.ndarray:
+        """Features whose default-bin sums are derived from node totals."""
+        return np.flatnonzero(self.kind != FEATURE_DENSE).astype(np.int32)
+
+
+def _nondefault_rows(mapper: BinMapper, sample, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSC-like (indptr over all F features, row ids) of the sample rows where each of ``features``
+    is not at its default bin."""
+    F = mapper.n_features
+    counts = np.zeros(F, np.int64)
+    parts = []
+    if sp.issparse(sample):
+        S = sp.csc_matrix(sample)
+        for f in features:
+            lo, hi = S.indptr[f], S.indptr[f + 1]
+            bins = mapper.bin_values(S.data[lo:hi], np.full(hi - lo, f))
+            rows = S.indices[lo:hi][bins != mapper.default_bin[f]]
+            parts.append((f, np.sort(rows)))
+    else:
+        B = mapper.transform(np.ascontiguousarray(sample))
+        for f in features:
+            parts.append((f, np.flatnonzero(B[:, f] != mapper.default_bin[f])))
+    for f, rows in parts:
+        counts[f] = rows.size
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    rows = np.zeros(indptr[-1], np.int64)
+    for f, r in parts:
+        rows[indptr[f]:indptr[f + 1]] = r
+    return indptr, rows
+
+
+def _degree_order(features: np.ndarray, indptr: np.ndarray, rows: np.ndarray, n_sample: int) -> np.ndarray:
+    """Features by descending weighted degree in the conflict graph (ties: more non-default rows first)."""
+    cols = [rows[indptr[f]:indptr[f + 1]] for f in features]
+    M = sp.csc_matrix((np.ones(sum(c.size for c in cols)), (np.concatenate(cols) if cols else np.zeros(0, int),
+                                                            np.repeat(np.arange(len(features)), [c.size for c in cols]))),
+                      shape=(n_sample, len(features)))
+    conflicts = (M.T @ M).tocsr()
+    nnz = np.asarray(conflicts.diagonal())
+    degree = np.asarray(conflicts.sum(axis=1)).ravel() - nnz
+    return features[np.lexsort((-nnz, -degree))]
+
+
+def plan_layout(mapper: BinMapper, sample, enable_sparse: bool = True, enable_bundle: bool = True,
+                max_conflict_rate: float = 0.0, sparse_threshold: float = 0.8) -> StoreLayout:
+    """Decide each feature's store and the bundles from the binning sample (see the module docstring)."""
+    F = mapper.n_features
+    n_sample = sample.shape[0]
+    sparse_input = sp.issparse(sample)
+    candidate = mapper.default_fraction >= sparse_threshold
+    if sparse_input:  # implicit zeros must fall in the default bin to stay implicit
+        candidate &= mapper.default_bin == mapper.zero_bin
+    candidate &= enable_sparse
+    kind = np.where(candidate, FEATURE_SPARSE, FEATURE_DENSE).astype(np.int8)
+    sparse_features = np.flatnonzero(candidate)
+    bundles: list[np.ndarray] = []
+    if enable_bundle and sparse_features.size > 1:
+        indptr, rows = _nondefault_rows(mapper, sample, sparse_features)
+        # every bin but the default; the missing bin only if the sample has NaN (a rare NaN elsewhere
+        # goes to the CSR store like a conflict)
+        n_codes = mapper.n_value_bins.astype(np.int64) \
+            - ((mapper.missing_count == 0) & (mapper.default_bin != mapper.missing_bin))
+        if sparse_features.size <= DEGREE_ORDER_MAX_FEATURES:
+            order = _degree_order(sparse_features, indptr, rows, n_sample)
+        else:
+            order = sparse_features[np.argsort(-(indptr[sparse_features + 1] - indptr[sparse_features]),
+                                               kind="stable")]
+        bundle_of = np.full(F, -1, np.int32)
+        bits = np.zeros((OPEN_BUNDLES, (n_sample + 63) // 64), np.uint64)
+        n_bundles = greedy_bundles(order.astype(np.int64), indptr, rows, n_codes,
+                                   int(max_conflict_rate * n_sample), MAX_BUNDLE_CODES, bits, bundle_of)
+        members = [[] for _ in range(n_bundles)]
+        for f in order:
+            members[bundle_of[f]].append(int(f))
+        nondefault = indptr[1:] - indptr[:-1]
+        for group in members:
+            if len(group) >= 2 and nondefault[group].sum() >= DENSE_BUNDLE_MIN_FRACTION * n_sample:
+                bundles.append(np.array(group, np.int32))
+    slot = np.full(F, -1, np.int32)
+    dense_features = np.flatnonzero(kind == FEATURE_DENSE).astype(np.int32)
+    slot[dense_features] = np.arange(dense_features.size)
+    bin_code = np.full(mapper.total_bins, -1, np.int16)
+    code_map, code_offset = [], [0]
+    for j, group in enumerate(bundles):
+        kind[group] = FEATURE_BUNDLED
+        slot[group] = j
+        codes = [int(mapper.hist_offsets[group[0]] + mapper.default_bin[group[0]])]  # code 0: all default
+        for f in group:
+            for b in range(int(mapper.n_value_bins[f]) + 1):
+                is_missing = b == mapper.missing_bin[f]
+                if b != mapper.default_bin[f] and (not is_missing or mapper.missing_count[f] > 0):
+                    bin_code[mapper.hist_offsets[f] + b] = len(codes)
+                    codes.append(int(mapper.hist_offsets[f] + b))
+        code_map += codes
+        code_offset.append(len(code_map))
+    return StoreLayout(kind=kind, slot=slot, dense_features=dense_features, bundles=bundles,
+                       code_map=np.array(code_map, np.int64), code_offset=np.array(code_offset, np.int64),
+                       bin_code=bin_code)
