@@ -7,11 +7,11 @@ from .boosting.callbacks import (CallbackEnv, EarlyStopException, early_stopping
                                  progress_bar, record_evaluation)
 from .boosting.engine import train
 from .data.dataset import Dataset
-from .params import Params
+from .params import MultigroveWarning, Params
 
 __version__ = "0.1.0"
 
-__all__ = ["Booster", "CallbackEnv", "Dataset", "EarlyStopException", "Params", "early_stopping",
+__all__ = ["Booster", "CallbackEnv", "Dataset", "EarlyStopException", "MultigroveWarning", "Params", "early_stopping",
            "log_evaluation", "progress_bar", "record_evaluation", "train", "__version__"]
 
 

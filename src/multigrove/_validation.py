@@ -49,7 +49,7 @@ def check_sparse_features(X, name: str = "X") -> sp.csr_matrix | sp.csc_matrix:
     if X.dtype == object or not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_):
         raise TypeError(f"{name} must hold numbers, got dtype {X.dtype}")
     if np.iscomplexobj(X.data):
-        raise TypeError(f"{name} must hold real numbers, got complex dtype {X.dtype}")
+        raise ValueError(f"{name} holds complex numbers (dtype {X.dtype}): Complex data not supported")
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
     bad = _first_inf(X.data)
@@ -92,16 +92,19 @@ def check_features(X, *, name: str = "X", n_features: int | None = None,
         if X.dtype == object or not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_):
             try:
                 X = X.astype(np.float64)
-            except (TypeError, ValueError):
-                raise TypeError(f"{name} must hold numbers, got dtype {X.dtype}") from None
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"{name} must hold numbers, got dtype {X.dtype} ({exc})") from None
         if np.iscomplexobj(X):
-            raise TypeError(f"{name} must hold real numbers, got complex dtype {X.dtype}")
+            raise ValueError(f"{name} holds complex numbers (dtype {X.dtype}): Complex data not supported")
     if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_rows, n_features), got an array of shape {X.shape}")
+        raise ValueError(f"{name} must be 2-D (n_rows, n_features), got an array of shape {X.shape}: Reshape your "
+                         "data (X.reshape(-1, 1) for a single feature, X.reshape(1, -1) for a single row)")
     if not allow_empty and X.shape[0] == 0:
-        raise ValueError(f"{name} has 0 rows: at least one row is required")
+        raise ValueError(f"{name} has 0 sample(s) (shape={X.shape}) while a minimum of 1 is required: "
+                         "at least one row")
     if X.shape[1] == 0:
-        raise ValueError(f"{name} has 0 features: at least one feature is required")
+        raise ValueError(f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required: "
+                         "at least one feature")
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(f"{name} has {X.shape[1]} features, but {expected_by} is expecting {n_features} "
                          "features as input (the number it was trained with)")

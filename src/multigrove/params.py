@@ -77,6 +77,10 @@ DATASET_PARAMS = ("max_bin", "bin_construct_sample_cnt", "seed", "enable_bundle"
                   "is_enable_sparse", "sparse_threshold")
 
 
+class MultigroveWarning(UserWarning):
+    """A warning from multigrove (silenced by verbosity=-1)."""
+
+
 def _default_threads() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
@@ -120,7 +124,7 @@ class Params:
     seed: int = 0
     metric: Any = None                     # None = the objective's own metric; str or list of str
     eval_at: tuple = (1, 3, 5)             # k values for precision_at_k
-    verbosity: int = 1
+    verbosity: int = 0                     # -1 silent, 0 warnings, 1 also info lines (data layout, time)
     given: frozenset = dataclasses.field(default=frozenset(), compare=False, repr=False)  # names set explicitly
 
     # ------------------------------------------------------------------ construction

@@ -14,25 +14,32 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ._validation import check_features, check_weight
+from .boosting.callbacks import record_evaluation
 from .boosting.engine import train
 from .data.dataset import Dataset
 from .params import Params
 
 _D = {f.name: f.default for f in dataclasses.fields(Params)}
-#: constructor arguments passed through to train() under the same name
-_PASSED = ("learning_rate", "num_leaves", "max_depth", "min_data_in_leaf", "min_sum_hessian_in_leaf",
-           "lambda_l2", "min_gain_to_split", "max_bin", "multi_strategy", "growth_policy", "sketch", "sketch_k",
-           "leaf_sparsity", "sparse_split", "num_threads", "seed", "verbosity")
+#: Params fields that are not constructor arguments: the estimator sets them from y
+_SET_BY_ESTIMATOR = ("objective", "num_class", "num_outputs", "metric", "eval_at", "given")
+#: constructor arguments passed through to train() under the same name: every other training parameter
+_PASSED = tuple(f.name for f in dataclasses.fields(Params) if f.name not in _SET_BY_ESTIMATOR)
 
 
 class _GroveBase(BaseEstimator):
     def __init__(self, n_estimators=100, *, learning_rate=_D["learning_rate"], num_leaves=_D["num_leaves"],
                  max_depth=_D["max_depth"], min_data_in_leaf=_D["min_data_in_leaf"],
                  min_sum_hessian_in_leaf=_D["min_sum_hessian_in_leaf"], lambda_l2=_D["lambda_l2"],
-                 min_gain_to_split=_D["min_gain_to_split"], max_bin=_D["max_bin"],
-                 multi_strategy=_D["multi_strategy"], growth_policy=_D["growth_policy"], sketch=_D["sketch"],
-                 sketch_k=_D["sketch_k"], leaf_sparsity=_D["leaf_sparsity"], sparse_split=_D["sparse_split"],
-                 num_threads=_D["num_threads"], seed=_D["seed"], verbosity=-1, importance_type="split"):
+                 min_gain_to_split=_D["min_gain_to_split"], multi_strategy=_D["multi_strategy"],
+                 growth_policy=_D["growth_policy"], sketch=_D["sketch"], sketch_k=_D["sketch_k"],
+                 leaf_sparsity=_D["leaf_sparsity"], sparse_split=_D["sparse_split"], max_bin=_D["max_bin"],
+                 bin_construct_sample_cnt=_D["bin_construct_sample_cnt"], is_enable_sparse=_D["is_enable_sparse"],
+                 sparse_threshold=_D["sparse_threshold"], enable_bundle=_D["enable_bundle"],
+                 max_conflict_rate=_D["max_conflict_rate"], data_sample_strategy=_D["data_sample_strategy"],
+                 bagging_fraction=_D["bagging_fraction"], bagging_freq=_D["bagging_freq"], top_rate=_D["top_rate"],
+                 other_rate=_D["other_rate"], feature_fraction=_D["feature_fraction"],
+                 boost_from_average=_D["boost_from_average"], num_threads=_D["num_threads"], seed=_D["seed"],
+                 verbosity=_D["verbosity"], importance_type="split"):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.num_leaves = num_leaves
@@ -41,13 +48,25 @@ class _GroveBase(BaseEstimator):
         self.min_sum_hessian_in_leaf = min_sum_hessian_in_leaf
         self.lambda_l2 = lambda_l2
         self.min_gain_to_split = min_gain_to_split
-        self.max_bin = max_bin
         self.multi_strategy = multi_strategy
         self.growth_policy = growth_policy
         self.sketch = sketch
         self.sketch_k = sketch_k
         self.leaf_sparsity = leaf_sparsity
         self.sparse_split = sparse_split
+        self.max_bin = max_bin
+        self.bin_construct_sample_cnt = bin_construct_sample_cnt
+        self.is_enable_sparse = is_enable_sparse
+        self.sparse_threshold = sparse_threshold
+        self.enable_bundle = enable_bundle
+        self.max_conflict_rate = max_conflict_rate
+        self.data_sample_strategy = data_sample_strategy
+        self.bagging_fraction = bagging_fraction
+        self.bagging_freq = bagging_freq
+        self.top_rate = top_rate
+        self.other_rate = other_rate
+        self.feature_fraction = feature_fraction
+        self.boost_from_average = boost_from_average
         self.num_threads = num_threads
         self.seed = seed
         self.verbosity = verbosity
@@ -60,19 +79,15 @@ class _GroveBase(BaseEstimator):
         params.update(extra)
         return params
 
-    def _check_X(self, X, reset: bool, y=None, multi_output: bool = True):
-        """scikit-learn's own validation (its messages and warnings), NaN allowed in X."""
+    def _check_X(self, X, reset: bool):
+        """(X as check_features returns it, feature names or None).  scikit-learn's validate_data only
+        keeps its bookkeeping (n_features_in_, feature_names_in_ and their messages); the checks and
+        the conversion are multigrove's one check_features."""
         if not reset:
             check_is_fitted(self, "booster_")
-        names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
-        kw = dict(dtype=[np.float64, np.float32], ensure_all_finite="allow-nan", reset=reset)
-        if reset:
-            Xc, y = validate_data(self, X, y, multi_output=multi_output, y_numeric=False, **kw)
-            Xc, _ = check_features(Xc, name="X")
-            return (Xc, names), y
-        Xc = validate_data(self, X, **kw)
-        Xc, _ = check_features(Xc, name="X", n_features=self.n_features_in_, expected_by=type(self).__name__)
-        return Xc, None
+        checked = check_features(X, name="X")
+        validate_data(self, X, skip_check_array=True, reset=reset)
+        return checked
 
     def _fit(self, X, y_internal, objective, extra, sample_weight, eval_set, eval_sample_weight,
              eval_names, callbacks, eval_label_fn):
@@ -93,7 +108,6 @@ class _GroveBase(BaseEstimator):
             valid_sets.append(Dataset(Xv, eval_label_fn(pair[1]), weight=wv, reference=train_set))
             valid_names.append(eval_names[i] if eval_names and i < len(eval_names) else f"valid_{i}")
         self.evals_result_ = {}
-        from .boosting.callbacks import record_evaluation
         cbs = list(callbacks or [])
         if valid_sets:
             cbs.append(record_evaluation(self.evals_result_))
@@ -119,7 +133,9 @@ class GroveRegressor(RegressorMixin, _GroveBase):
 
     def fit(self, X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, eval_names=None,
             callbacks=None):
-        Xc, y = self._check_X(X, reset=True, y=y)
+        if y is None:
+            raise ValueError("requires y to be passed, but the target y is None")
+        Xc = self._check_X(X, reset=True)
         y = _regression_target(y, Xc[0].shape[0])
         self.n_outputs_ = 1 if y.ndim == 1 else y.shape[1]
         n_out = self.n_outputs_
@@ -140,6 +156,7 @@ class GroveRegressor(RegressorMixin, _GroveBase):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
         tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
         return tags
 
 
@@ -155,12 +172,14 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
             callbacks=None):
         if y is None:
             raise ValueError("requires y to be passed, but the target y is None")
+        Xc = self._check_X(X, reset=True)
+        n = Xc[0].shape[0]
         if sp.issparse(y):
             y = y.toarray()
         y = np.asarray(y)
+        if y.ndim == 0 or y.shape[0] != n:
+            raise ValueError(f"y has {y.shape[0] if y.ndim else 0} rows but X has {n} rows: lengths must match")
         multilabel = y.ndim == 2 and y.shape[1] > 1
-        Xc, y = self._check_X(X, reset=True, y=y, multi_output=multilabel)
-        n = Xc[0].shape[0]
         if multilabel:
             Y = _indicator(y, n, "y")
             if type_of_target(Y) != "multilabel-indicator":
@@ -225,6 +244,7 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_label = True
         tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
         return tags
 
 

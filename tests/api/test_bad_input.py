@@ -48,9 +48,9 @@ def test_bad_data(rng, data):
     y2[7] = np.inf
     with pytest.raises(ValueError, match="got inf at row 7"):
         mg.Dataset(X, y2)
-    with pytest.raises(ValueError, match="data has 0 rows"):
+    with pytest.raises(ValueError, match=r"data has 0 sample\(s\)"):
         mg.Dataset(np.empty((0, 3)), np.empty(0))
-    with pytest.raises(ValueError, match="data has 0 features"):
+    with pytest.raises(ValueError, match=r"data has 0 feature\(s\)"):
         mg.Dataset(np.empty((5, 0)), np.zeros(5))
     with pytest.raises(ValueError, match="data must be 2-D"):
         mg.Dataset(np.zeros(5), np.zeros(5))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import time
 import warnings
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
@@ -11,7 +12,7 @@ import numpy as np
 
 from .._dtypes import SCORE
 from ..data.dataset import Dataset
-from ..params import Params, objective_default_metric
+from ..params import MultigroveWarning, Params, objective_default_metric
 from .booster import Booster
 from .callbacks import CallbackEnv, EarlyStopException
 from .grower import GrowerConfig, GrownTree, TreeGrower
@@ -33,6 +34,29 @@ def _numba_threads(n: int):
         yield numba.get_num_threads()
     finally:
         numba.set_num_threads(old)
+
+
+@contextlib.contextmanager
+def _verbosity(level: int):
+    """verbosity < 0 silences multigrove's warnings inside the block."""
+    with warnings.catch_warnings():
+        if level < 0:
+            warnings.simplefilter("ignore", MultigroveWarning)
+        yield
+
+
+def info(p: Params, message: str) -> None:
+    """An info line, printed when verbosity >= 1."""
+    if p.verbosity >= 1:
+        print(f"[multigrove] {message}", flush=True)
+
+
+def describe_store(ds: Dataset) -> str:
+    st = ds.store
+    n_sparse = int((st.feature_kind == 2).sum())
+    return (f"{ds.n_rows:,} rows x {ds.n_features:,} features: {st.dense.shape[1]:,} dense columns, "
+            f"{st.bundle.shape[1]:,} bundles of {int((st.feature_kind == 1).sum()):,} features, {n_sparse:,} sparse "
+            f"features ({st.sparse_bins.shape[0] / max(ds.n_rows, 1):.1f} stored bins per row)")
 
 
 def train(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round: int = 100,
@@ -58,7 +82,7 @@ def train(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round:
         raise ValueError(f"num_boost_round must be an integer >= 0, got {num_boost_round!r}")
     if train_set.label is None:
         raise ValueError("train_set has no label: pass label= to Dataset")
-    with _numba_threads(p.threads) as threads:
+    with _numba_threads(p.threads) as threads, _verbosity(p.verbosity):
         return _train(p, train_set, int(num_boost_round), list(valid_sets or []),
                       list(valid_names or []), feval, list(callbacks or []), threads)
 
@@ -66,7 +90,9 @@ def train(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round:
 def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: list, feval,
            callbacks: list, threads: int) -> Booster:
     loss, y = make_loss(p.objective, p.num_class, p.num_outputs, ds.label, ds)
+    started = time.perf_counter()
     ds.construct(p, loss.n_outputs)
+    info(p, f"binned {describe_store(ds)} in {time.perf_counter() - started:.2f} s; {loss.n_outputs} outputs")
     booster = new_booster(p, loss, ds.n_features, ds.feature_names, y, ds.weight)
     d = loss.n_outputs
     layout = stat_layout(loss, ds.weight, p)
@@ -132,8 +158,9 @@ def boost(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation
         check_metric_fits(m, loss.name, loss.n_outputs)
     if p.bagging_fraction < 1.0 and p.bagging_freq == 0:
         warnings.warn(f"bagging_fraction={p.bagging_fraction} has no effect with bagging_freq=0 (rows are drawn "
-                      "every bagging_freq rounds): set bagging_freq >= 1", UserWarning, stacklevel=3)
+                      "every bagging_freq rounds): set bagging_freq >= 1", MultigroveWarning, stacklevel=3)
     make_trees = _TreeMaker(p, rows, mapper.hist_offsets, loss.n_outputs, threads)
+    started = time.perf_counter()
     cbs = sorted(callbacks, key=lambda cb: getattr(cb, "order", 0))
     for it in range(rounds):
         rows.compute_gradients()
@@ -156,6 +183,7 @@ def boost(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation
             for dname, mname, value, _ in stop.best_score or []:
                 booster.best_score.setdefault(dname, {})[mname] = value
             break
+    info(p, f"{booster.current_iteration()} rounds, {booster.num_trees()} trees in {time.perf_counter() - started:.2f} s")
     return booster
 
 

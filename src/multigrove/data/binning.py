@@ -38,12 +38,34 @@ def sample_rows(n_rows: int, sample_cnt: int, seed: int) -> np.ndarray | None:
     return np.sort(np.random.default_rng(seed).choice(n_rows, sample_cnt, replace=False))
 
 
-def _column_values(X, f: int) -> tuple[np.ndarray, int]:
-    """(stored values of column f, number of implicit zeros) of a dense array or a CSC matrix."""
-    if sp.issparse(X):
-        vals = X.data[X.indptr[f]:X.indptr[f + 1]]
-        return np.asarray(vals, dtype=np.float64), X.shape[0] - vals.size
-    return np.asarray(X[:, f], dtype=np.float64), 0
+def _distinct_values(S) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(feature, value, count) of every distinct non-missing value of every feature of the sample,
+    sorted by feature then value, and each feature's NaN count.  Implicit zeros of a sparse sample
+    count as the value 0."""
+    n, F = S.shape
+    if sp.issparse(S):
+        feats = np.repeat(np.arange(F), np.diff(S.indptr))
+        vals = np.asarray(S.data, dtype=np.float64)
+        missing = np.isnan(vals)
+        n_missing = np.bincount(feats[missing], minlength=F)
+        implicit = n - np.diff(S.indptr)
+        feats = np.concatenate([feats[~missing], np.flatnonzero(implicit)])
+        vals = np.concatenate([vals[~missing], np.zeros(np.count_nonzero(implicit))])
+        weights = np.concatenate([np.ones(feats.size - np.count_nonzero(implicit), np.int64), implicit[implicit > 0]])
+        order = np.lexsort((vals, feats))
+        feats, vals, weights = feats[order], vals[order], weights[order]
+    else:  # each column sorted in place: (feature, value) order without a global sort
+        vals = np.sort(np.asarray(S, dtype=np.float64), axis=0).T.reshape(-1)  # NaN sorts last
+        feats = np.repeat(np.arange(F), n)
+        missing = np.isnan(vals)
+        n_missing = np.bincount(feats[missing], minlength=F)
+        feats, vals = feats[~missing], vals[~missing]
+        weights = np.ones(feats.size, np.int64)
+    start = np.ones(feats.size, np.bool_)
+    start[1:] = (feats[1:] != feats[:-1]) | (vals[1:] != vals[:-1])
+    first = np.flatnonzero(start)
+    counts = np.add.reduceat(weights, first) if first.size else np.zeros(0, np.int64)
+    return feats[first], vals[first], counts, n_missing
 
 
 class BinMapper:
@@ -76,45 +98,50 @@ class BinMapper:
         S = self.sample(X)
         if sp.issparse(S):
             S = sp.csc_matrix(S)
-        n_sample = S.shape[0]
-        per_feature, value_counts = [], []
-        for f in range(S.shape[1]):
-            vals, n_zero = _column_values(S, f)
-            finite = vals[~np.isnan(vals)]
-            distinct, counts = np.unique(finite, return_counts=True)
-            if n_zero:
-                at = np.searchsorted(distinct, 0.0)
-                if at < distinct.size and distinct[at] == 0.0:
-                    counts[at] += n_zero
-                else:
-                    distinct, counts = np.insert(distinct, at, 0.0), np.insert(counts, at, n_zero)
-            per_feature.append(feature_bounds(distinct, counts, self.max_bin))
-            value_counts.append((distinct, counts, vals.size - finite.size))
-        self._set_bounds(per_feature)
-        self._set_defaults(value_counts, n_sample)
+            S.sort_indices()
+        n_sample, F = S.shape
+        feats, vals, counts, self.missing_count = _distinct_values(S)
+        n_distinct = np.bincount(feats, minlength=F)
+        starts = np.concatenate([[0], np.cumsum(n_distinct)])
+        # few distinct values (the usual case for sparse features): a bin each, cut halfway between
+        # neighbours, for every such feature at once; the others by quantiles, one by one
+        few = n_distinct[feats] <= self.max_bin
+        pair = few[:-1] & (feats[:-1] == feats[1:])
+        lo, hi = vals[:-1][pair], vals[1:][pair]
+        mid = lo + (hi - lo) / 2.0
+        mid = np.where(mid >= hi, lo, mid)  # neighbours one ulp apart: cut at the lower value
+        bound_feats = [feats[:-1][pair], np.arange(F)]
+        bound_vals = [mid, np.full(F, np.inf)]
+        for f in np.flatnonzero(n_distinct > self.max_bin):
+            b = feature_bounds(vals[starts[f]:starts[f + 1]], counts[starts[f]:starts[f + 1]], self.max_bin)
+            bound_feats.append(np.full(b.size - 1, f))
+            bound_vals.append(b[:-1])
+        bf, bv = np.concatenate(bound_feats), np.concatenate(bound_vals)
+        order = np.lexsort((bv, bf))
+        self._set_bounds(bf[order], bv[order], F)
+        self._set_defaults(feats, vals, counts, n_sample)
         return self
 
-    def _set_bounds(self, per_feature: list[np.ndarray]) -> None:
-        sizes = np.array([b.size for b in per_feature], dtype=np.int64)
+    def _set_bounds(self, bound_feats: np.ndarray, bounds: np.ndarray, n_features: int) -> None:
+        sizes = np.bincount(bound_feats, minlength=n_features).astype(np.int64)
         self.n_value_bins = sizes
         self.bound_offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        self.bounds = np.concatenate(per_feature).astype(np.float64) if per_feature else np.zeros(0)
+        self.bounds = bounds.astype(np.float64)
         self.missing_bin = sizes.astype(np.int32)
         self.hist_offsets = np.concatenate([[0], np.cumsum(sizes + 1)]).astype(np.int64)
 
-    def _set_defaults(self, value_counts: list, n_sample: int) -> None:
-        """The most frequent bin of every feature and its share of the sample."""
-        F = len(value_counts)
-        self.default_bin = np.zeros(F, np.int32)
-        self.default_fraction = np.zeros(F, np.float64)
-        self.missing_count = np.array([vc[2] for vc in value_counts], np.int64)
+    def _set_defaults(self, feats: np.ndarray, vals: np.ndarray, counts: np.ndarray, n_sample: int) -> None:
+        """The most frequent bin of every feature (the lowest on ties) and its share of the sample."""
+        F = self.n_value_bins.size
+        per_bin = np.bincount(self.hist_offsets[feats] + self.bin_values(vals, feats), weights=counts,
+                              minlength=self.total_bins)
+        per_bin[self.hist_offsets[:-1] + self.missing_bin] += self.missing_count
+        bin_feature = np.repeat(np.arange(F), self.n_value_bins + 1)
+        order = np.lexsort((-per_bin, bin_feature))
+        first = order[self.hist_offsets[:-1]]  # each feature's bins are contiguous in the order
+        self.default_bin = (first - self.hist_offsets[:-1]).astype(np.int32)
+        self.default_fraction = per_bin[first] / max(n_sample, 1)
         self.zero_bin = self.bin_values(np.zeros(F), np.arange(F)).astype(np.int32)
-        for f, (distinct, counts, n_missing) in enumerate(value_counts):
-            per_bin = np.bincount(self.bin_values(distinct, np.full(distinct.size, f)), weights=counts,
-                                  minlength=int(self.n_value_bins[f]) + 1)
-            per_bin[self.missing_bin[f]] += n_missing
-            self.default_bin[f] = int(np.argmax(per_bin))
-            self.default_fraction[f] = per_bin[self.default_bin[f]] / max(n_sample, 1)
 
     @property
     def n_features(self) -> int:

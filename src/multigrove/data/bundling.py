@@ -55,27 +55,22 @@ class StoreLayout(NamedTuple):
 
 def _nondefault_rows(mapper: BinMapper, sample, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """CSC-like (indptr over all F features, row ids) of the sample rows where each of ``features``
-    is not at its default bin."""
+    is not at its default bin (for a sparse sample: stored entries only, the zeros being default)."""
     F = mapper.n_features
-    counts = np.zeros(F, np.int64)
-    parts = []
+    wanted = np.zeros(F, np.bool_)
+    wanted[features] = True
     if sp.issparse(sample):
         S = sp.csc_matrix(sample)
-        for f in features:
-            lo, hi = S.indptr[f], S.indptr[f + 1]
-            bins = mapper.bin_values(S.data[lo:hi], np.full(hi - lo, f))
-            rows = S.indices[lo:hi][bins != mapper.default_bin[f]]
-            parts.append((f, np.sort(rows)))
+        S.sort_indices()
+        feats = np.repeat(np.arange(F), np.diff(S.indptr))
+        bins = mapper.bin_values(S.data, feats)
+        keep = wanted[feats] & (bins != mapper.default_bin[feats])
+        feats, rows = feats[keep], S.indices[keep].astype(np.int64)
     else:
-        B = mapper.transform(np.ascontiguousarray(sample))
-        for f in features:
-            parts.append((f, np.flatnonzero(B[:, f] != mapper.default_bin[f])))
-    for f, rows in parts:
-        counts[f] = rows.size
-    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    rows = np.zeros(indptr[-1], np.int64)
-    for f, r in parts:
-        rows[indptr[f]:indptr[f + 1]] = r
+        B = mapper.transform(np.ascontiguousarray(sample))[:, features]
+        cols, rows = np.nonzero((B != mapper.default_bin[features]).T)  # by feature, rows ascending
+        feats, rows = features[cols], rows.astype(np.int64)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(feats, minlength=F))]).astype(np.int64)
     return indptr, rows
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_features, check_label, check_weight
-from ..params import DATASET_PARAMS, Params
+from ..params import DATASET_PARAMS, MultigroveWarning, Params
 from .binning import BinMapper
 from .bundling import plan_layout
 from .storage import build_store
@@ -92,17 +92,24 @@ class Dataset:
     def is_sparse(self) -> bool:
         return sp.issparse(self.data)
 
-    def _binning_values(self, params: Params) -> dict:
+    @staticmethod
+    def _train_value(params: Params, name: str, n_outputs: int):
+        if name == "sparse_threshold":
+            return params.sparse_threshold_for(n_outputs)
+        return getattr(params, name)
+
+    def _binning_values(self, params: Params, n_outputs: int) -> dict:
         """This Dataset's binning parameters, else those given to train; a conflict is reported."""
         values = {}
         for name in DATASET_PARAMS:
+            wanted = self._train_value(params, name, n_outputs)
             if name in self.params:
                 values[name] = self.params[name]
-                if name in params.given and getattr(params, name) != self.params[name]:
-                    warnings.warn(f"{name}={getattr(params, name)!r} given to train() is ignored: the Dataset was "
-                                  f"given {name}={self.params[name]!r}", UserWarning, stacklevel=4)
+                if name in params.given and getattr(params, name) is not None and wanted != self.params[name]:
+                    warnings.warn(f"{name}={wanted!r} given to train() is ignored: the Dataset was "
+                                  f"given {name}={self.params[name]!r}", MultigroveWarning, stacklevel=4)
             else:
-                values[name] = getattr(params, name)
+                values[name] = wanted
         return values
 
     def construct(self, params: Params | None = None, n_outputs: int = 1) -> "Dataset":
@@ -114,16 +121,14 @@ class Dataset:
         train) picks the default sparse threshold."""
         params = params if params is not None else Params()
         if self.store is not None:
-            self._warn_ignored(params)
+            self._warn_ignored(params, n_outputs)
             return self
         if self.reference is not None:
             self.reference.construct(params, n_outputs)
             self.bin_mapper, self.layout = self.reference.bin_mapper, self.reference.layout
             self.binning = self.reference.binning
         else:
-            b = self.binning = self._binning_values(params)
-            if b["sparse_threshold"] is None:
-                b["sparse_threshold"] = params.sparse_threshold_for(n_outputs)
+            b = self.binning = self._binning_values(params, n_outputs)
             mapper = BinMapper(b["max_bin"], b["bin_construct_sample_cnt"], b["seed"])
             sample = mapper.sample(self.data)
             self.bin_mapper = mapper.fit(sample)
@@ -133,12 +138,14 @@ class Dataset:
         self.data = None  # the binned store is all training needs
         return self
 
-    def _warn_ignored(self, params: Params) -> None:
+    def _warn_ignored(self, params: Params, n_outputs: int) -> None:
         for name in DATASET_PARAMS:
-            if name in params.given and self.binning is not None and getattr(params, name) != self.binning[name]:
-                warnings.warn(f"{name}={getattr(params, name)!r} given to train() is ignored: the Dataset was already "
-                              f"binned with {name}={self.binning[name]!r} (build a new Dataset to change it)",
-                              UserWarning, stacklevel=4)
+            wanted = self._train_value(params, name, n_outputs)
+            if name in params.given and getattr(params, name) is not None and self.binning is not None \
+                    and wanted != self.binning[name]:
+                warnings.warn(f"{name}={wanted!r} given to train() is ignored: the Dataset was already binned with "
+                              f"{name}={self.binning[name]!r} (build a new Dataset to change it)",
+                              MultigroveWarning, stacklevel=4)
 
     def num_data(self) -> int:
         return self.n_rows

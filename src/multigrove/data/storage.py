@@ -13,41 +13,72 @@ from .binning import BinMapper
 from .bundling import StoreLayout
 
 
-def _feature_bins(mapper: BinMapper, X, f: int) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
-    """(all n bins of f or None, rows, bins) of feature f: for dense X the whole column; for CSC X the
-    stored entries (rows, bins), every other row being in the zero bin."""
-    if sp.issparse(X):
-        lo, hi = X.indptr[f], X.indptr[f + 1]
-        return None, X.indices[lo:hi].astype(np.int64), mapper.bin_values(X.data[lo:hi], np.full(hi - lo, f))
-    col = X[:, f]
-    return col, np.arange(col.shape[0]), col
+class _Entries:
+    """Every feature's bins: a dense matrix of bins (dense X), or the stored entries of a CSC matrix
+    as (feature, row, bin), grouped by feature with rows ascending, every other row being in the
+    feature's zero bin."""
+
+    def __init__(self, mapper: BinMapper, X):
+        self.n_rows = X.shape[0]
+        self.sparse = sp.issparse(X)
+        if self.sparse:
+            C = sp.csc_matrix(X)
+            C.sort_indices()
+            self.indptr = C.indptr.astype(np.int64)
+            self.feats = np.repeat(np.arange(C.shape[1]), np.diff(self.indptr))
+            self.rows = C.indices.astype(np.int64)
+            self.bins = mapper.bin_values(C.data, self.feats)
+        else:
+            self.B = mapper.transform(X)
+
+    def column(self, f: int, zero_bin: int) -> np.ndarray:
+        """All n bins of feature f."""
+        if not self.sparse:
+            return self.B[:, f]
+        col = np.full(self.n_rows, zero_bin, np.uint8)
+        lo, hi = self.indptr[f], self.indptr[f + 1]
+        col[self.rows[lo:hi]] = self.bins[lo:hi]
+        return col
+
+    def nondefault(self, features: np.ndarray, default_bin: np.ndarray):
+        """(feature, row, bin) of the rows where each of ``features`` is not at its default bin,
+        grouped by feature, rows ascending."""
+        if self.sparse:
+            wanted = np.zeros(default_bin.size, np.bool_)
+            wanted[features] = True
+            keep = wanted[self.feats] & (self.bins != default_bin[self.feats])
+            return self.feats[keep], self.rows[keep], self.bins[keep]
+        B = self.B[:, features]
+        cols, rows = np.nonzero((B != default_bin[features]).T)
+        return features[cols], rows.astype(np.int64), B[rows, cols]
 
 
 class _SparseEntries:
-    """(row, feature, local bin) entries collected feature by feature, assembled into the CSR store
+    """(feature, row, local bin) entries collected feature by feature, assembled into the CSR store
     (by row) and its by-feature index."""
 
-    def __init__(self, n_features: int):
-        self.rows, self.bins, self.features = [], [], []
-        self.counts = np.zeros(n_features, np.int64)
+    def __init__(self):
+        self.rows, self.bins, self.feats = [], [], []
 
-    def add(self, f: int, rows: np.ndarray, bins: np.ndarray) -> None:
+    def add(self, feats: np.ndarray, rows: np.ndarray, bins: np.ndarray) -> None:
         if rows.size:
+            self.feats.append(np.asarray(feats, np.int64))
             self.rows.append(np.asarray(rows, np.int64))
             self.bins.append(np.asarray(bins, np.uint8))
-            self.features.append(np.full(rows.size, f, np.int64))
-            self.counts[f] += rows.size
 
     def stores(self, n_rows: int, offsets: np.ndarray) -> tuple[np.ndarray, ...]:
         """(CSR indptr, CSR global bins, by-feature indptr, rows, local bins)."""
-        csc_indptr = np.concatenate([[0], np.cumsum(self.counts)]).astype(np.int64)
+        F = offsets.size - 1
         if not self.rows:
-            return np.zeros(n_rows + 1, np.int64), np.zeros(0, np.int32), csc_indptr, np.zeros(0, np.int32), \
-                np.zeros(0, np.uint8)
-        rows, bins, feats = np.concatenate(self.rows), np.concatenate(self.bins), np.concatenate(self.features)
-        by_feature = np.lexsort((rows, feats))  # features ascending, rows ascending within each
-        global_bins = offsets[feats] + bins
-        M = sp.csr_matrix((np.ones(rows.size, np.int8), (rows, global_bins)), shape=(n_rows, int(offsets[-1])))
+            return (np.zeros(n_rows + 1, np.int64), np.zeros(0, np.int32), np.zeros(F + 1, np.int64),
+                    np.zeros(0, np.int32), np.zeros(0, np.uint8))
+        rows, bins, feats = np.concatenate(self.rows), np.concatenate(self.bins), np.concatenate(self.feats)
+        # entries arrive feature by feature with rows ascending (bundle conflicts first): a stable
+        # sort by feature keeps the rows ascending, and timsort is linear on such runs
+        by_feature = np.argsort(feats, kind="stable")
+        csc_indptr = np.concatenate([[0], np.cumsum(np.bincount(feats, minlength=F))]).astype(np.int64)
+        M = sp.csr_matrix((np.ones(rows.size, np.int8), (rows, offsets[feats] + bins)),
+                          shape=(n_rows, int(offsets[-1])))
         M.sort_indices()
         return (M.indptr.astype(np.int64), M.indices.astype(np.int32), csc_indptr,
                 rows[by_feature].astype(np.int32), bins[by_feature])
@@ -56,43 +87,32 @@ class _SparseEntries:
 def build_store(X, mapper: BinMapper, layout: StoreLayout) -> BinnedStore:
     """Bin X (a dense array or a scipy.sparse matrix) into the stores the layout assigns."""
     n = X.shape[0]
-    if sp.issparse(X):
-        B = sp.csc_matrix(X)
-        B.sort_indices()
-    else:
-        B = mapper.transform(X)
+    entries = _Entries(mapper, X)
     offsets = mapper.hist_offsets
     dense = np.empty((n, layout.dense_features.size), np.uint8)
     for c, f in enumerate(layout.dense_features):
-        col, rows, bins = _feature_bins(mapper, B, f)
-        if col is None:
-            dense[:, c] = mapper.zero_bin[f]
-            dense[rows, c] = bins
-        else:
-            dense[:, c] = col
-    entries = _SparseEntries(mapper.n_features)
+        dense[:, c] = entries.column(f, mapper.zero_bin[f])
+    sparse = _SparseEntries()
     bundle = np.zeros((n, len(layout.bundles)), np.uint8)
     for j, members in enumerate(layout.bundles):
         column = bundle[:, j]
-        for f in members:
-            _, rows, bins = _feature_bins(mapper, B, f)
-            keep = bins != mapper.default_bin[f]
-            rows, bins = rows[keep], bins[keep].astype(np.int64)
-            codes = layout.bin_code[offsets[f] + bins]
-            fits = (codes > 0) & (column[rows] == 0)
-            column[rows[fits]] = codes[fits]
-            entries.add(f, rows[~fits], bins[~fits])  # conflicts and uncoded bins: the sparse store
-    for f in np.flatnonzero(layout.kind == FEATURE_SPARSE):
-        _, rows, bins = _feature_bins(mapper, B, f)
-        keep = bins != mapper.default_bin[f]
-        entries.add(f, rows[keep], bins[keep])
-    indptr, sparse_bins, csc_indptr, csc_rows, csc_bins = entries.stores(n, offsets)
+        feats, rows, bins = entries.nondefault(members, mapper.default_bin)
+        for f in members:  # in code order: the first member non-default in a row gets the column
+            own = feats == f
+            f_rows, f_bins = rows[own], bins[own].astype(np.int64)
+            codes = layout.bin_code[offsets[f] + f_bins]
+            fits = (codes > 0) & (column[f_rows] == 0)
+            column[f_rows[fits]] = codes[fits]
+            sparse.add(np.full(np.count_nonzero(~fits), f), f_rows[~fits], f_bins[~fits])  # conflicts, uncoded bins
+    sparse.add(*entries.nondefault(np.flatnonzero(layout.kind == FEATURE_SPARSE), mapper.default_bin))
+    indptr, sparse_bins, csc_indptr, csc_rows, csc_bins = sparse.stores(n, offsets)
     return BinnedStore(
         dense=dense, dense_cols=np.asfortranarray(dense), dense_base=offsets[layout.dense_features].astype(np.int64),
         bundle=bundle, bundle_cols=np.asfortranarray(bundle), code_map=layout.code_map,
         code_offset=layout.code_offset, sparse_indptr=indptr, sparse_bins=sparse_bins, csc_indptr=csc_indptr,
-        csc_rows=csc_rows, csc_bins=csc_bins, feature_kind=layout.kind, feature_slot=layout.slot, default_bin=mapper.default_bin.astype(np.int32),
-        offsets=offsets.astype(np.int64), missing_bin=mapper.missing_bin.astype(np.int32), derived=layout.derived)
+        csc_rows=csc_rows, csc_bins=csc_bins, feature_kind=layout.kind, feature_slot=layout.slot,
+        default_bin=mapper.default_bin.astype(np.int32), offsets=offsets.astype(np.int64),
+        missing_bin=mapper.missing_bin.astype(np.int32), derived=layout.derived)
 
 
 def dense_layout(mapper: BinMapper) -> StoreLayout:

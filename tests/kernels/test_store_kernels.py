@@ -1,0 +1,164 @@
+"""Rung 1 for the sparse stores: histograms (default bins derived from node totals), partitions and the
+bin decoder over stores with exclusive feature bundles and CSR rows equal their naive twins on the
+plain bin matrix."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+from numba import njit
+
+from multigrove.data import bundling
+from multigrove.data.binning import BinMapper
+from multigrove.data.bundling import plan_layout
+from multigrove.data.storage import build_store
+from multigrove.kernels.histogram import (build_histogram_chunks, build_histogram_columns, build_histogram_serial,
+                                         build_histogram_wide)
+from multigrove.kernels.partition import feature_bin, partition_rows, partition_rows_parallel, split_and_build
+
+from . import naive
+
+SETTINGS = settings(max_examples=25, deadline=None)
+
+
+@njit(cache=True)
+def decode(store, out):
+    """out[r, f] = feature_bin(store, r, f) for every row and feature."""
+    for r in range(out.shape[0]):
+        for f in range(out.shape[1]):
+            out[r, f] = feature_bin(store, r, f)
+
+
+@st.composite
+def sparse_problem(draw):
+    """Sparse-ish X (some dense columns, groups of mutually exclusive one-hot-like columns, rare
+    columns, explicit NaN) binned into a store with bundles and CSR rows."""
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    n = draw(st.integers(20, 300))
+    n_dense, n_group, n_rare = draw(st.integers(0, 2)), draw(st.integers(0, 8)), draw(st.integers(0, 6))
+    cols = [rng.normal(size=n) for _ in range(n_dense)]
+    if n_group:
+        level = rng.integers(0, n_group + 1, size=n)      # one-hot of a categorical (level 0: none)
+        cols += [(level == j + 1) * rng.integers(1, 4, size=n).astype(float) for j in range(n_group)]
+    cols += [np.where(rng.random(n) < 0.05, rng.normal(size=n), 0.0) for _ in range(n_rare)]
+    if not cols:
+        cols = [rng.normal(size=n)]
+    X = np.column_stack(cols)
+    X[rng.random(X.shape) < draw(st.sampled_from([0.0, 0.01]))] = np.nan
+    sparse_input = draw(st.booleans())
+    sample_cnt = draw(st.sampled_from([n, max(10, n // 3)]))  # a small sample: rows outside it may conflict
+    mapper = BinMapper(max_bin=draw(st.sampled_from([4, 31])), sample_cnt=sample_cnt, seed=seed % 1000)
+    data = sp.csr_matrix(np.where(X == 0, 0, X)) if sparse_input else X
+    sample = mapper.sample(data)
+    mapper.fit(sample)
+    layout = plan_layout(mapper, sample, True, True, draw(st.sampled_from([0.0, 0.1])), 0.6)
+    store = build_store(data, mapper, layout)
+    C = draw(st.sampled_from([2, 3, 7]))
+    stats = rng.normal(size=(n, C)).astype(np.float32)
+    stats[:, -1] = 1.0
+    return rng, mapper, store, mapper.transform(X), stats
+
+
+@pytest.fixture(autouse=True)
+def _bundle_everything(monkeypatch):
+    """Bundle even sparse groups, so that small generated data exercise the bundle store."""
+    monkeypatch.setattr(bundling, "DENSE_BUNDLE_MIN_FRACTION", 0.0)
+
+
+@SETTINGS
+@given(sparse_problem())
+def test_decoding_the_store_returns_each_features_own_bins(problem):
+    _, mapper, store, B, _ = problem
+    out = np.empty(B.shape, np.int64)
+    decode(store, out)
+    np.testing.assert_array_equal(out, B)
+
+
+@SETTINGS
+@given(sparse_problem(), st.booleans())
+def test_store_histograms_equal_naive(problem, every_row):
+    """The default bins never visited row by row are derived exactly (most-frequent-bin subtraction)."""
+    rng, mapper, store, B, stats = problem
+    n = B.shape[0]
+    rows = np.arange(n, dtype=np.int32) if every_row else \
+        np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False)).astype(np.int32)
+    expect = naive.histogram(B, rows, stats, mapper.hist_offsets)
+    C = stats.shape[1]
+    outs = []
+    for name in ("serial", "chunks", "wide", "columns"):
+        out, total = np.full(expect.shape, np.nan), np.full(C, np.nan)
+        if name == "serial":
+            build_histogram_serial(store, rows, stats, out, total)
+        elif name == "chunks":
+            build_histogram_chunks(store, rows, stats, np.full((3,) + expect.shape, np.nan), out, total)
+        elif name == "wide":
+            build_histogram_wide(store, rows, stats, 2, out, total)
+        elif every_row:
+            build_histogram_columns(store, stats, np.full((2,) + expect.shape, np.nan), out, total)
+        else:
+            continue
+        outs.append(name)
+        np.testing.assert_allclose(out, expect, rtol=1e-9, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(total, stats[rows].sum(0, dtype=np.float64), rtol=1e-9, atol=1e-6)
+    assert len(outs) >= 3
+
+
+@SETTINGS
+@given(sparse_problem(), st.booleans(), st.integers(1, 3), st.integers(0, 2))
+def test_store_partitions_equal_naive(problem, default_left, n_chunks, build):
+    rng, mapper, store, B, stats = problem
+    n, F = B.shape
+    f = int(rng.integers(0, F))
+    thr = int(rng.integers(0, max(1, mapper.n_value_bins[f])))
+    rows = np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False)).astype(np.int32)  # ascending
+    expect, n_left = naive.partition(rows, 0, rows.size, B, f, thr, mapper.missing_bin[f], default_left)
+    a = rows.copy()
+    assert partition_rows(store, a, 0, a.size, f, thr, default_left, np.empty(n, np.int32)) == n_left
+    np.testing.assert_array_equal(a, expect)
+    b = rows.copy()
+    assert partition_rows_parallel(store, b, 0, b.size, f, thr, default_left, np.empty(n, np.int32),
+                                   np.empty(n_chunks, np.int64)) == n_left
+    np.testing.assert_array_equal(b, expect)
+    c = rows.copy()
+    C = stats.shape[1]
+    out, total = np.full((mapper.total_bins, C), np.nan), np.full(C, np.nan)
+    assert split_and_build(store, c, 0, c.size, f, thr, default_left, build, stats, 0, np.empty(n, np.int32),
+                           np.empty(1, np.int64), np.empty((1, 1, 1)), out, total) == n_left
+    if build:
+        child = expect[:n_left] if build == 1 else expect[n_left:]
+        np.testing.assert_allclose(out, naive.histogram(B, child, stats, mapper.hist_offsets), rtol=1e-9, atol=1e-6)
+
+
+@SETTINGS
+@given(sparse_problem())
+def test_bundles_hold_no_conflict_beyond_the_budget(problem):
+    """On the rows the layout was planned on, a budget of 0 leaves every bundle without conflicts;
+    the code table maps every member's non-default bin into that member's histogram rows."""
+    _, mapper, store, B, _ = problem
+    for j in range(store.bundle.shape[1]):
+        members = np.flatnonzero((store.feature_kind == 1) & (store.feature_slot == j))
+        codes = store.code_map[store.code_offset[j]:store.code_offset[j + 1]]
+        for code in codes[1:]:
+            owner = np.searchsorted(store.offsets, code, side="right") - 1
+            assert owner in members and code - store.offsets[owner] != store.default_bin[owner]
+        nondefault = (B[:, members] != store.default_bin[members]).sum(axis=1)
+        coded = store.bundle[:, j] > 0
+        assert np.all(coded <= (nondefault > 0))  # a code only where a member is non-default
+
+
+def test_greedy_bundling_respects_the_conflict_budget():
+    """Alg. 3 on a sample: total conflicts per bundle stay within the budget, codes within 255."""
+    rng = np.random.default_rng(7)
+    n, F = 400, 60
+    X = np.where(rng.random((n, F)) < 0.03, rng.integers(1, 3, (n, F)).astype(float), 0.0)
+    mapper = BinMapper(max_bin=8).fit(X)
+    B = mapper.transform(X)
+    for rate in (0.0, 0.02, 0.1):
+        layout = plan_layout(mapper, X, True, True, rate, 0.8)
+        for members in layout.bundles:
+            nondefault = (B[:, members] != mapper.default_bin[members]).sum(axis=1)
+            conflicts = np.maximum(nondefault - 1, 0).sum()
+            assert conflicts <= rate * n
+            assert layout.code_offset.size - 1 == len(layout.bundles)
+        assert np.all(np.diff(layout.code_offset) <= 256)
+        assert sum(len(m) for m in layout.bundles) > 0
