@@ -20,7 +20,7 @@ def scan(hist, offsets, total, params, mask=None):
     g, b, d = np.empty((1, F)), np.empty((1, F), np.int32), np.empty((1, F), np.bool_)
     hist = np.ascontiguousarray(hist, dtype=np.float64)
     best_split_per_feature(hist, hist, False, np.ones(1, np.bool_), np.asarray(total, np.float64).reshape(1, -1),
-                           offsets, mask, params, g, b, d)
+                           offsets, mask, params, g, b, d, np.empty((1, F), np.bool_))
     return g[0], b[0], d[0]
 
 

@@ -130,10 +130,18 @@ def test_split_scan_equals_naive(problem, const_hess, lam, min_data, topk, restr
     np.testing.assert_array_equal(d[ok], ed[ok])
     F = offsets.size - 1
     g2, b2, d2 = np.empty((1, F)), np.empty((1, F), np.int32), np.empty((1, F), np.bool_)
+    splittable = np.empty((1, F), np.bool_)
     best_split_per_feature_serial(hist, hist, False, np.ones(1, np.bool_), total.reshape(1, -1), offsets, mask, params,
-                                  g2, b2, d2)
+                                  g2, b2, d2, splittable)
     np.testing.assert_array_equal(g2[0], g)
     np.testing.assert_array_equal(b2[0, ok], b[ok])
+    for f in range(F):  # splittable: some threshold leaves min_data rows on both sides
+        lo, miss = offsets[f], offsets[f + 1] - 1
+        n_miss = hist[miss, C - 1]
+        lefts = np.cumsum(hist[lo:miss - 1, C - 1])
+        sides = [(lefts, total[C - 1] - lefts)] + ([(lefts + n_miss, total[C - 1] - lefts - n_miss)] if n_miss else [])
+        expect = any(np.any((a >= min_data) & (r >= min_data)) for a, r in sides)
+        assert splittable[0, f] == (expect and mask[f]), f
     parts = sorted((total[j] ** 2 / (h_scale * total[h_col + j * h_stride] + lam)
                     if h_scale * total[h_col + j * h_stride] + lam > 0 else 0.0) for j in range(k))[::-1]
     parent = sum(parts[:topk] if 0 < topk < k else parts)
@@ -163,7 +171,7 @@ def test_best_splits_subtracts_and_scans_both_children(problem, const_hess, scan
     totals = np.array([child[offsets[0]:offsets[1]].sum(0), sibling[offsets[0]:offsets[1]].sum(0)])
     F = offsets.size - 1
     mask = np.ones(F, np.bool_)
-    feat = (np.empty((2, F)), np.empty((2, F), np.int32), np.empty((2, F), np.bool_))
+    feat = (np.empty((2, F)), np.empty((2, F), np.int32), np.empty((2, F), np.bool_), np.empty((2, F), np.bool_))
     out = (np.empty(2), np.empty(2, np.int32), np.empty(2, np.int32), np.empty(2, np.bool_), np.empty((2, C)))
     best_splits(child, h1, 2, subtract, totals, offsets, mask, params, parallel, np.array([scan_first, True]),
                 *feat, *out)

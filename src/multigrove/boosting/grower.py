@@ -53,7 +53,7 @@ class HistogramPool:
 
 class _Leaf:
     __slots__ = ("index", "depth", "total", "hist", "gain", "feature", "bin", "default_left", "left_total",
-                 "parent", "is_left")
+                 "parent", "is_left", "scan_mask")
 
     def __init__(self, index, depth, total, parent, is_left):
         self.index, self.depth, self.total = index, depth, total
@@ -63,6 +63,7 @@ class _Leaf:
         self.feature = self.bin = -1
         self.default_left = False
         self.left_total = None
+        self.scan_mask = None  # features this leaf's children must scan (None: as the tree's mask)
 
 
 @dataclasses.dataclass
@@ -99,7 +100,7 @@ class TreeGrower:
         n_features = self.offsets.shape[0] - 1
         self._parallel = config.n_threads > 1 and int(self.offsets[-1]) * layout.k >= PARALLEL_MIN_SCAN
         self._feat = (np.empty((2, n_features)), np.empty((2, n_features), np.int32),
-                      np.empty((2, n_features), np.bool_))
+                      np.empty((2, n_features), np.bool_), np.empty((2, n_features), np.bool_))
         self._out = (np.empty(2), np.empty(2, np.int32), np.empty(2, np.int32), np.empty(2, np.bool_),
                      np.empty((2, layout.n_cols)))
         self._totals = np.empty((2, layout.n_cols))
@@ -116,7 +117,7 @@ class TreeGrower:
         root = _Leaf(0, 0, builder.root(root_hist), -1, False)
         root.hist = root_hist
         leaves = [root]
-        self._evaluate(root, None, subtract=False)
+        self._evaluate(root, None, self._mask, subtract=False)
         if cfg.growth_policy == "leafwise":
             while len(leaves) < cfg.num_leaves:
                 best = max(leaves, key=lambda lf: lf.gain)
@@ -161,13 +162,13 @@ class TreeGrower:
             if scan is not None:
                 scans.append(scan)
         builder.split(requests, outs)
-        for small, large, small_hist, parent_hist, can_small, can_large in scans:
+        for small, large, small_hist, parent_hist, can_small, can_large, mask in scans:
             small.hist = small_hist
             if can_large:
                 large.hist = parent_hist
             else:
                 self.pool.put(parent_hist)
-            self._evaluate(small, large if can_large else None, subtract=can_large, scan_small=can_small)
+            self._evaluate(small, large if can_large else None, mask, subtract=can_large, scan_small=can_small)
         return rights
 
     def _split_leaf(self, leaf: _Leaf, new_index: int):
@@ -186,6 +187,7 @@ class TreeGrower:
         if leaf.parent >= 0:
             self._children[leaf.parent][0 if leaf.is_left else 1] = node
         request_fields = (leaf.index, new_index, f, leaf.bin, leaf.default_left)
+        mask = leaf.scan_mask
         right = _Leaf(new_index, leaf.depth + 1, right_total, node, False)
         parent_hist = leaf.hist
         leaf.hist, leaf.depth, leaf.total, leaf.parent, leaf.is_left = None, leaf.depth + 1, left_total, node, True
@@ -200,11 +202,14 @@ class TreeGrower:
         out = self.pool.get()
         build = BUILD_LEFT if left_small else BUILD_RIGHT
         return right, SplitRequest(*request_fields, build), out, (small, large, out, parent_hist, can_small,
-                                                                   can_large)
+                                                                   can_large, mask)
 
-    def _evaluate(self, first: _Leaf, second: _Leaf | None, subtract: bool, scan_small: bool = True) -> None:
+    def _evaluate(self, first: _Leaf, second: _Leaf | None, mask: np.ndarray, subtract: bool,
+                  scan_small: bool = True) -> None:
         """Find the best split of ``first`` (and of ``second``, whose buffer holds the parent's histogram
-        to subtract ``first`` from when ``subtract``) in one kernel call."""
+        to subtract ``first`` from when ``subtract``) in one kernel call, over the features in ``mask``.
+        Each leaf keeps the features its children must scan: those with a threshold that leaves
+        min_data_in_leaf rows on both sides here (no descendant can split the others)."""
         n_nodes = 1 if second is None else 2
         totals = self._totals
         totals[0] = first.total
@@ -214,11 +219,12 @@ class TreeGrower:
         active[0] = scan_small and self._can_split(first.depth, first.total[self.layout.count_col])
         active[1] = second is not None
         gain, feature, bin_, dleft, left_sums = self._out
-        feat_gain, feat_bin, feat_left = self._feat
+        feat_gain, feat_bin, feat_left, feat_splittable = self._feat
         best_splits(first.hist, first.hist if second is None else second.hist, n_nodes, subtract, totals,
-                    self.offsets, self._mask, self.params, self._parallel, active, feat_gain, feat_bin,
-                    feat_left, gain, feature, bin_, dleft, left_sums)
+                    self.offsets, mask, self.params, self._parallel, active, feat_gain, feat_bin,
+                    feat_left, feat_splittable, gain, feature, bin_, dleft, left_sums)
         for i, leaf in enumerate((first, second)[:n_nodes]):
+            leaf.scan_mask = feat_splittable[i].copy()
             leaf.gain = float(gain[i])
             if np.isfinite(leaf.gain):
                 leaf.feature, leaf.bin, leaf.default_left = int(feature[i]), int(bin_[i]), bool(dleft[i])

@@ -2,7 +2,8 @@
 
 A feature whose default (most frequent) bin holds at least ``sparse_threshold`` of the sample is
 *sparse*: its default bin is never visited row by row (its sums are derived from the node totals).
-Sparse features are bundled greedily (Alg. 3): in order of their degree in the conflict graph
+Features whose default bin holds at least half the sample are bundled greedily (Alg. 3; the
+bundled features' default bins are derived as well): in order of their degree in the conflict graph
 (the number of sample rows they share with other features' non-default values), or, with many
 features, of their non-default counts (the paper's cheaper ordering), each joins a bundle where it
 adds at most the conflict budget ``max_conflict_rate * n_sample`` to the bundle's conflicts.
@@ -29,6 +30,8 @@ MAX_BUNDLE_CODES = 255
 #: a bundle becomes a column of codes when at least this share of the sample rows is non-default
 #: in it; below that, its members' few entries are cheaper in the CSR store (measured, see BENCHMARKS.md)
 DENSE_BUNDLE_MIN_FRACTION = 0.25
+#: features whose default bin holds at least this share of the sample take part in bundling
+BUNDLE_MIN_DEFAULT_FRACTION = 0.5
 #: degree ordering builds the conflict graph (F x F); beyond this many sparse features the
 #: non-default-count ordering is used instead (the paper's choice for many features)
 DEGREE_ORDER_MAX_FEATURES = 2000
@@ -92,14 +95,17 @@ def plan_layout(mapper: BinMapper, sample, enable_sparse: bool = True, enable_bu
     F = mapper.n_features
     n_sample = sample.shape[0]
     sparse_input = sp.issparse(sample)
-    candidate = mapper.default_fraction >= sparse_threshold
-    if sparse_input:  # implicit zeros must fall in the default bin to stay implicit
-        candidate &= mapper.default_bin == mapper.zero_bin
-    candidate &= enable_sparse
+    # implicit zeros of a sparse matrix must fall in the default bin to stay implicit
+    implicit_ok = (mapper.default_bin == mapper.zero_bin) if sparse_input else np.ones(F, np.bool_)
+    candidate = (mapper.default_fraction >= sparse_threshold) & implicit_ok & enable_sparse
     kind = np.where(candidate, FEATURE_SPARSE, FEATURE_DENSE).astype(np.int8)
-    sparse_features = np.flatnonzero(candidate)
+    # bundling considers denser features too (the frequent level of a one-hot categorical is exclusive
+    # with the others); the conflict budget keeps features without a dominant bin out anyway
+    bundle_features = np.flatnonzero((mapper.default_fraction >= BUNDLE_MIN_DEFAULT_FRACTION) & implicit_ok
+                                     & enable_sparse)
     bundles: list[np.ndarray] = []
-    if enable_bundle and sparse_features.size > 1:
+    if enable_bundle and bundle_features.size > 1:
+        sparse_features = bundle_features
         indptr, rows = _nondefault_rows(mapper, sample, sparse_features)
         # every bin but the default; the missing bin only if the sample has NaN (a rare NaN elsewhere
         # goes to the CSR store like a conflict)
@@ -122,12 +128,13 @@ def plan_layout(mapper: BinMapper, sample, enable_sparse: bool = True, enable_bu
             if len(group) >= 2 and nondefault[group].sum() >= DENSE_BUNDLE_MIN_FRACTION * n_sample:
                 bundles.append(np.array(group, np.int32))
     slot = np.full(F, -1, np.int32)
+    for group in bundles:
+        kind[group] = FEATURE_BUNDLED
     dense_features = np.flatnonzero(kind == FEATURE_DENSE).astype(np.int32)
     slot[dense_features] = np.arange(dense_features.size)
     bin_code = np.full(mapper.total_bins, -1, np.int16)
     code_map, code_offset = [], [0]
     for j, group in enumerate(bundles):
-        kind[group] = FEATURE_BUNDLED
         slot[group] = j
         codes = [int(mapper.hist_offsets[group[0]] + mapper.default_bin[group[0]])]  # code 0: all default
         for f in group:

@@ -69,8 +69,8 @@ class _SparseEntries:
     def stores(self, n_rows: int, offsets: np.ndarray) -> tuple[np.ndarray, ...]:
         """(CSR indptr, CSR global bins, by-feature indptr, rows, local bins)."""
         F = offsets.size - 1
-        if not self.rows:
-            return (np.zeros(n_rows + 1, np.int64), np.zeros(0, np.int32), np.zeros(F + 1, np.int64),
+        if not self.rows:  # no sparse store: an empty indptr (n + 1 int64 would be 8 bytes a row for nothing)
+            return (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(F + 1, np.int64),
                     np.zeros(0, np.int32), np.zeros(0, np.uint8))
         rows, bins, feats = np.concatenate(self.rows), np.concatenate(self.bins), np.concatenate(self.feats)
         # entries arrive feature by feature with rows ascending (bundle conflicts first): a stable
@@ -131,7 +131,7 @@ def dense_store(binned: np.ndarray, offsets: np.ndarray, missing_bin: np.ndarray
     return BinnedStore(
         dense=dense, dense_cols=np.asfortranarray(dense), dense_base=np.asarray(offsets[:-1], dtype=np.int64),
         bundle=empty, bundle_cols=np.asfortranarray(empty), code_map=np.zeros(0, np.int64),
-        code_offset=np.zeros(1, np.int64), sparse_indptr=np.zeros(n + 1, np.int64),
+        code_offset=np.zeros(1, np.int64), sparse_indptr=np.zeros(0, np.int64),
         sparse_bins=np.zeros(0, np.int32), csc_indptr=np.zeros(n_features + 1, np.int64),
         csc_rows=np.zeros(0, np.int32), csc_bins=np.zeros(0, np.uint8),
         feature_kind=np.full(n_features, FEATURE_DENSE, np.int8),

@@ -23,6 +23,8 @@ def _lower_bound(arr, lo, hi, value):
 @njit(cache=True, inline="always")
 def _sparse_bin(store, r, lo, hi):
     """The global bin of row r's CSR entry in [lo, hi), or hi when the row has none."""
+    if store.sparse_bins.shape[0] == 0:  # no sparse store (its indptr is then empty)
+        return hi
     start = store.sparse_indptr[r]
     end = store.sparse_indptr[r + 1]
     if start == end:
@@ -43,7 +45,7 @@ def feature_bin(store, r, f):
     hi = store.offsets[f + 1]
     if kind == 1:
         g = store.code_map[store.code_offset[slot] + store.bundle_cols[r, slot]]
-        if not lo <= g < hi:
+        if not lo <= g < hi or g == lo + store.default_bin[f]:  # another member's code, or code 0
             g = _sparse_bin(store, r, lo, hi)
     else:
         g = _sparse_bin(store, r, lo, hi)
@@ -104,6 +106,22 @@ def _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, lefts
     code_base = store.code_offset[slot] if kind == 1 else 0
     e1 = store.csc_indptr[feature + 1]
     p = store.csc_indptr[feature]
+    if kind == 1 and p == e1:  # a bundled feature without conflicts: a side per code, then as dense
+        n_codes = store.code_offset[slot + 1] - code_base
+        side = np.empty(n_codes, np.bool_)
+        for code in range(n_codes):
+            g = store.code_map[code_base + code]
+            b = g - lo if lo <= g < hi else np.int64(default)
+            side[code] = (b == missing and default_left) or (b != missing and b <= threshold_bin)
+        col = store.bundle_cols[:, slot]
+        for i in range(c0, c1):
+            r = rows[i]
+            left = side[col[np.uint64(r)]]
+            lefts[l0 + nl] = r
+            rights[r0 + step * nr] = r
+            nl += left
+            nr += 1 - left
+        return nl
     for i in range(c0, c1):
         r = rows[i]
         p = _seek(store.csc_rows, p, e1, r)

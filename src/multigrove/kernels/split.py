@@ -140,7 +140,7 @@ def node_score(total, p):
     return topk_sum(buf, k, p.topk, np.empty(p.topk))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _scan_one_output(f, hist, offsets, total, p):
     """scan_feature for one output (k = 1): the left sums live in registers, not in an array."""
     h_scale, lam = p.h_scale, p.lambda_l2
@@ -155,6 +155,7 @@ def _scan_one_output(f, hist, offsets, total, p):
     h_total = total[h_col]
     n_total = total[count_col]
     has_missing = hist[miss, count_col] > 0
+    count_ok = False
     for direction in range(2 if n_value_bins >= 2 else 0):
         missing_left = direction == 1
         if missing_left and not has_missing:
@@ -173,9 +174,12 @@ def _scan_one_output(f, hist, offsets, total, p):
                 continue  # same partition as the previous threshold
             if n_total - n_left < min_data:
                 break  # the right side only shrinks from here on
+            if n_left < min_data:
+                continue
+            count_ok = True
             hl = h_scale * h_left
             hr = h_scale * (h_total - h_left)
-            if (n_left < min_data) | (hl < min_hess) | (hr < min_hess):
+            if (hl < min_hess) | (hr < min_hess):
                 continue
             g_right = g_total - g_left
             # gain = num / den, compared as num > best * den, so the divisions happen only when
@@ -188,13 +192,17 @@ def _scan_one_output(f, hist, offsets, total, p):
                 best_gain = num / den
                 best_bin = t
                 best_left = missing_left
-    return best_gain, best_bin, best_left
+    return best_gain, best_bin, best_left, count_ok
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def scan_feature(f, hist, offsets, total, p, acc, buf, heap):
-    """Best threshold of feature f: (score(left) + score(right), threshold bin, missing goes left);
-    (-inf, -1, False) when no threshold is valid.  OUT acc (C,), buf (k,), heap (max(topk, 1),): scratch."""
+    """Best threshold of feature f: (score(left) + score(right), threshold bin, missing goes left,
+    whether any threshold leaves min_data_in_leaf rows on both sides); (-inf, -1, False, ...) when no
+    threshold is valid.  OUT acc (C,), buf (k,), heap (max(topk, 1),): scratch.
+
+    Without a threshold that leaves enough rows on both sides the feature cannot split any
+    descendant either (a child's sides are subsets of the parent's), so the grower stops scanning it."""
     if p.k == 1:
         return _scan_one_output(f, hist, offsets, total, p)
     n_cols = hist.shape[1]
@@ -209,6 +217,7 @@ def scan_feature(f, hist, offsets, total, p, acc, buf, heap):
     shared_h = p.h_stride == 0 and (p.topk <= 0 or p.topk >= k)  # one Hessian for all outputs, dense leaves
     n_total = total[count_col]
     has_missing = hist[miss, count_col] > 0
+    count_ok = False
     for direction in range(2 if n_value_bins >= 2 else 0):
         missing_left = direction == 1
         if missing_left and not has_missing:
@@ -225,6 +234,7 @@ def scan_feature(f, hist, offsets, total, p, acc, buf, heap):
                 break  # the right side only shrinks from here on
             if n_left < p.min_data_in_leaf:
                 continue
+            count_ok = True
             if shared_h:
                 hl = p.h_scale * acc[p.h_col]
                 hr = p.h_scale * (total[p.h_col] - acc[p.h_col])
@@ -248,11 +258,12 @@ def scan_feature(f, hist, offsets, total, p, acc, buf, heap):
                 best_gain = gain
                 best_bin = t
                 best_left = missing_left
-    return best_gain, best_bin, best_left
+    return best_gain, best_bin, best_left, count_ok
 
 
 @njit(cache=True)
-def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask, p, out_gain, out_bin, out_left):
+def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask, p, out_gain, out_bin, out_left,
+                out_splittable):
     """Scan tasks t0..t1-1; task t is feature t // n_nodes of node t % n_nodes (node 0: h0, node 1: h1;
     interleaved, so that every block of tasks holds both nodes' work).  With ``subtract``, node 1's
     task first turns the feature's rows of h1 from the parent's into the sibling's (h1 -= h0), while
@@ -271,16 +282,18 @@ def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask,
                 for c in range(n_cols):
                     h1[b, np.uint64(c)] -= h0[b, np.uint64(c)]
         if feature_mask[f] and active[node]:
-            g, b, dl = scan_feature(f, h0 if node == 0 else h1, offsets, totals[node], p, acc, buf, heap)
+            g, b, dl, ok = scan_feature(f, h0 if node == 0 else h1, offsets, totals[node], p, acc, buf, heap)
         else:
-            g, b, dl = -np.inf, -1, False
+            g, b, dl, ok = -np.inf, -1, False, False
         out_gain[node, f] = g
         out_bin[node, f] = b
         out_left[node, f] = dl
+        out_splittable[node, f] = ok
 
 
 @njit(parallel=True, cache=True)
-def best_split_per_feature(h0, h1, subtract, active, totals, offsets, feature_mask, p, out_gain, out_bin, out_left):
+def best_split_per_feature(h0, h1, subtract, active, totals, offsets, feature_mask, p, out_gain, out_bin, out_left,
+                           out_splittable):
     """Scan every feature of one or two node histograms for its best threshold, in parallel over
     (node, feature).
 
@@ -292,20 +305,22 @@ def best_split_per_feature(h0, h1, subtract, active, totals, offsets, feature_ma
     OUT out_gain (n_nodes, F) float64: best score(left)+score(right), -inf when no valid split.
     OUT out_bin (n_nodes, F) int32: left holds value bins <= out_bin.
     OUT out_left (n_nodes, F) bool: missing values go left.
+    OUT out_splittable (n_nodes, F) bool: a threshold leaves min_data_in_leaf rows on both sides (the
+        node's descendants need not scan the feature otherwise).
     """
     n_tasks = active.shape[0] * (offsets.shape[0] - 1)
     n_blocks = min(n_tasks, 32)
     for blk in prange(n_blocks):  # contiguous task blocks; scratch allocated once per block
         _scan_tasks(blk * n_tasks // n_blocks, (blk + 1) * n_tasks // n_blocks, h0, h1, subtract, active, totals,
-                    offsets, feature_mask, p, out_gain, out_bin, out_left)
+                    offsets, feature_mask, p, out_gain, out_bin, out_left, out_splittable)
 
 
 @njit(cache=True)
 def best_split_per_feature_serial(h0, h1, subtract, active, totals, offsets, feature_mask, p, out_gain, out_bin,
-                                  out_left):
+                                  out_left, out_splittable):
     """As best_split_per_feature on one thread (small histograms)."""
     _scan_tasks(0, active.shape[0] * (offsets.shape[0] - 1), h0, h1, subtract, active, totals, offsets,
-                feature_mask, p, out_gain, out_bin, out_left)
+                feature_mask, p, out_gain, out_bin, out_left, out_splittable)
 
 
 @njit(cache=True)
@@ -323,13 +338,14 @@ def left_sums(hist, offsets, feature, threshold_bin, default_left, out):
 
 @njit(cache=True)
 def best_splits(h0, h1, n_nodes, subtract, totals, offsets, feature_mask, p, parallel, active, feat_gain, feat_bin,
-                feat_left, out_gain, out_feature, out_bin, out_left, out_left_sums):
+                feat_left, feat_splittable, out_gain, out_feature, out_bin, out_left, out_left_sums):
     """The best split of one or two nodes, after turning h1 from the parent's histogram into the
     sibling's (h1 -= h0) when ``subtract``: one call per split of the tree.
 
     IN  h0 (total_bins, C); IN/OUT h1 (total_bins, C); totals (n_nodes, C); offsets, feature_mask, p:
         as best_split_per_feature; parallel: scan on all threads; active (>= n_nodes,) bool: nodes to scan.
-    OUT feat_gain, feat_bin, feat_left (>= n_nodes, F): per-feature scratch.
+    OUT feat_gain, feat_bin, feat_left, feat_splittable (>= n_nodes, F): per feature, as
+        best_split_per_feature.
     OUT out_gain (n_nodes,): gain over the parent (-inf when no split passes min_data_in_leaf,
         min_sum_hessian and min_gain_to_split); out_feature, out_bin (n_nodes,) int32;
         out_left (n_nodes,) bool; out_left_sums (n_nodes, C): the left child's statistic sums.
@@ -337,10 +353,10 @@ def best_splits(h0, h1, n_nodes, subtract, totals, offsets, feature_mask, p, par
     scan = active[:n_nodes]
     if parallel:
         best_split_per_feature(h0, h1, subtract, scan, totals, offsets, feature_mask, p, feat_gain, feat_bin,
-                               feat_left)
+                               feat_left, feat_splittable)
     else:
         best_split_per_feature_serial(h0, h1, subtract, scan, totals, offsets, feature_mask, p, feat_gain, feat_bin,
-                                      feat_left)
+                                      feat_left, feat_splittable)
     for node in range(n_nodes):
         f = np.argmax(feat_gain[node])
         out_gain[node] = -np.inf
