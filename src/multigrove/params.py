@@ -26,6 +26,7 @@ OBJECTIVE_ALIASES = {
     "multilabel_logloss": "multilabel", "multi_label": "multilabel",
 }
 STRATEGIES = ("multi_output", "one_vs_all")
+TARGET_SCALINGS = ("auto", "none", "standard")
 SAMPLE_STRATEGIES = ("bagging", "goss")
 SKETCHES = ("none", "top_outputs", "random_sampling", "random_projection", "svd", "auto")
 SPARSE_SPLITS = ("unrestricted", "restricted")
@@ -92,6 +93,9 @@ class Params:
     objective: Any = "regression"          # name in OBJECTIVES, or callable(preds, dataset) -> (grad, hess)
     num_class: int = 0                     # multiclass: number of classes (0 = infer from labels)
     num_outputs: int = 0                   # custom objective: number of outputs (0 = infer from y)
+    target_scaling: str = "auto"           # regression: train on standardized targets ("standard"), so that
+    #                                        every target weighs the same in the summed gain; "auto": for
+    #                                        multi_output trees of several targets (rf1: 1.0095 vs 1.0407 test RMSE)
     multi_strategy: str = "multi_output"   # one tree for all outputs, or one tree per output per round
     growth_policy: str = "leafwise"        # best-first (GBDT-MO Alg. 5) or level by level
     sketch: str = "none"                   # score splits on a k-column sketch of the gradients (SketchBoost)
@@ -124,6 +128,7 @@ class Params:
     seed: int = 0
     metric: Any = None                     # None = the objective's own metric; str or list of str
     eval_at: tuple = (1, 3, 5)             # k values for precision_at_k
+    metric_per_output: bool = False        # also report l2, rmse, log losses, binary_error per output: "l2[3]"
     verbosity: int = 0                     # -1 silent, 0 warnings, 1 also info lines (data layout, time)
     given: frozenset = dataclasses.field(default=frozenset(), compare=False, repr=False)  # names set explicitly
 
@@ -177,6 +182,7 @@ class Params:
         else:
             raise TypeError(f"objective must be a string or a callable, got {type(obj).__name__}")
         _choice("multi_strategy", self.multi_strategy, STRATEGIES)
+        _choice("target_scaling", self.target_scaling, TARGET_SCALINGS)
         _choice("growth_policy", self.growth_policy, GROW_POLICIES)
         _choice("sketch", self.sketch, SKETCHES)
         set_("sketch_k", _int("sketch_k", self.sketch_k, low=1))
@@ -204,7 +210,7 @@ class Params:
         set_("num_threads", _int("num_threads", self.num_threads, low=0))
         set_("seed", _int("seed", self.seed, low=0))
         set_("verbosity", _int("verbosity", self.verbosity, low=-1))
-        for name in ("boost_from_average", "is_enable_sparse", "enable_bundle"):
+        for name in ("boost_from_average", "is_enable_sparse", "enable_bundle", "metric_per_output"):
             set_(name, _bool(name, getattr(self, name)))
         if self.sparse_threshold is not None:
             set_("sparse_threshold", _real("sparse_threshold", self.sparse_threshold, low=0.0, low_open=True))
@@ -234,6 +240,12 @@ class Params:
         if self.data_sample_strategy == "goss" and self.bagging_fraction < 1.0:
             raise ValueError("bagging_fraction cannot be used with data_sample_strategy='goss' (GOSS draws the rows "
                              f"itself), got bagging_fraction={self.bagging_fraction}")
+
+    def scales_targets(self, n_outputs: int) -> bool:
+        """Whether regression trains on standardized targets (see target_scaling)."""
+        if self.target_scaling == "auto":
+            return self.multi_strategy == "multi_output" and n_outputs > 1
+        return self.target_scaling == "standard"
 
     def sparse_threshold_for(self, n_outputs: int) -> float:
         """The sparse threshold to bin with (see the field's comment)."""

@@ -38,8 +38,9 @@ class _GroveBase(BaseEstimator):
                  max_conflict_rate=_D["max_conflict_rate"], data_sample_strategy=_D["data_sample_strategy"],
                  bagging_fraction=_D["bagging_fraction"], bagging_freq=_D["bagging_freq"], top_rate=_D["top_rate"],
                  other_rate=_D["other_rate"], feature_fraction=_D["feature_fraction"],
-                 boost_from_average=_D["boost_from_average"], num_threads=_D["num_threads"], seed=_D["seed"],
-                 verbosity=_D["verbosity"], importance_type="split"):
+                 boost_from_average=_D["boost_from_average"], target_scaling=_D["target_scaling"],
+                 metric_per_output=_D["metric_per_output"],
+                 num_threads=_D["num_threads"], seed=_D["seed"], verbosity=_D["verbosity"], importance_type="split"):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.num_leaves = num_leaves
@@ -67,6 +68,8 @@ class _GroveBase(BaseEstimator):
         self.other_rate = other_rate
         self.feature_fraction = feature_fraction
         self.boost_from_average = boost_from_average
+        self.target_scaling = target_scaling
+        self.metric_per_output = metric_per_output
         self.num_threads = num_threads
         self.seed = seed
         self.verbosity = verbosity

@@ -110,7 +110,7 @@ def mt():
 def test_leaf_values_come_from_the_full_gradients(mt, sketch):
     X, Y = mt
     bst = mg.train({"sketch": sketch, "sketch_k": 2, "learning_rate": 1.0, "lambda_l2": 1.0, "num_leaves": 6,
-                    "boost_from_average": False}, mg.Dataset(X, Y), 1)
+                    "boost_from_average": False, "target_scaling": "none"}, mg.Dataset(X, Y), 1)
     tree = bst.trees[0]
     assert tree.leaf_value.shape == (6, 12)
     leaf = bst.predict(X, pred_leaf=True)[:, 0]

@@ -67,7 +67,8 @@ def test_each_leaf_stores_its_top_k_outputs(sparse_split, policy):
     X, Y = make_multioutput_regression(2000, 8, 10, seed=6)
     lam, lr = 1.0, 0.5
     bst = mg.train({"leaf_sparsity": 3, "sparse_split": sparse_split, "growth_policy": policy, "max_depth": 4,
-                    "lambda_l2": lam, "learning_rate": lr, "boost_from_average": False}, mg.Dataset(X, Y), 1)
+                    "lambda_l2": lam, "learning_rate": lr, "boost_from_average": False, "target_scaling": "none"},
+                   mg.Dataset(X, Y), 1)
     tree = bst.trees[0]
     assert tree.leaf_cols.shape == tree.leaf_value.shape == (tree.n_leaves, 3) and tree.output_cols.size == 0
     leaf = bst.predict(X, pred_leaf=True)[:, 0]

@@ -56,6 +56,7 @@ class Booster:
         self.params: dict = {}
         self.best_iteration = 0       # 1-based count of rounds of the best model; 0 = use all
         self.best_score: dict = {}
+        self.output_best_iteration: list | None = None  # per output, after per-output early stopping
         self._stack: dict | None = None
         self._stack_n = -1
         if model_file is not None and model_str is not None:
@@ -75,6 +76,19 @@ class Booster:
     # ------------------------------------------------------------------ training-time API
     def _append(self, tree: Tree) -> None:
         self.trees.append(tree)
+
+    def stop_outputs(self, best_iterations: list[int]) -> None:
+        """Set each output's leaf values after its best iteration (1-based count of rounds) to 0: the
+        model then predicts every output as it did at its own best round."""
+        tpi = max(self.trees_per_iteration, 1)
+        for j, best in enumerate(best_iterations):
+            for tree in self.trees[best * tpi:]:
+                if tree.leaf_cols is not None:
+                    tree.leaf_value[tree.leaf_cols == j] = 0.0
+                else:
+                    tree.leaf_value[:, tree.output_cols == j] = 0.0
+        self.output_best_iteration = [int(b) for b in best_iterations]
+        self._stack = None
 
     def num_trees(self) -> int:
         return len(self.trees)
@@ -155,6 +169,7 @@ class Booster:
             "init_score": [float(v) for v in self.init_score],
             "feature_names": list(self.feature_names),
             "best_iteration": int(self.best_iteration),
+            "output_best_iteration": self.output_best_iteration,
             "params": self.params,
             "trees": [t.to_dict() for t in self.trees],
         }
@@ -233,6 +248,11 @@ class Booster:
         self.init_score = init
         self.feature_names = [str(n) for n in names]
         self.best_iteration = need("best_iteration", int)
+        per_output = m.get("output_best_iteration")
+        if per_output is not None and (not isinstance(per_output, list) or len(per_output) != n_outputs
+                                       or not all(isinstance(b, int) and b >= 0 for b in per_output)):
+            raise ValueError(f"{where}: output_best_iteration must be {n_outputs} integers >= 0")
+        self.output_best_iteration = per_output
         self.params = need("params", dict)
         self.trees = trees
         self._stack = None

@@ -89,8 +89,13 @@ class LocalBuilder:
         self.leaf_end = np.zeros(1, np.int64)
 
     # ------------------------------------------------------------------ per tree
-    def begin(self, stats: np.ndarray, rows: np.ndarray | None = None, max_leaves: int = 2) -> None:
-        """Grow the next tree on ``stats`` (n_rows, C) float32, over ``rows`` (ascending) or every row."""
+    def begin(self, stats: np.ndarray, rows: np.ndarray | None = None, max_leaves: int = 2,
+              other_rows: np.ndarray | None = None) -> None:
+        """Grow the next tree on ``stats`` (n_rows, C) float32, over ``rows`` (ascending) or every row.
+
+        ``other_rows`` (ascending; the rows left out of a sample) are partitioned along with the tree
+        but never enter a histogram, so that every row's leaf is known at the end: a partition pass
+        costs about 2 ns a row, a walk down the finished tree about 25 (measured at 500k x 50)."""
         self.stats = stats
         self.all_rows = rows is None
         if rows is None:
@@ -98,6 +103,10 @@ class LocalBuilder:
             self._all_rows[:] = np.arange(self.store.n_rows, dtype=INDEX)  # partitions reorder it
         else:
             self.rows = np.ascontiguousarray(rows, dtype=INDEX)
+        self.other_rows = np.zeros(0, INDEX) if other_rows is None else np.array(other_rows, dtype=INDEX)
+        self.other_start = np.zeros(max_leaves, np.int64)
+        self.other_end = np.zeros(max_leaves, np.int64)
+        self.other_end[0] = self.other_rows.shape[0]
         self.leaf_start = np.zeros(max_leaves, np.int64)
         self.leaf_end = np.zeros(max_leaves, np.int64)
         self.leaf_end[0] = self.rows.shape[0]
@@ -154,7 +163,24 @@ class LocalBuilder:
             self.leaf_end[req.leaf] = start + n_left
             self.leaf_start[req.new_leaf] = start + n_left
             self.leaf_end[req.new_leaf] = end
+            if self.other_rows.shape[0]:
+                self._split_other(req)
+
+    def _split_other(self, req: SplitRequest) -> None:
+        start, end = int(self.other_start[req.leaf]), int(self.other_end[req.leaf])
+        parallel = end - start >= PARALLEL_PARTITION_MIN_ROWS and self.n_threads > 1
+        n_left = split_and_build(self.store, self.other_rows, start, end, req.feature, req.threshold_bin,
+                                 req.default_left, BUILD_NONE, self.stats, 0, self._tmp,
+                                 self._counts[self.n_threads if parallel else 1], self._no_scratch, self._no_hist,
+                                 self._no_total)
+        self.other_end[req.leaf] = start + n_left
+        self.other_start[req.new_leaf] = start + n_left
+        self.other_end[req.new_leaf] = end
 
     def leaf_segments(self, n_leaves: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rows, leaf_start, leaf_end): leaf l of the last tree holds rows[leaf_start[l]:leaf_end[l]]."""
         return self.rows, self.leaf_start[:n_leaves], self.leaf_end[:n_leaves]
+
+    def other_segments(self, n_leaves: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """As leaf_segments, for the rows left out of the tree's sample."""
+        return self.other_rows, self.other_start[:n_leaves], self.other_end[:n_leaves]

@@ -9,21 +9,25 @@ from .._validation import check_int
 
 @dataclasses.dataclass
 class CallbackEnv:
+    """What a callback sees after every round."""
     model: Any
     params: dict
     iteration: int                   # 0-based index of the round just finished
     begin_iteration: int
     end_iteration: int
     evaluation_result_list: list     # [(data_name, metric_name, value, is_higher_better), ...]
+    frozen_outputs: set = dataclasses.field(default_factory=set)  # outputs that stop learning (a callback adds)
 
 
 class EarlyStopException(Exception):
-    """Raised by a callback to stop training; carries the best iteration (0-based) and its scores."""
+    """Raised by a callback to stop training; carries the best iteration (0-based) and its scores, and,
+    for per-output early stopping, each output's best iteration (0-based)."""
 
-    def __init__(self, best_iteration: int, best_score: list):
+    def __init__(self, best_iteration: int, best_score: list, output_best_iterations=None):
         super().__init__(best_iteration)
         self.best_iteration = best_iteration
         self.best_score = best_score
+        self.output_best_iterations = output_best_iterations
 
 
 def log_evaluation(period: int = 1, show_stdv: bool = False) -> Callable:
@@ -52,40 +56,65 @@ def record_evaluation(eval_result: dict) -> Callable:
 
 
 def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbose: bool = True,
-                   min_delta: float = 0.0) -> Callable:
+                   min_delta: float = 0.0, per_output: bool | str = "auto") -> Callable:
     """Stop when a validation metric has not improved for `stopping_rounds` rounds.
 
     Every metric of every validation set is watched (only the first with first_metric_only);
     the training set, if passed in valid_sets, is ignored.  The booster keeps every tree and
     records best_iteration, which predict() then uses by default.
+
+    With ``per_output=True`` each output is watched on its own (the first metric of the first
+    validation set, evaluated per output): an output whose value has not improved for
+    `stopping_rounds` rounds stops learning (its gradients are zeroed from then on), training
+    stops when every output has, and each output's leaf values after its best round are set to 0,
+    so that it predicts as it did at its best round.  That equals training each output alone
+    when outputs are trained independently (regression, multilabel), the only objectives it takes.
+    ``"auto"`` (the default) does so for the targets of a regression with several targets, as one
+    model per target would; every other training stops on the metrics as a whole.
+
+    The callback object can be reused: its state restarts with every training run.
     """
     stopping_rounds = check_int(stopping_rounds, "stopping_rounds", 1)
+    if per_output not in (True, False, "auto"):
+        raise ValueError(f"per_output must be True, False or 'auto', got {per_output!r}")
     if min_delta < 0:
         raise ValueError(f"min_delta must be >= 0, got {min_delta}")
     state: dict = {}
 
     def _init(env: CallbackEnv) -> None:
+        state.clear()
         watched = [(i, r) for i, r in enumerate(env.evaluation_result_list) if r[0] != "training"]
         if not watched:
             raise ValueError("early_stopping needs at least one validation set in valid_sets "
                              "(other than the training data)")
-        if first_metric_only:
+        if _callback.watch_per_output:
+            data, metric = watched[0][1][0], watched[0][1][1]
+            watched = [(i, r) for i, r in watched if r[0] == data and r[1].startswith(metric + "[")]
+            if not watched:
+                raise ValueError(f"early_stopping(per_output=True) found no per-output values of '{metric}' "
+                                 "(it needs a metric evaluated per output, and more than one output)")
+        elif first_metric_only:
             first = watched[0][1][1]
             watched = [(i, r) for i, r in watched if r[1] == first]
         state["watched"] = [i for i, _ in watched]
         state["best"] = {i: None for i in state["watched"]}
         state["best_iter"] = {i: 0 for i in state["watched"]}
         state["best_list"] = {i: None for i in state["watched"]}
+        state["run"] = env.model
+
+    def _better(value, best, higher):
+        return best is None or (value > best + min_delta if higher else value < best - min_delta)
 
     def _callback(env: CallbackEnv) -> None:
-        if not state:
+        if env.iteration == env.begin_iteration or state.get("run") is not env.model:
             _init(env)
         res = env.evaluation_result_list
+        if _callback.watch_per_output:
+            _per_output(env, res)
+            return
         for i in state["watched"]:
             _, _, value, higher = res[i]
-            best = state["best"][i]
-            better = best is None or (value > best + min_delta if higher else value < best - min_delta)
-            if better:
+            if _better(value, state["best"][i], higher):
                 state["best"][i] = value
                 state["best_iter"][i] = env.iteration
                 state["best_list"][i] = list(res)
@@ -96,23 +125,48 @@ def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbos
         if env.iteration == env.end_iteration - 1:
             i = state["watched"][0]
             raise EarlyStopException(state["best_iter"][i], state["best_list"][i])
+
+    def _per_output(env: CallbackEnv, res: list) -> None:
+        for j, i in enumerate(state["watched"]):
+            if j in env.frozen_outputs:
+                continue
+            _, _, value, higher = res[i]
+            if _better(value, state["best"][i], higher):
+                state["best"][i] = value
+                state["best_iter"][i] = env.iteration
+            elif env.iteration - state["best_iter"][i] >= stopping_rounds:
+                env.frozen_outputs.add(j)
+        if len(env.frozen_outputs) == len(state["watched"]) or env.iteration == env.end_iteration - 1:
+            bests = [state["best_iter"][i] for i in state["watched"]]
+            if verbose:
+                print(f"Early stopping per output, best iterations are: {[b + 1 for b in bests]}")
+            raise EarlyStopException(max(bests), list(res), bests)
     _callback.order = 30
+    _callback.per_output = per_output            # the setting ...
+    _callback.watch_per_output = per_output is True  # ... as train() resolves it for each run
     return _callback
 
 
 def progress_bar(total: int | None = None, desc: str = "boosting") -> Callable:
-    """A tqdm progress bar over boosting rounds, showing the last evaluation results."""
+    """A tqdm progress bar over boosting rounds, showing the last evaluation results.  The bar is
+    closed when training ends, early stopping included."""
     from tqdm.auto import tqdm
     state: dict = {}
 
     def _callback(env: CallbackEnv) -> None:
+        if env.iteration == env.begin_iteration:
+            _close()
         if "bar" not in state:
             state["bar"] = tqdm(total=total or env.end_iteration - env.begin_iteration, desc=desc)
         bar = state["bar"]
         bar.update(1)
         if env.evaluation_result_list:
             bar.set_postfix({f"{d}:{m}": f"{v:.4g}" for d, m, v, _ in env.evaluation_result_list[:3]})
-        if env.iteration == env.end_iteration - 1:
+
+    def _close() -> None:
+        bar = state.pop("bar", None)
+        if bar is not None:
             bar.close()
     _callback.order = 5
+    _callback.close = _close
     return _callback

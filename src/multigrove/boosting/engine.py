@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import time
 import warnings
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
@@ -90,6 +91,10 @@ def train(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round:
 def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: list, feval,
            callbacks: list, threads: int) -> Booster:
     loss, y = make_loss(p.objective, p.num_class, p.num_outputs, ds.label, ds)
+    if p.target_scaling == "standard" and loss.name != "regression":
+        raise ValueError(f"target_scaling='standard' applies to objective 'regression', got '{loss.name}'")
+    if loss.name == "regression" and p.scales_targets(loss.n_outputs):
+        loss.standardize(y, ds.weight)
     started = time.perf_counter()
     ds.construct(p, loss.n_outputs)
     info(p, f"binned {describe_store(ds)} in {time.perf_counter() - started:.2f} s; {loss.n_outputs} outputs")
@@ -97,6 +102,7 @@ def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: l
     d = loss.n_outputs
     layout = stat_layout(loss, ds.weight, p)
     rows = TrainingShard(ds.store, y, ds.weight, loss, booster.init_score, layout, threads)
+    booster.init_score = loss.unscale(booster.init_score.reshape(1, -1)).reshape(-1)  # the model's own units
     valids = []
     for i, vs in enumerate(valid_sets):
         if not isinstance(vs, Dataset):
@@ -116,7 +122,7 @@ def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: l
         vy = vloss.check_label(vs.label)
         if vloss.n_outputs != d:
             raise ValueError(f"validation set '{name}' has {vloss.n_outputs} outputs, the training set {d}")
-        valids.append(Validation(name, EvalShard(vs.store, vy, vs.weight, vloss, booster.init_score), vs))
+        valids.append(Validation(name, EvalShard(vs.store, vy, vs.weight, vloss, rows.init_score), vs))
     return boost(p, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads)
 
 
@@ -131,8 +137,9 @@ def new_booster(p: Params, loss: Loss, n_features: int, feature_names: list, y: 
     booster.trees_per_iteration = 1 if p.multi_strategy == "multi_output" else d
     booster.feature_names = list(feature_names)
     booster.params = p.to_dict()
-    init = loss.init_score(y, w) if (p.boost_from_average and loss.name != "custom") else np.zeros(d)
-    booster.init_score = np.asarray(init, dtype=SCORE).reshape(d)
+    boost = p.boost_from_average and loss.name != "custom"
+    init = loss.init_score(y, w) if boost else loss.rescale(np.zeros((1, d))).reshape(d)  # 0 in the model's units
+    booster.init_score = np.asarray(init, dtype=SCORE).reshape(d)  # training units: _train converts it
     return booster
 
 
@@ -141,6 +148,10 @@ def stat_layout(loss: Loss, weight: np.ndarray | None, p: Params) -> StatLayout:
     stored when row weights or GOSS scale it, else it is not)."""
     scaled = weight is not None or p.data_sample_strategy == "goss"
     return StatLayout.make(loss.n_outputs, None if scaled else loss.hess_constant)
+
+
+#: objectives whose outputs are trained independently (per-output early stopping is exact for them)
+SEPARABLE = ("regression", "multilabel", "binary")
 
 
 class Validation(NamedTuple):
@@ -162,27 +173,40 @@ def boost(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation
     make_trees = _TreeMaker(p, rows, mapper.hist_offsets, loss.n_outputs, threads)
     started = time.perf_counter()
     cbs = sorted(callbacks, key=lambda cb: getattr(cb, "order", 0))
-    for it in range(rounds):
-        rows.compute_gradients()
-        new_trees = make_trees(rows, mapper, it)
-        for tree in new_trees:
-            booster._append(tree)
-        results = []
-        for v in valids:
-            if v.rows is not rows:
-                v.rows.add_trees(new_trees)
-            results += _evaluate(loss, metrics, p.eval_at, v, feval)
-        env = CallbackEnv(model=booster, params=booster.params, iteration=it, begin_iteration=0,
-                          end_iteration=rounds, evaluation_result_list=results)
-        try:
-            for cb in cbs:
-                cb(env)
-        except EarlyStopException as stop:
-            booster.best_iteration = stop.best_iteration + 1
-            booster.best_score = {}
-            for dname, mname, value, _ in stop.best_score or []:
-                booster.best_score.setdefault(dname, {})[mname] = value
-            break
+    stops_per_output = [cb for cb in cbs if _stops_per_output(cb, loss)]
+    for cb in cbs:  # per_output="auto" resolved for this run
+        if hasattr(cb, "watch_per_output"):
+            cb.watch_per_output = cb in stops_per_output
+    per_output = p.metric_per_output or bool(stops_per_output)
+    if stops_per_output and loss.name not in SEPARABLE:
+        raise ValueError(f"early_stopping(per_output=True) needs outputs trained independently (objective "
+                         f"{' or '.join(SEPARABLE)}), got objective '{loss.name}'")
+    frozen: set = set()
+    try:
+        for it in range(rounds):
+            rows.compute_gradients()
+            new_trees = make_trees(rows, mapper, it)
+            for tree in new_trees:
+                booster._append(dataclasses.replace(tree, leaf_value=loss.unscale_leaves(tree.leaf_value,
+                                                                                       tree.columns())))
+            results = []
+            for v in valids:
+                if v.rows is not rows:
+                    v.rows.add_trees(new_trees)
+                results += _evaluate(loss, metrics, p.eval_at, v, feval, per_output)
+            env = CallbackEnv(model=booster, params=booster.params, iteration=it, begin_iteration=0,
+                              end_iteration=rounds, evaluation_result_list=results, frozen_outputs=frozen)
+            try:
+                for cb in cbs:
+                    cb(env)
+            except EarlyStopException as stop:
+                _stop(booster, stop)
+                break
+            if frozen:
+                rows.freeze_outputs(sorted(frozen))
+    finally:
+        for cb in cbs:
+            getattr(cb, "close", lambda: None)()
     info(p, f"{booster.current_iteration()} rounds, {booster.num_trees()} trees in {time.perf_counter() - started:.2f} s")
     return booster
 
@@ -269,8 +293,27 @@ def _make_tree(grown: GrownTree, mapper, values: np.ndarray, cols: np.ndarray, l
                 leaf_cols=leaf_cols)
 
 
-def _evaluate(loss: Loss, metrics, eval_at, v: Validation, feval) -> list:
-    out = [(v.name, *res) for res in finish(v.rows.metric_parts(metrics, eval_at))]
+def _stops_per_output(cb, loss: Loss) -> bool:
+    """Whether an early-stopping callback watches every output on its own ("auto": the targets of a
+    regression with several, like one model per target)."""
+    setting = getattr(cb, "per_output", False)
+    if setting == "auto":
+        return loss.name == "regression" and loss.n_outputs > 1
+    return bool(setting)
+
+
+def _stop(booster: Booster, stop: EarlyStopException) -> None:
+    """Record the best iteration (and each output's, for per-output early stopping) on the booster."""
+    booster.best_iteration = stop.best_iteration + 1
+    booster.best_score = {}
+    for dname, mname, value, _ in stop.best_score or []:
+        booster.best_score.setdefault(dname, {})[mname] = value
+    if stop.output_best_iterations is not None:
+        booster.stop_outputs([b + 1 for b in stop.output_best_iterations])
+
+
+def _evaluate(loss: Loss, metrics, eval_at, v: Validation, feval, per_output: bool) -> list:
+    out = [(v.name, *res) for res in finish(v.rows.metric_parts(metrics, eval_at, per_output))]
     if feval is not None:
         prob = loss.transform(v.rows.scores)
         preds = prob[:, 0] if prob.shape[1] == 1 else prob

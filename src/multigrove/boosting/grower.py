@@ -186,7 +186,9 @@ class TreeGrower:
         self._children.append([~leaf.index, ~new_index])
         if leaf.parent >= 0:
             self._children[leaf.parent][0 if leaf.is_left else 1] = node
-        request_fields = (leaf.index, new_index, f, leaf.bin, leaf.default_left)
+        # the direction the tree records: the partition of rows outside the histograms (a sample's
+        # left-out rows, another worker's) must agree with it
+        request_fields = (leaf.index, new_index, f, leaf.bin, default_left)
         mask = leaf.scan_mask
         right = _Leaf(new_index, leaf.depth + 1, right_total, node, False)
         parent_hist = leaf.hist

@@ -42,31 +42,78 @@ class Loss:
     def transform(self, raw: np.ndarray) -> np.ndarray:
         return raw
 
+    def unscale(self, raw: np.ndarray) -> np.ndarray:
+        """Raw scores of training (possibly on rescaled targets) in the model's own units."""
+        return raw
+
+    def rescale(self, raw: np.ndarray) -> np.ndarray:
+        """The inverse of unscale: the model's raw scores in training units."""
+        return raw
+
+    def unscale_leaves(self, values: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Leaf values (n_leaves, width) for outputs ``cols`` in the model's own units."""
+        return values
+
     def value(self, raw: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> float:
         """Mean loss over rows (used by tests and by the Newton-step check)."""
         raise NotImplementedError  # pragma: no cover - interface
 
 
 class SquaredError(Loss):
-    """0.5 * sum_j (raw_j - y_j)^2 per row; one or many targets."""
+    """0.5 * sum_j (raw_j - y_j)^2 per row; one or many targets.
+
+    With target scaling (``standardize``), training runs on z_j = (y_j - shift_j) / scale_j: the
+    raw scores are in those units, ``transform`` maps them back (metrics compare original units)
+    and ``unscale`` / ``unscale_leaves`` turn the finished model into original units.  Every target
+    then weighs the same in the summed split gain, whatever its spread.
+    """
     name = "regression"
     hess_constant = 1.0
+
+    def __init__(self):
+        self.shift = self.scale = None
+        self._scaled = (None, None)
 
     def check_label(self, y):
         y2 = y.reshape(len(y), -1)
         self.n_outputs = y2.shape[1]
         return y2
 
+    def standardize(self, y: np.ndarray, w: np.ndarray | None) -> None:
+        """Train on standardized targets: (weighted) mean and standard deviation of each column of y."""
+        self.shift = _wmean(y, w)
+        sd = np.sqrt(_wmean((y - self.shift) ** 2, w))
+        self.scale = np.where(sd > 0, sd, 1.0)
+
+    def _training_target(self, y):
+        if self.scale is None:
+            return y
+        if self._scaled[0] is not y:  # the training labels are the same array every round
+            self._scaled = (y, (y - self.shift) / self.scale)
+        return self._scaled[1]
+
     def init_score(self, y, w):
-        return _wmean(y, w)
+        return _wmean(self._training_target(y), w)
 
     def gradients(self, raw, y, out_g, out_h):
-        np.subtract(raw, y, out=out_g, casting="unsafe")
+        np.subtract(raw, self._training_target(y), out=out_g, casting="unsafe")
         if out_h is not None:
             out_h[...] = 1.0
 
+    def transform(self, raw):
+        return self.unscale(raw)
+
+    def unscale(self, raw):
+        return raw if self.scale is None else self.shift + self.scale * raw
+
+    def rescale(self, raw):
+        return raw if self.scale is None else (raw - self.shift) / self.scale
+
+    def unscale_leaves(self, values, cols):
+        return values if self.scale is None else values * self.scale[cols]
+
     def value(self, raw, y, w=None):
-        return float(_wmean(0.5 * ((raw - y) ** 2).sum(axis=1), w))
+        return float(_wmean(0.5 * ((raw - self._training_target(y)) ** 2).sum(axis=1), w))
 
 
 class BinaryLogloss(Loss):

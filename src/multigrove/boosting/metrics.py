@@ -36,16 +36,32 @@ def _class_indicator(y: np.ndarray, n_classes: int) -> sp.csr_matrix:
     return sp.csr_matrix((np.ones(n), y.astype(np.int64), np.arange(n + 1)), shape=(n, n_classes))
 
 
-def metric_parts(metric: str, y: np.ndarray, raw: np.ndarray, prob: np.ndarray, w: np.ndarray | None,
-                 eval_at: tuple) -> list[MetricPart]:
-    """y is the loss's internal label form (2-D for regression/binary/multilabel, ids for multiclass)."""
+#: metrics that are a mean over outputs of a per-output value: reported per output on request,
+#: as ``l2[3]`` for output 3
+PER_OUTPUT = ("l2", "rmse", "binary_logloss", "multilabel_logloss", "binary_error")
+
+
+def _cells(metric: str, y: np.ndarray, prob: np.ndarray) -> np.ndarray:
+    """(n, d) per-row, per-output values of a PER_OUTPUT metric (means over outputs give the metric)."""
     if metric in ("l2", "rmse"):
-        return [_part(metric, ((prob - y) ** 2).mean(axis=1), w, root=metric == "rmse")]
+        return (prob - y) ** 2
     if metric in ("binary_logloss", "multilabel_logloss"):
         p = np.clip(prob, _EPS, 1 - _EPS)
-        return [_part(metric, -(y * np.log(p) + (1 - y) * np.log(1 - p)).mean(axis=1), w)]
-    if metric == "binary_error":
-        return [_part(metric, ((prob > 0.5) != (y > 0.5)).mean(axis=1), w)]
+        return -(y * np.log(p) + (1 - y) * np.log(1 - p))
+    return ((prob > 0.5) != (y > 0.5)).astype(np.float64)
+
+
+def metric_parts(metric: str, y: np.ndarray, raw: np.ndarray, prob: np.ndarray, w: np.ndarray | None,
+                 eval_at: tuple, per_output: bool = False) -> list[MetricPart]:
+    """y is the loss's internal label form (2-D for regression/binary/multilabel, ids for multiclass).
+    With ``per_output`` a PER_OUTPUT metric of several outputs also gets one part per output."""
+    if metric in PER_OUTPUT:
+        cells = _cells(metric, y, prob)
+        root = metric == "rmse"
+        parts = [_part(metric, cells.mean(axis=1), w, root=root)]
+        if per_output and cells.shape[1] > 1:
+            parts += [_part(f"{metric}[{j}]", cells[:, j], w, root=root) for j in range(cells.shape[1])]
+        return parts
     if metric == "multi_logloss":
         return [_part(metric, -np.log(np.clip(prob[np.arange(len(y)), y], _EPS, None)), w)]
     if metric == "multi_error":

@@ -19,11 +19,13 @@ from typing import NamedTuple
 import numpy as np
 
 from .._dtypes import INDEX
+from ..kernels.sampling import goss_select
 
 
 class RowSample(NamedTuple):
-    """The rows of one tree (None: every row) and the GOSS factor of the drawn rows."""
+    """The rows of one tree (None: every row), the rows left out, and the GOSS factor of the drawn rows."""
     rows: np.ndarray | None
+    others: np.ndarray | None = None      # the rows left out, ascending
     amplified: np.ndarray | None = None   # rows whose statistics are multiplied by factor
     factor: float = 1.0
 
@@ -35,7 +37,9 @@ def bagging_rows(n_rows: int, fraction: float, rng: np.random.Generator) -> RowS
     if fraction >= 1.0:
         return ALL_ROWS
     size = max(1, int(round(fraction * n_rows)))
-    return RowSample(np.sort(rng.choice(n_rows, size, replace=False)).astype(INDEX))
+    drawn = np.zeros(n_rows, np.bool_)
+    drawn[rng.choice(n_rows, size, replace=False)] = True
+    return RowSample(np.flatnonzero(drawn).astype(INDEX), np.flatnonzero(~drawn).astype(INDEX))
 
 
 def goss_rows(magnitude: np.ndarray, top_rate: float, other_rate: float, rng: np.random.Generator) -> RowSample:
@@ -45,12 +49,12 @@ def goss_rows(magnitude: np.ndarray, top_rate: float, other_rate: float, rng: np
     n_other = min(int(round(other_rate * n)), n - n_top)
     if n_top + n_other >= n or n_other == 0:
         return ALL_ROWS
-    order = np.argpartition(-magnitude, n_top - 1)[:n_top] if n_top else np.zeros(0, np.int64)
-    is_top = np.zeros(n, np.bool_)
-    is_top[order] = True
-    others = rng.choice(np.flatnonzero(~is_top), n_other, replace=False)
-    rows = np.sort(np.concatenate([order, others])).astype(INDEX)
-    return RowSample(rows, np.sort(others).astype(INDEX), (1.0 - top_rate) / other_rate)
+    threshold = np.partition(magnitude, n - n_top)[n - n_top] if n_top else np.inf
+    rows = np.empty(n_top + n_other, INDEX)
+    left_out = np.empty(n - n_top - n_other, INDEX)
+    other = np.empty(n_other, INDEX)
+    goss_select(magnitude, threshold, n_top, n_other, rng.random(n), rows, left_out, other)
+    return RowSample(rows, left_out, other, (1.0 - top_rate) / other_rate)
 
 
 def row_magnitudes(G: np.ndarray) -> np.ndarray:

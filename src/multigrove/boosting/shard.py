@@ -68,7 +68,8 @@ class TrainingShard:
         n = store.n_rows
         self.store, self.y, self.w, self.loss, self.layout = store, label, weight, loss, layout
         self.shard_id = shard_id
-        self.scores = np.tile(np.asarray(init_score, dtype=SCORE), (n, 1))
+        self.init_score = np.asarray(init_score, dtype=SCORE).copy()  # in training units
+        self.scores = np.tile(self.init_score, (n, 1))
         self.S = layout.allocate(n)
         # a constant Hessian stored as columns (weighted, or scaled by GOSS): c * w, rewritten every round
         self._const_h = None
@@ -77,6 +78,7 @@ class TrainingShard:
             self._const_h = (loss.hess_constant * w).astype(STAT)[:, None]
         self._w32 = None if weight is None else weight.astype(STAT)[:, None]
         self.sample = ALL_ROWS
+        self._frozen = np.zeros(0, np.int64)
         self.builder = LocalBuilder(store, n_threads)
         self._buffers: dict[StatLayout, np.ndarray] = {}
         self.split_stats = self.S
@@ -106,6 +108,12 @@ class TrainingShard:
                 H *= self._w32
         if self._const_h is not None:
             H[...] = self._const_h
+        if self._frozen.size:  # outputs that stopped learning: no pull on splits, leaf values 0
+            G[:, self._frozen] = 0.0
+
+    def freeze_outputs(self, outputs: Sequence[int]) -> None:
+        """These outputs stop learning (per-output early stopping): their gradients are zeroed."""
+        self._frozen = np.asarray(outputs, np.int64)
 
     def column_sq_norms(self) -> np.ndarray:
         return column_sq_norms(self._grad())
@@ -154,7 +162,7 @@ class TrainingShard:
 
     # ------------------------------------------------------------------ the builder
     def begin_tree(self, max_leaves: int) -> None:
-        self.builder.begin(self.split_stats, self.sample.rows, max_leaves)
+        self.builder.begin(self.split_stats, self.sample.rows, max_leaves, self.sample.others)
 
     def root(self, out: np.ndarray) -> np.ndarray:
         return self.builder.root(out)
@@ -174,19 +182,14 @@ class TrainingShard:
     def apply_tree(self, tree: Tree) -> None:
         """Add the tree's leaf values to the scores of every row (rows left out of the tree's sample
         go down the tree)."""
-        rows, start, end = self.builder.leaf_segments(tree.n_leaves)
         out = tree.output_cols
-        if tree.leaf_cols is None and np.array_equal(out, np.arange(out[0], out[0] + out.size)):
-            add_leaf_values(rows, start, end, tree.leaf_value, int(out[0]), self._no_cols, self.scores)
-        else:  # k-sparse leaves
-            add_leaf_values(rows, start, end, tree.leaf_value, -1, np.ascontiguousarray(tree.columns()), self.scores)
-        if not self.builder.all_rows:
-            left_out = np.ones(self.n_rows, np.bool_)
-            left_out[rows] = False
-            predict_trees_into(self.store, np.flatnonzero(left_out).astype(INDEX), [tree], self.scores)
+        dense = tree.leaf_cols is None and np.array_equal(out, np.arange(out[0], out[0] + out.size))
+        first_col, cols = (int(out[0]), self._no_cols) if dense else (-1, np.ascontiguousarray(tree.columns()))
+        for rows, start, end in (self.builder.leaf_segments(tree.n_leaves), self.builder.other_segments(tree.n_leaves)):
+            add_leaf_values(rows, start, end, tree.leaf_value, first_col, cols, self.scores)
 
-    def metric_parts(self, metrics: Sequence[str], eval_at: tuple) -> list[MetricPart]:
-        return _parts(self.loss, metrics, eval_at, self.y, self.scores, self.w)
+    def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False) -> list[MetricPart]:
+        return _parts(self.loss, metrics, eval_at, self.y, self.scores, self.w, per_output)
 
 
 class EvalShard:
@@ -201,12 +204,12 @@ class EvalShard:
     def add_trees(self, trees: list[Tree]) -> None:
         predict_trees_into(self.store, self._rows, trees, self.scores)
 
-    def metric_parts(self, metrics: Sequence[str], eval_at: tuple) -> list[MetricPart]:
-        return _parts(self.loss, metrics, eval_at, self.y, self.scores, self.w)
+    def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False) -> list[MetricPart]:
+        return _parts(self.loss, metrics, eval_at, self.y, self.scores, self.w, per_output)
 
 
-def _parts(loss: Loss, metrics, eval_at, y, raw, w) -> list[MetricPart]:
+def _parts(loss: Loss, metrics, eval_at, y, raw, w, per_output) -> list[MetricPart]:
     if not metrics:
         return []
     prob = loss.transform(raw)
-    return [part for m in metrics for part in metric_parts(m, y, raw, prob, w, eval_at)]
+    return [part for m in metrics for part in metric_parts(m, y, raw, prob, w, eval_at, per_output)]

@@ -39,8 +39,8 @@ def feature_bin(store, r, f):
     feature's bin is in its bundle column, or (a conflict) in the CSR store."""
     kind = store.feature_kind[f]
     slot = store.feature_slot[f]
-    if kind == 0:
-        return store.dense_cols[r, slot]
+    if kind == 0:  # row-major: a tree walk reads several features of one row
+        return store.dense[r, slot]
     lo = store.offsets[f]
     hi = store.offsets[f + 1]
     if kind == 1:

@@ -10,6 +10,8 @@ prediction adds only the stored entries.
 import numpy as np
 from numba import njit, prange
 
+from ._llvm import prefetch
+from .histogram import PREFETCH_DISTANCE
 from .partition import feature_bin
 
 
@@ -94,8 +96,13 @@ def predict_store(store, rows, node_feature, node_bin, node_default_left, node_l
     """OUT out (n, d) float64: as predict_raw, for the rows ``rows`` (m,) int32 of a binned store
     (out is indexed by row id, so rows may be any subset)."""
     n_trees = tree_node_offset.shape[0] - 1
+    flat = store.dense.reshape(-1)
+    width = store.dense.shape[1]
+    ahead = rows.shape[0] - PREFETCH_DISTANCE
     for i in prange(rows.shape[0]):
         r = rows[i]
+        if i < ahead and width:  # the rows are scattered: start loading a later row's bins now
+            prefetch(flat, rows[i + PREFETCH_DISTANCE] * width)
         for t in range(n_trees):
             leaf = _leaf_store(store, r, t, node_feature, node_bin, node_default_left, node_left,
                                node_right, tree_node_offset)

@@ -1,0 +1,126 @@
+"""Target scaling, per-output metrics, per-output early stopping, reusable callbacks."""
+import numpy as np
+import pytest
+
+import multigrove as mg
+from multigrove.datasets import make_multioutput_regression
+
+
+@pytest.fixture(scope="module")
+def wide_scales():
+    """Four targets whose spreads differ by a factor 400, one of them noisy and quick to overfit."""
+    X, Y = make_multioutput_regression(3000, 10, 4, seed=3)
+    Y = Y * np.array([200.0, 1.0, 30.0, 0.5])
+    Y[:, 1] += np.random.default_rng(0).normal(scale=2.0, size=len(Y))
+    return X[:2000], Y[:2000], X[2000:2500], Y[2000:2500], X[2500:], Y[2500:]
+
+
+def test_standardized_targets_equal_training_on_standardized_labels(wide_scales):
+    Xtr, Ytr, _, _, Xte, _ = wide_scales
+    mu, sd = Ytr.mean(0), Ytr.std(0)
+    scaled = mg.train({"target_scaling": "standard"}, mg.Dataset(Xtr, Ytr), 20)
+    manual = mg.train({"target_scaling": "none"}, mg.Dataset(Xtr, (Ytr - mu) / sd), 20)
+    np.testing.assert_allclose(scaled.predict(Xte), manual.predict(Xte) * sd + mu, rtol=1e-9, atol=1e-9)
+    # the model is in the user's units: a saved and reloaded model predicts the same
+    assert np.array_equal(mg.Booster(model_str=scaled.model_to_string()).predict(Xte), scaled.predict(Xte))
+
+
+def test_auto_scaling_applies_to_multi_output_regression_only(wide_scales):
+    Xtr, Ytr, _, _, Xte, _ = wide_scales
+    for params, scaled in (({}, True), ({"multi_strategy": "one_vs_all"}, False)):
+        a = mg.train(params, mg.Dataset(Xtr, Ytr), 5).predict(Xte)
+        b = mg.train(dict(params, target_scaling="standard" if scaled else "none"), mg.Dataset(Xtr, Ytr), 5)
+        np.testing.assert_allclose(a, b.predict(Xte), rtol=1e-12)
+    with pytest.raises(ValueError, match="target_scaling='standard' applies to objective 'regression'"):
+        mg.train({"objective": "multilabel", "target_scaling": "standard"}, mg.Dataset(Xtr, Ytr > 0), 1)
+
+
+def test_boost_from_average_false_starts_at_zero_in_the_users_units(wide_scales):
+    Xtr, Ytr, *_ = wide_scales
+    bst = mg.train({"boost_from_average": False, "target_scaling": "standard"}, mg.Dataset(Xtr, Ytr), 0)
+    np.testing.assert_allclose(bst.init_score, 0.0, atol=1e-9)
+
+
+def test_metrics_per_output(wide_scales):
+    Xtr, Ytr, Xva, Yva, _, _ = wide_scales
+    rec = {}
+    ds = mg.Dataset(Xtr, Ytr)
+    bst = mg.train({"metric": ["l2", "rmse"], "metric_per_output": True}, ds, 5,
+                   valid_sets=[mg.Dataset(Xva, Yva, reference=ds)], callbacks=[mg.record_evaluation(rec)])
+    err = (bst.predict(Xva) - Yva) ** 2
+    for j in range(4):
+        assert rec["valid_0"][f"l2[{j}]"][-1] == pytest.approx(err[:, j].mean(), rel=1e-9)
+        assert rec["valid_0"][f"rmse[{j}]"][-1] == pytest.approx(np.sqrt(err[:, j].mean()), rel=1e-9)
+    assert rec["valid_0"]["l2"][-1] == pytest.approx(err.mean(), rel=1e-9)
+
+
+@pytest.mark.parametrize("strategy", ["multi_output", "one_vs_all"])
+def test_per_output_early_stopping_keeps_every_output_at_its_best_round(wide_scales, strategy):
+    Xtr, Ytr, Xva, Yva, Xte, _ = wide_scales
+    rec = {}
+    ds = mg.Dataset(Xtr, Ytr)
+    bst = mg.train({"learning_rate": 0.3, "multi_strategy": strategy}, ds, 400,
+                   valid_sets=[mg.Dataset(Xva, Yva, reference=ds)],
+                   callbacks=[mg.early_stopping(15, verbose=False), mg.record_evaluation(rec)])  # "auto"
+    best = bst.output_best_iteration
+    assert best is not None and len(set(best)) > 1 and bst.best_iteration == max(best)
+    assert bst.current_iteration() < 400
+    for j, b in enumerate(best):
+        curve = np.array(rec["valid_0"][f"l2[{j}]"])
+        assert b == int(np.argmin(curve[:b + 15])) + 1                  # its own best round
+        # later trees add nothing to output j: the model predicts it as at its best round
+        np.testing.assert_array_equal(bst.predict(Xte, num_iteration=b)[:, j], bst.predict(Xte)[:, j])
+        assert np.mean((bst.predict(Xva)[:, j] - Yva[:, j]) ** 2) == pytest.approx(curve[b - 1], rel=1e-9)
+
+
+def test_joint_early_stopping_still_available_and_per_output_refused_for_softmax(wide_scales):
+    Xtr, Ytr, Xva, Yva, _, _ = wide_scales
+    ds = mg.Dataset(Xtr, Ytr)
+    va = mg.Dataset(Xva, Yva, reference=ds)
+    bst = mg.train({"learning_rate": 0.3}, ds, 400, valid_sets=[va],
+                   callbacks=[mg.early_stopping(15, verbose=False, per_output=False)])
+    assert bst.output_best_iteration is None and 0 < bst.best_iteration < 400
+    y = np.digitize(Ytr[:, 0], np.quantile(Ytr[:, 0], [0.33, 0.66]))
+    yv = np.digitize(Yva[:, 0], np.quantile(Ytr[:, 0], [0.33, 0.66]))
+    ds = mg.Dataset(Xtr, y)
+    with pytest.raises(ValueError, match="per_output=True\\) needs outputs trained independently"):
+        mg.train({"objective": "multiclass"}, ds, 10, valid_sets=[mg.Dataset(Xva, yv, reference=ds)],
+                 callbacks=[mg.early_stopping(5, per_output=True)])
+    with pytest.raises(ValueError, match="per_output must be True, False or 'auto'"):
+        mg.early_stopping(5, per_output="yes")
+
+
+def test_an_early_stopping_callback_can_be_reused(wide_scales):
+    Xtr, Ytr, Xva, Yva, _, _ = wide_scales
+    stop = mg.early_stopping(5, verbose=False, per_output=False)
+    results = []
+    for _ in range(2):
+        ds = mg.Dataset(Xtr, Ytr[:, 0])
+        bst = mg.train({"learning_rate": 0.5}, ds, 300, valid_sets=[mg.Dataset(Xva, Yva[:, 0], reference=ds)],
+                       callbacks=[stop])
+        results.append((bst.best_iteration, bst.current_iteration()))
+    assert results[0] == results[1]                       # the second run starts from a clean state
+
+
+def test_progress_bar_is_closed_when_early_stopping_ends_training(wide_scales, monkeypatch):
+    import tqdm.auto
+    closed = []
+
+    class Bar:
+        def __init__(self, total=None, desc=None):
+            self.n = 0
+
+        def update(self, k):
+            self.n += k
+
+        def set_postfix(self, d):
+            pass
+
+        def close(self):
+            closed.append(self.n)
+    monkeypatch.setattr(tqdm.auto, "tqdm", Bar)
+    Xtr, Ytr, Xva, Yva, _, _ = wide_scales
+    ds = mg.Dataset(Xtr, Ytr[:, 0])
+    bst = mg.train({"learning_rate": 0.5}, ds, 300, valid_sets=[mg.Dataset(Xva, Yva[:, 0], reference=ds)],
+                   callbacks=[mg.progress_bar(), mg.early_stopping(5, verbose=False)])
+    assert closed == [bst.current_iteration()] and bst.current_iteration() < 300
