@@ -6,6 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 import multigrove as mg
+from multigrove.boosting import builder as builder_module
 from multigrove.boosting.sampling import bagging_rows, feature_mask, goss_rows
 
 
@@ -148,6 +149,26 @@ def test_sampling_is_reproducible_under_a_seed(rng, params):
     runs = [mg.train(dict(params, seed=s), mg.Dataset(X, y), 8).predict(X) for s in (5, 5, 6)]
     np.testing.assert_array_equal(runs[0], runs[1])
     assert not np.array_equal(runs[0], runs[2])
+
+
+@pytest.mark.parametrize("params", [{"data_sample_strategy": "goss", "learning_rate": 0.5},
+                                    {"bagging_fraction": 0.3, "bagging_freq": 1},
+                                    {"bagging_fraction": 0.3, "bagging_freq": 1, "objective": "multiclass"}])
+def test_a_sample_copied_into_a_compact_store_grows_the_same_trees(rng, params, monkeypatch):
+    """A sample of at most half the rows is copied into a store of its own; the trees do not change."""
+    X, y, cats = _sparse_data(rng)
+    X = np.nan_to_num(X[:, list(range(12, 18)) + [-1]])   # one categorical one-hot, a dense column: no CSR part
+    y = cats[0] if params.get("objective") == "multiclass" else y
+    ds = mg.Dataset(X, y)
+    compact = mg.train(dict(params, seed=2), ds, 6)
+    assert ds.store.sparse_indptr.size == 0 and ds.store.bundle.shape[1] >= 1   # dense and bundled columns
+    monkeypatch.setattr(builder_module, "COMPACT_MAX_FRACTION", 0.0)
+    reference = mg.train(dict(params, seed=2), mg.Dataset(X, y), 6)
+    for a, b in zip(compact.trees, reference.trees):
+        np.testing.assert_array_equal(a.split_feature, b.split_feature)
+        np.testing.assert_array_equal(a.internal_count, b.internal_count)
+        np.testing.assert_allclose(a.leaf_value, b.leaf_value, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(compact.predict(X), reference.predict(X), rtol=1e-6, atol=1e-9)
 
 
 def test_bagging_draws_a_new_sample_every_bagging_freq_rounds(rng):

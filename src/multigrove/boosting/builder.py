@@ -22,6 +22,7 @@ from .._dtypes import HIST, INDEX
 from ..kernels.histogram import (build_histogram_chunks, build_histogram_columns, build_histogram_serial,
                                  build_histogram_wide)
 from ..kernels.partition import split_and_build
+from ..kernels.sampling import take_rows
 from ..kernels.store import BinnedStore
 
 #: row chunks with private histograms need this many updates per histogram row to pay for zeroing
@@ -38,6 +39,10 @@ COLUMN_ROOT_MAX_COLS = 3
 PARALLEL_PARTITION_MIN_ROWS = 16384
 #: below this many cell updates a histogram is built on one thread (a parallel region costs more)
 PARALLEL_MIN_WORK = 200_000
+#: a sample of at most this fraction of the rows (GOSS, bagging) is copied into a compact store of
+#: its own for the tree: histograms then read contiguous rows, and the root goes column by column
+#: (measured at 500k x 50, GOSS 0.2 / 0.1: the copy costs ~1 ms, the tree's kernels save ~6 ms)
+COMPACT_MAX_FRACTION = 0.5
 
 BUILD_NONE, BUILD_LEFT, BUILD_RIGHT = 0, 1, 2
 
@@ -85,6 +90,8 @@ class LocalBuilder:
         self.stats: np.ndarray | None = None
         self.rows = self._all_rows
         self.all_rows = True
+        self.tree_store = store       # the store this tree's kernels read: the full one or a compact sample
+        self.sample_rows: np.ndarray | None = None  # with a compact store: its rows in the full store
         self.leaf_start = np.zeros(1, np.int64)
         self.leaf_end = np.zeros(1, np.int64)
 
@@ -97,10 +104,17 @@ class LocalBuilder:
         but never enter a histogram, so that every row's leaf is known at the end: a partition pass
         costs about 2 ns a row, a walk down the finished tree about 25 (measured at 500k x 50)."""
         self.stats = stats
+        self.tree_store, self.sample_rows = self.store, None
         self.all_rows = rows is None
         if rows is None:
             self.rows = self._all_rows
             self._all_rows[:] = np.arange(self.store.n_rows, dtype=INDEX)  # partitions reorder it
+        elif self._can_compact(rows.shape[0]):
+            self.sample_rows = np.ascontiguousarray(rows, dtype=INDEX)
+            self.tree_store = compact_store(self.store, self.sample_rows)
+            self.stats = np.ascontiguousarray(stats[self.sample_rows])
+            self.rows = np.arange(rows.shape[0], dtype=INDEX)
+            self.all_rows = True
         else:
             self.rows = np.ascontiguousarray(rows, dtype=INDEX)
         self.other_rows = np.zeros(0, INDEX) if other_rows is None else np.array(other_rows, dtype=INDEX)
@@ -113,9 +127,14 @@ class LocalBuilder:
         if self._total.shape[0] != stats.shape[1]:
             self._total = np.empty(stats.shape[1], dtype=HIST)
 
+    def _can_compact(self, n_sample: int) -> bool:
+        """Whether a sample is copied into a store of its own (only stores without a sparse part:
+        those are two uint8 matrices; a CSR part would need its by-feature index rebuilt)."""
+        return self.store.sparse_indptr.shape[0] == 0 and n_sample <= COMPACT_MAX_FRACTION * self.store.n_rows
+
     def _schedule(self, n_rows: int) -> int:
         """0 serial, 1 row chunks, >= 2 statistic-column blocks (see kernels.partition.split_and_build)."""
-        store, width = self.store, self.stats.shape[1]
+        store, width = self.tree_store, self.stats.shape[1]
         per_row = store.dense.shape[1] + store.bundle.shape[1] + store.sparse_bins.shape[0] / max(store.n_rows, 1)
         updates = n_rows * per_row
         if self.n_threads == 1 or updates * width < PARALLEL_MIN_WORK \
@@ -131,24 +150,24 @@ class LocalBuilder:
             return self._no_scratch
         buf = self._scratch.get(width)
         if buf is None:
-            buf = self._scratch[width] = np.empty((self.n_threads, self.store.total_bins, width), dtype=HIST)
+            buf = self._scratch[width] = np.empty((self.n_threads, self.tree_store.total_bins, width), dtype=HIST)
         return buf
 
     def root(self, out: np.ndarray) -> np.ndarray:
         total = np.empty(out.shape[1], dtype=HIST)
         schedule = self._schedule(self.rows.shape[0])
         if schedule == 1 and self.all_rows and out.shape[1] <= COLUMN_ROOT_MAX_COLS:
-            build_histogram_columns(self.store, self.stats, self._scratch_for(1), out, total)
+            build_histogram_columns(self.tree_store, self.stats, self._scratch_for(1), out, total)
         elif schedule == 0:
-            build_histogram_serial(self.store, self.rows, self.stats, out, total)
+            build_histogram_serial(self.tree_store, self.rows, self.stats, out, total)
         elif schedule == 1:
-            build_histogram_chunks(self.store, self.rows, self.stats, self._scratch_for(1), out, total)
+            build_histogram_chunks(self.tree_store, self.rows, self.stats, self._scratch_for(1), out, total)
         else:
-            build_histogram_wide(self.store, self.rows, self.stats, schedule, out, total)
+            build_histogram_wide(self.tree_store, self.rows, self.stats, schedule, out, total)
         return total
 
     def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None]) -> None:
-        total = self._total if self.store.derived.shape[0] else self._no_total
+        total = self._total if self.tree_store.derived.shape[0] else self._no_total
         for req, out in zip(requests, outs):
             start, end = int(self.leaf_start[req.leaf]), int(self.leaf_end[req.leaf])
             parallel = end - start >= PARALLEL_PARTITION_MIN_ROWS and self.n_threads > 1
@@ -157,7 +176,7 @@ class LocalBuilder:
                 schedule, hist = 0, self._no_hist
             else:
                 schedule, hist = self._schedule((end - start) // 2), out
-            n_left = split_and_build(self.store, self.rows, start, end, req.feature, req.threshold_bin,
+            n_left = split_and_build(self.tree_store, self.rows, start, end, req.feature, req.threshold_bin,
                                      req.default_left, req.build, self.stats, schedule, self._tmp, counts,
                                      self._scratch_for(schedule), hist, total)
             self.leaf_end[req.leaf] = start + n_left
@@ -179,8 +198,20 @@ class LocalBuilder:
 
     def leaf_segments(self, n_leaves: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rows, leaf_start, leaf_end): leaf l of the last tree holds rows[leaf_start[l]:leaf_end[l]]."""
+        if self.sample_rows is not None:
+            return self.sample_rows[self.rows], self.leaf_start[:n_leaves], self.leaf_end[:n_leaves]
         return self.rows, self.leaf_start[:n_leaves], self.leaf_end[:n_leaves]
 
     def other_segments(self, n_leaves: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """As leaf_segments, for the rows left out of the tree's sample."""
         return self.other_rows, self.other_start[:n_leaves], self.other_end[:n_leaves]
+
+
+def compact_store(store: BinnedStore, rows: np.ndarray) -> BinnedStore:
+    """The store of the given rows (ascending) only, for a store without a sparse part."""
+    width_d, width_b = store.dense.shape[1], store.bundle.shape[1]
+    dense, dense_cols = np.empty((rows.shape[0], width_d), np.uint8), np.empty((rows.shape[0], width_d), np.uint8, order="F")
+    bundle, bundle_cols = np.empty((rows.shape[0], width_b), np.uint8), np.empty((rows.shape[0], width_b), np.uint8, order="F")
+    take_rows(store.dense, rows, dense, dense_cols)
+    take_rows(store.bundle, rows, bundle, bundle_cols)
+    return store._replace(dense=dense, dense_cols=dense_cols, bundle=bundle, bundle_cols=bundle_cols)

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._dtypes import INDEX
-from ..kernels.sampling import goss_select
+from ..kernels.sampling import goss_select, row_sq_norms, uniform_select
 
 
 class RowSample(NamedTuple):
@@ -37,13 +37,14 @@ def bagging_rows(n_rows: int, fraction: float, rng: np.random.Generator) -> RowS
     if fraction >= 1.0:
         return ALL_ROWS
     size = max(1, int(round(fraction * n_rows)))
-    drawn = np.zeros(n_rows, np.bool_)
-    drawn[rng.choice(n_rows, size, replace=False)] = True
-    return RowSample(np.flatnonzero(drawn).astype(INDEX), np.flatnonzero(~drawn).astype(INDEX))
+    rows, left_out = np.empty(size, INDEX), np.empty(n_rows - size, INDEX)
+    uniform_select(rng.random(n_rows), size, rows, left_out)
+    return RowSample(rows, left_out)
 
 
 def goss_rows(magnitude: np.ndarray, top_rate: float, other_rate: float, rng: np.random.Generator) -> RowSample:
-    """GOSS on per-row gradient magnitudes (n,): the top rows plus a uniform draw of the rest."""
+    """GOSS on per-row gradient magnitudes (n,), or any increasing function of them (squared
+    norms): the top rows plus a uniform draw of the rest."""
     n = magnitude.shape[0]
     n_top = int(round(top_rate * n))
     n_other = min(int(round(other_rate * n)), n - n_top)
@@ -53,13 +54,15 @@ def goss_rows(magnitude: np.ndarray, top_rate: float, other_rate: float, rng: np
     rows = np.empty(n_top + n_other, INDEX)
     left_out = np.empty(n - n_top - n_other, INDEX)
     other = np.empty(n_other, INDEX)
-    goss_select(magnitude, threshold, n_top, n_other, rng.random(n), rows, left_out, other)
+    goss_select(magnitude, threshold, n_top, n_other, rng.random(n - n_top), rows, left_out, other)
     return RowSample(rows, left_out, other, (1.0 - top_rate) / other_rate)
 
 
 def row_magnitudes(G: np.ndarray) -> np.ndarray:
-    """L2 norm of every gradient row (n, k)."""
-    return np.sqrt(np.einsum("ij,ij->i", G, G, dtype=np.float64))
+    """Squared L2 norm of every gradient row (n, k) float32 (GOSS ranks rows by it)."""
+    out = np.empty(G.shape[0], np.float32)
+    row_sq_norms(G, out)
+    return out
 
 
 def feature_mask(n_features: int, fraction: float, rng: np.random.Generator) -> np.ndarray | None:

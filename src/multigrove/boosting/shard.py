@@ -17,6 +17,7 @@ import numpy as np
 from .._dtypes import HIST, INDEX, SCORE, STAT
 from ..kernels.partition import add_leaf_values
 from ..kernels.predict import predict_store
+from ..kernels.sampling import scale_rows
 from ..kernels.split import segment_sums
 from ..kernels.store import BinnedStore
 from .builder import LocalBuilder, SplitRequest
@@ -153,9 +154,9 @@ class TrainingShard:
             sample = goss_rows(row_magnitudes(self.split_stats[:, : slay.k]), spec.top_rate, spec.other_rate, rng)
             if sample.amplified is not None:  # gradients and Hessians, not the count column
                 factor = np.float32(sample.factor)
-                self.S[sample.amplified, : self.layout.count_col] *= factor
+                scale_rows(self.S, sample.amplified, self.layout.count_col, factor)
                 if self.split_stats is not self.S:
-                    self.split_stats[sample.amplified, : slay.count_col] *= factor
+                    scale_rows(self.split_stats, sample.amplified, slay.count_col, factor)
             self.sample = sample
         else:
             self.sample = ALL_ROWS

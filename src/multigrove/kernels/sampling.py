@@ -1,5 +1,16 @@
-"""Row selection for GOSS in one pass over the rows."""
-from numba import njit
+"""Row selection for GOSS and row copies for a sampled tree's store."""
+from numba import njit, prange
+
+
+@njit(parallel=True, cache=True)
+def row_sq_norms(stats, out):
+    """OUT out (n,) float32: the squared L2 norm of every row of stats (n, k) float32."""
+    k = stats.shape[1]
+    for i in prange(stats.shape[0]):
+        acc = 0.0
+        for j in range(k):
+            acc += stats[i, j] * stats[i, j]
+        out[i] = acc
 
 
 @njit(cache=True)
@@ -8,8 +19,9 @@ def goss_select(magnitude, threshold, n_top, n_other, uniforms, out_rows, out_le
     replacement (Knuth's selection sampling: each row of the rest is taken with probability
     still-needed / still-left, so exactly n_other are drawn), all in ascending row order.
 
-    IN  magnitude (n,) float64; threshold: the n_top-th largest magnitude (rows above it are top
-        rows; rows equal to it fill the top in row order); uniforms (n,) float64 in [0, 1).
+    IN  magnitude (n,); threshold: the n_top-th largest magnitude (rows above it are top rows;
+        rows equal to it fill the top in row order); uniforms (n - n_top,) float64 in [0, 1),
+        one for each row of the rest, in row order.
     OUT out_rows (n_top + n_other,) int32: the kept rows, ascending.
     OUT out_left_out (n - n_top - n_other,) int32: the other rows, ascending.
     OUT out_other (n_other,) int32: the drawn rows of the rest, ascending.
@@ -35,7 +47,7 @@ def goss_select(magnitude, threshold, n_top, n_other, uniforms, out_rows, out_le
             out_rows[k] = i
             k += 1
             continue
-        if needed > 0 and uniforms[i] * rest_left < needed:
+        if needed > 0 and uniforms[n - n_top - rest_left] * rest_left < needed:
             out_rows[k] = i
             out_other[j] = i
             k += 1
@@ -45,3 +57,61 @@ def goss_select(magnitude, threshold, n_top, n_other, uniforms, out_rows, out_le
             out_left_out[q] = i
             q += 1
         rest_left -= 1
+
+
+@njit(cache=True)
+def uniform_select(uniforms, n_take, out_rows, out_left_out):
+    """Draw n_take of n rows uniformly without replacement (selection sampling, as goss_select).
+
+    IN  uniforms (n,) float64 in [0, 1).
+    OUT out_rows (n_take,) int32 and out_left_out (n - n_take,) int32: the drawn and the other rows, ascending.
+    """
+    n = uniforms.shape[0]
+    needed = n_take
+    k = 0
+    q = 0
+    for i in range(n):
+        if needed > 0 and uniforms[i] * (n - i) < needed:
+            out_rows[k] = i
+            k += 1
+            needed -= 1
+        else:
+            out_left_out[q] = i
+            q += 1
+
+
+@njit(parallel=True, cache=True)
+def scale_rows(stats, rows, n_cols, factor):
+    """OUT stats (n, C) float32, in place: the first n_cols columns of the given rows times factor."""
+    for i in prange(rows.shape[0]):
+        r = rows[i]
+        for j in range(n_cols):
+            stats[r, j] *= factor
+
+
+#: rows per task of take_rows; a constant trip count lets the compiler unroll the Fortran copy's
+#: inner loop (16: 1.2 ms for 150k x 50, a loop to a variable bound 2.9 ms)
+_TAKE_BLOCK = 16
+
+
+@njit(parallel=True, cache=True)
+def take_rows(matrix, rows, out_c, out_f):
+    """Copy the given rows of a uint8 matrix into a C-order and a Fortran-order matrix.
+
+    IN  matrix (n, m) C order; rows (k,) int32.
+    OUT out_c (k, m) C order and out_f (k, m) Fortran order: row i is matrix row rows[i].
+    """
+    k = rows.shape[0]
+    m = matrix.shape[1]
+    n_blocks = k // _TAKE_BLOCK
+    for b in prange(n_blocks):
+        lo = b * _TAKE_BLOCK
+        for i in range(_TAKE_BLOCK):
+            out_c[lo + i, :] = matrix[rows[lo + i], :]
+        for j in range(m):
+            for i in range(_TAKE_BLOCK):
+                out_f[lo + i, j] = out_c[lo + i, j]
+    for i in range(n_blocks * _TAKE_BLOCK, k):
+        out_c[i, :] = matrix[rows[i], :]
+        for j in range(m):
+            out_f[i, j] = out_c[i, j]

@@ -1,0 +1,70 @@
+"""Rung 1 for the sampling kernels: GOSS and bagging selections, the row norms GOSS ranks by, the
+amplification of the drawn rows and the compact copy of a sample's rows, each against a plain NumPy twin."""
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from multigrove.kernels.sampling import row_sq_norms, scale_rows, take_rows, uniform_select
+
+SETTINGS = settings(max_examples=30, deadline=None)
+
+
+@SETTINGS
+@given(n=st.integers(1, 300), k=st.integers(1, 6), seed=st.integers(0, 2**16))
+def test_row_sq_norms_equal_numpy(n, k, seed):
+    stats = np.random.default_rng(seed).normal(size=(n, k + 2)).astype(np.float32)[:, :k]  # a strided view
+    out = np.empty(n, np.float32)
+    row_sq_norms(stats, out)
+    np.testing.assert_allclose(out, (stats.astype(np.float64) ** 2).sum(1), rtol=1e-5)
+
+
+@SETTINGS
+@given(n=st.integers(1, 300), frac=st.floats(0, 1), seed=st.integers(0, 2**16))
+def test_uniform_select_draws_exactly_n_take_rows_in_order(n, frac, seed):
+    n_take = int(round(frac * n))
+    uniforms = np.random.default_rng(seed).random(n)
+    rows, left_out = np.empty(n_take, np.int32), np.empty(n - n_take, np.int32)
+    uniform_select(uniforms, n_take, rows, left_out)
+    # the twin: row i is drawn when its uniform is below still-needed / still-left
+    drawn, needed = [], n_take
+    for i in range(n):
+        if needed and uniforms[i] < needed / (n - i):
+            drawn.append(i)
+            needed -= 1
+    np.testing.assert_array_equal(rows, drawn)
+    np.testing.assert_array_equal(np.sort(np.concatenate([rows, left_out])), np.arange(n))
+    assert np.all(np.diff(left_out) > 0)
+
+
+def test_uniform_select_is_uniform():
+    counts = np.zeros(10)
+    for seed in range(2000):
+        rows, rest = np.empty(3, np.int32), np.empty(7, np.int32)
+        uniform_select(np.random.default_rng(seed).random(10), 3, rows, rest)
+        counts[rows] += 1
+    expected = 2000 * 3 / 10
+    assert np.all(np.abs(counts - expected) < 5 * np.sqrt(expected))
+
+
+@SETTINGS
+@given(n=st.integers(1, 200), c=st.integers(1, 5), seed=st.integers(0, 2**16))
+def test_scale_rows_scales_the_given_rows_and_columns_only(n, c, seed):
+    rng = np.random.default_rng(seed)
+    stats = rng.normal(size=(n, c + 1)).astype(np.float32)
+    rows = np.flatnonzero(rng.random(n) < 0.4).astype(np.int32)
+    expected = stats.copy()
+    expected[rows, :c] *= np.float32(3.5)
+    scale_rows(stats, rows, c, np.float32(3.5))
+    np.testing.assert_array_equal(stats, expected)
+
+
+@SETTINGS
+@given(n=st.integers(1, 300), m=st.integers(0, 40), seed=st.integers(0, 2**16))
+def test_take_rows_copies_rows_in_both_orders(n, m, seed):
+    rng = np.random.default_rng(seed)
+    matrix = rng.integers(0, 256, (n, m), dtype=np.uint8)
+    rows = np.flatnonzero(rng.random(n) < 0.5).astype(np.int32)
+    out_c = np.empty((rows.size, m), np.uint8)
+    out_f = np.empty((rows.size, m), np.uint8, order="F")
+    take_rows(matrix, rows, out_c, out_f)
+    np.testing.assert_array_equal(out_c, matrix[rows])
+    np.testing.assert_array_equal(out_f, matrix[rows])
