@@ -73,6 +73,12 @@ ALIASES = {
 SPARSE_THRESHOLD_NARROW = 0.8
 SPARSE_THRESHOLD_WIDE = 0.5
 
+#: default leaves per tree (num_leaves=None): LightGBM's 31 for one output; a multi-output tree
+#: replaces one tree per output, and with 127 leaves it reaches a lower test loss in less time (Otto:
+#: LightGBM's best log loss in 0.84-0.89x LightGBM's time; rf1 and scm20d: lower RMSE, BENCHMARKS.md)
+SINGLE_OUTPUT_LEAVES = 31
+MULTI_OUTPUT_LEAVES = 127
+
 #: parameters that decide how a Dataset is binned (the rest only affect training)
 DATASET_PARAMS = ("max_bin", "bin_construct_sample_cnt", "seed", "enable_bundle", "max_conflict_rate",
                   "is_enable_sparse", "sparse_threshold")
@@ -98,12 +104,14 @@ class Params:
     #                                        multi_output trees of several targets (rf1: 1.0095 vs 1.0407 test RMSE)
     multi_strategy: str = "multi_output"   # one tree for all outputs, or one tree per output per round
     growth_policy: str = "leafwise"        # best-first (GBDT-MO Alg. 5) or level by level
-    sketch: str = "none"                   # score splits on a k-column sketch of the gradients (SketchBoost)
-    sketch_k: int = 5                      # columns of the sketch (ignored by "none" and "auto")
+    sketch: Any = None                     # score splits on a k-column sketch of the gradients (SketchBoost);
+    #                                        None: "random_projection" for a multi-output tree of more than
+    #                                        sketch_k outputs with dense leaves, else "none" (see sketch_for)
+    sketch_k: int = 3                      # columns of the sketch (ignored by "none" and "auto")
     leaf_sparsity: int = 0                 # 0 = dense leaves; k = each leaf keeps its top-k outputs (GBDT-MO)
     sparse_split: str = "unrestricted"     # split scoring with sparse leaves: GBDT-MO Alg. 3 or Alg. 4
     learning_rate: float = 0.1
-    num_leaves: int = 31
+    num_leaves: Any = None                 # None: 31 for one-output trees, 127 for multi-output trees (see leaves_for)
     max_depth: int = -1                    # -1 = no limit
     min_data_in_leaf: int = 20
     min_sum_hessian_in_leaf: float = 1e-3  # on the mean over outputs of a child's Hessian sums
@@ -184,15 +192,17 @@ class Params:
         _choice("multi_strategy", self.multi_strategy, STRATEGIES)
         _choice("target_scaling", self.target_scaling, TARGET_SCALINGS)
         _choice("growth_policy", self.growth_policy, GROW_POLICIES)
-        _choice("sketch", self.sketch, SKETCHES)
+        if self.sketch is not None:
+            _choice("sketch", self.sketch, SKETCHES)
         set_("sketch_k", _int("sketch_k", self.sketch_k, low=1))
         set_("leaf_sparsity", _int("leaf_sparsity", self.leaf_sparsity, low=0))
         _choice("sparse_split", self.sparse_split, SPARSE_SPLITS)
-        if self.multi_strategy == "one_vs_all" and (self.sketch != "none" or self.leaf_sparsity):
+        if self.multi_strategy == "one_vs_all" and (self.sketch not in (None, "none") or self.leaf_sparsity):
             raise ValueError("sketch and leaf_sparsity apply to multi_output trees; "
                              "multi_strategy='one_vs_all' grows one-output trees")
         set_("learning_rate", _real("learning_rate", self.learning_rate, low=0.0, low_open=True))
-        set_("num_leaves", _int("num_leaves", self.num_leaves, low=2, high=131072))
+        if self.num_leaves is not None:
+            set_("num_leaves", _int("num_leaves", self.num_leaves, low=2, high=131072))
         md = _int("max_depth", self.max_depth, low=-1)
         if md == 0:
             raise ValueError("max_depth must be >= 1 or -1 (no limit), got 0")
@@ -247,11 +257,34 @@ class Params:
             return self.multi_strategy == "multi_output" and n_outputs > 1
         return self.target_scaling == "standard"
 
+    def _multi_output_tree(self, n_outputs: int) -> bool:
+        return self.multi_strategy == "multi_output" and n_outputs > 1
+
+    def leaves_for(self, n_outputs: int) -> int:
+        """The leaves per tree: num_leaves, or when it is None, 31 for one-output trees and
+        MULTI_OUTPUT_LEAVES for a multi-output tree, which stands in for n_outputs trees of 31 leaves
+        (measured in BENCHMARKS.md: Otto, rf1 and scm20d reach a lower test loss, Otto sooner)."""
+        if self.num_leaves is not None:
+            return self.num_leaves
+        return MULTI_OUTPUT_LEAVES if self._multi_output_tree(n_outputs) else SINGLE_OUTPUT_LEAVES
+
+    def sketch_for(self, n_outputs: int) -> str:
+        """The split-scoring sketch: sketch, or when it is None, a random projection to sketch_k
+        columns for a multi-output tree with dense leaves and more than sketch_k outputs (SketchBoost:
+        projections of the gradients lose little of the split ranking and regularise; Otto, rf1 and
+        scm20d reach a lower test loss), else "none"; top-k sparse leaves score splits by their own
+        rule (sparse_split)."""
+        if self.sketch is not None:
+            return self.sketch
+        sketchable = self._multi_output_tree(n_outputs) and n_outputs > self.sketch_k
+        sparse_leaves = 0 < self.leaf_sparsity < n_outputs
+        return "random_projection" if sketchable and not sparse_leaves else "none"
+
     def sparse_threshold_for(self, n_outputs: int) -> float:
         """The sparse threshold to bin with (see the field's comment)."""
         if self.sparse_threshold is not None:
             return self.sparse_threshold
-        wide = self.multi_strategy == "multi_output" and n_outputs > 1
+        wide = self._multi_output_tree(n_outputs)
         return SPARSE_THRESHOLD_WIDE if wide else SPARSE_THRESHOLD_NARROW
 
     @property

@@ -26,6 +26,11 @@ _SET_BY_ESTIMATOR = ("objective", "num_class", "num_outputs", "metric", "eval_at
 _PASSED = tuple(f.name for f in dataclasses.fields(Params) if f.name not in _SET_BY_ESTIMATOR)
 
 
+def _is_default(name: str, value) -> bool:
+    default = _D[name]
+    return value is default or (type(value) is type(default) and value == default)
+
+
 class _GroveBase(BaseEstimator):
     def __init__(self, n_estimators=100, *, learning_rate=_D["learning_rate"], num_leaves=_D["num_leaves"],
                  max_depth=_D["max_depth"], min_data_in_leaf=_D["min_data_in_leaf"],
@@ -77,7 +82,8 @@ class _GroveBase(BaseEstimator):
 
     # ------------------------------------------------------------------ shared machinery
     def _train_params(self, objective: str, extra: dict) -> dict:
-        params = {name: getattr(self, name) for name in _PASSED}
+        # only what differs from the defaults counts as given (Params.given: warnings on what has no effect)
+        params = {name: getattr(self, name) for name in _PASSED if not _is_default(name, getattr(self, name))}
         params["objective"] = objective
         params.update(extra)
         return params

@@ -109,7 +109,8 @@ def mt():
 @pytest.mark.parametrize("sketch", ["top_outputs", "random_sampling", "random_projection", "svd", "auto"])
 def test_leaf_values_come_from_the_full_gradients(mt, sketch):
     X, Y = mt
-    bst = mg.train({"sketch": sketch, "sketch_k": 2, "learning_rate": 1.0, "lambda_l2": 1.0, "num_leaves": 6,
+    k = {} if sketch == "auto" else {"sketch_k": 2}  # auto picks its own k
+    bst = mg.train({"sketch": sketch, **k, "learning_rate": 1.0, "lambda_l2": 1.0, "num_leaves": 6,
                     "boost_from_average": False, "target_scaling": "none"}, mg.Dataset(X, Y), 1)
     tree = bst.trees[0]
     assert tree.leaf_value.shape == (6, 12)
@@ -123,7 +124,7 @@ def test_leaf_values_come_from_the_full_gradients(mt, sketch):
 def test_sketch_keeping_every_column_equals_no_sketch(mt):
     X, Y = mt
     a = mg.train({"objective": "regression", "sketch": "top_outputs", "sketch_k": 12}, mg.Dataset(X, Y), 5)
-    b = mg.train({"objective": "regression"}, mg.Dataset(X, Y), 5)
+    b = mg.train({"objective": "regression", "sketch": "none"}, mg.Dataset(X, Y), 5)
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
 
 
@@ -147,3 +148,29 @@ def test_sketches_learn_classification(rng, objective):
                         "max_depth": 4}, ds, 300, valid_sets=[va], callbacks=[mg.early_stopping(10, verbose=False)])
         acc = (bst.predict(X[2000:]).argmax(1) == y[2000:]).mean()
         assert acc > 0.75, (sketch, acc)
+
+
+def test_default_sketch_and_leaves_follow_the_number_of_outputs():
+    p = mg.Params()
+    assert (p.sketch_for(1), p.leaves_for(1)) == ("none", 31)
+    assert (p.sketch_for(3), p.leaves_for(3)) == ("none", 127)  # no more outputs than sketch_k columns
+    assert (p.sketch_for(9), p.leaves_for(9)) == ("random_projection", 127)
+    assert mg.Params(leaf_sparsity=2).sketch_for(9) == "none"  # sparse leaves score splits their own way
+    assert mg.Params(multi_strategy="one_vs_all").sketch_for(9) == "none"
+    assert mg.Params(multi_strategy="one_vs_all").leaves_for(9) == 31
+    assert (mg.Params(num_leaves=15, sketch="svd").leaves_for(9), mg.Params(sketch="svd").sketch_for(9)) == (15, "svd")
+
+
+def test_the_default_multi_output_tree_is_a_127_leaf_sketched_tree(mt):
+    X, Y = mt
+    default = mg.train({"seed": 1}, mg.Dataset(X, Y), 3)
+    spelled = mg.train({"seed": 1, "sketch": "random_projection", "sketch_k": 3, "num_leaves": 127},
+                       mg.Dataset(X, Y), 3)
+    np.testing.assert_array_equal(default.predict(X), spelled.predict(X))
+    assert max(t.n_leaves for t in default.trees) > 31
+
+
+def test_sketch_k_without_a_sketch_is_warned_about(mt):
+    X, Y = mt
+    with pytest.warns(mg.MultigroveWarning, match="sketch_k=4 has no effect"):
+        mg.train({"sketch": "none", "sketch_k": 4}, mg.Dataset(X, Y), 1)

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from scipy.special import expit, softmax
 
 from .._fileio import atomic_write
-from .._validation import check_features
+from .._validation import check_features, check_int
 from ..kernels.predict import predict_leaf_raw, predict_raw
 from .tree import Tree, stack_trees
 
@@ -96,12 +96,14 @@ class Booster:
     def current_iteration(self) -> int:
         return len(self.trees) // max(self.trees_per_iteration, 1)
 
-    def _trees_for(self, num_iteration: int | None) -> list[Tree]:
-        if num_iteration is None:
+    def _trees_for(self, num_iteration: int | None, start_iteration: int = 0) -> list[Tree]:
+        start_iteration = check_int(start_iteration, "start_iteration", 0, self.current_iteration())
+        if num_iteration is None and start_iteration == 0:
             num_iteration = self.best_iteration if self.best_iteration > 0 else self.current_iteration()
-        if num_iteration <= 0:
-            num_iteration = self.current_iteration()
-        return self.trees[: num_iteration * self.trees_per_iteration]
+        if num_iteration is None or num_iteration <= 0:
+            num_iteration = self.current_iteration() - start_iteration
+        per = self.trees_per_iteration
+        return self.trees[start_iteration * per: (start_iteration + num_iteration) * per]
 
     def _stacked(self, trees: list[Tree]) -> dict:
         if trees is self.trees or len(trees) == len(self.trees):
@@ -112,24 +114,28 @@ class Booster:
 
     # ------------------------------------------------------------------ prediction
     def predict(self, X, raw_score: bool = False, num_iteration: int | None = None,
-                pred_leaf: bool = False) -> np.ndarray:
+                pred_leaf: bool = False, start_iteration: int = 0) -> np.ndarray:
         """Predict for raw features X (n_rows, n_features).
 
         Returns values (regression), probabilities (binary: P(y=1); multiclass: (n, K);
         multilabel: (n, L) independent probabilities), or raw scores with raw_score=True.
         One-output models return shape (n,).  With pred_leaf=True: (n, n_trees) leaf indices.
-        num_iteration defaults to best_iteration when early stopping set one.
+        num_iteration defaults to best_iteration when early stopping set one.  start_iteration > 0
+        uses the trees of rounds start_iteration .. start_iteration + num_iteration - 1 (num_iteration
+        None or <= 0: up to the last round) without the start score, so that the raw scores of
+        consecutive ranges add up to the raw score of the whole model (staged prediction).
         """
         X, _ = check_features(X, n_features=self.n_features, allow_empty=True)
         rows = _raw_rows(X)
-        trees = self._trees_for(num_iteration)
+        trees = self._trees_for(num_iteration, start_iteration)
         s = self._stacked(trees)
         if pred_leaf:
             out = np.zeros((X.shape[0], len(trees)), dtype=np.int32)
             predict_leaf_raw(*rows, s["node_feature"], s["node_threshold"], s["node_default_left"],
                              s["node_left"], s["node_right"], s["tree_node_offset"], out)
             return out
-        raw = np.tile(self.init_score, (X.shape[0], 1))
+        start = self.init_score if start_iteration == 0 else np.zeros_like(self.init_score)
+        raw = np.tile(start, (X.shape[0], 1))
         predict_raw(*rows, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
                     s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"],
                     s["leaf_cols"], s["leaf_vals"], raw)

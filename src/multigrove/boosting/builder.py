@@ -6,8 +6,8 @@ return the histogram of one child (the smaller one; the grower gets the other by
 Anything that can answer those two questions can grow trees with the one grower:
 
 * ``LocalBuilder`` (here): the Numba kernels over this process's binned rows;
-* ``multigrove.dask``: every worker answers for its own rows and the histograms are summed;
-* a GPU builder would do the same on the device.
+* a distributed builder (the planned ``multigrove.dask``, issue 20) would have every worker answer
+  for its own rows and sum the histograms; a GPU builder would do the same on the device.
 
 Leaves are numbered as the grower numbers them: a split leaf keeps its number for its left
 child and the right child gets ``new_leaf``.

@@ -163,7 +163,7 @@ class Validation(NamedTuple):
 def boost(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation], mapper, feval,
           callbacks: list, rounds: int, threads: int) -> Booster:
     """The boosting loop over training rows that answer the TrainingShard requests (this process's
-    rows, or every worker's through multigrove.dask)."""
+    rows; a distributed trainer would pass a proxy over every worker's shard)."""
     metrics = p.metric if p.metric is not None else objective_default_metric(p.objective)
     for m in metrics:
         check_metric_fits(m, loss.name, loss.n_outputs)
@@ -171,6 +171,10 @@ def boost(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation
         warnings.warn(f"bagging_fraction={p.bagging_fraction} has no effect with bagging_freq=0 (rows are drawn "
                       "every bagging_freq rounds): set bagging_freq >= 1", MultigroveWarning, stacklevel=3)
     make_trees = _TreeMaker(p, rows, mapper.hist_offsets, loss.n_outputs, threads)
+    if "sketch_k" in p.given and make_trees.sketch in ("none", "auto"):
+        warnings.warn(f"sketch_k={p.sketch_k} has no effect: splits are scored with sketch={make_trees.sketch!r} "
+                      f"({loss.n_outputs} outputs, multi_strategy={p.multi_strategy!r})", MultigroveWarning,
+                      stacklevel=3)
     started = time.perf_counter()
     cbs = sorted(callbacks, key=lambda cb: getattr(cb, "order", 0))
     stops_per_output = [cb for cb in cbs if _stops_per_output(cb, loss)]
@@ -221,9 +225,11 @@ class _TreeMaker:
         self.layout = rows.layout
         topk = p.leaf_sparsity if 0 < p.leaf_sparsity < n_outputs else 0
         self.topk = topk if p.multi_strategy == "multi_output" else 0
-        sketched = p.multi_strategy == "multi_output" and p.sketch != "none"
+        self.sketch = p.sketch_for(n_outputs)
+        self.num_leaves = p.leaves_for(n_outputs)
+        sketched = p.multi_strategy == "multi_output" and self.sketch != "none"
         # with a sketch, splits are scored densely on the sketch and only the leaves are sparse
-        self.cfg = GrowerConfig(num_leaves=p.num_leaves, max_depth=p.max_depth, min_data_in_leaf=p.min_data_in_leaf,
+        self.cfg = GrowerConfig(num_leaves=self.num_leaves, max_depth=p.max_depth, min_data_in_leaf=p.min_data_in_leaf,
                                 min_sum_hessian_in_leaf=p.min_sum_hessian_in_leaf, lambda_l2=p.lambda_l2,
                                 min_gain_to_split=p.min_gain_to_split, growth_policy=p.growth_policy,
                                 n_threads=threads, topk=0 if sketched else self.topk,
@@ -249,7 +255,7 @@ class _TreeMaker:
         return SampleSpec("all", 1.0, 0.0, 0.0, (p.seed,))
 
     def _grow(self, rows, slay: StatLayout) -> GrownTree:
-        rows.begin_tree(self.p.num_leaves)
+        rows.begin_tree(self.num_leaves)
         mask = feature_mask(self.n_features, self.p.feature_fraction, self.column_rng)
         return self._grower(slay).grow(rows, mask)
 
@@ -257,7 +263,7 @@ class _TreeMaker:
         p, d = self.p, self.d
         trees = []
         if p.multi_strategy == "multi_output":
-            plan = plan_sketch(p.sketch, p.sketch_k, d, self.rng, rows.column_sq_norms, rows.gram_product)
+            plan = plan_sketch(self.sketch, p.sketch_k, d, self.rng, rows.column_sq_norms, rows.gram_product)
             slay = rows.set_split_statistics(plan)
             rows.draw_rows(self._sample_spec(iteration))
             grown = self._grow(rows, slay)

@@ -5,8 +5,9 @@ gradient statistics) and answers the engine's row-side requests: compute gradien
 global quantities a sketch needs (column norms, Gram products), set the statistics splits are
 scored on, build histograms for the grower (it is a ``HistogramBuilder``), sum leaf statistics,
 add a finished tree to the scores, and report metric parts.  ``EvalShard`` does the same for a
-validation set.  A local run has one of each per data set; ``multigrove.dask`` keeps one per
-worker and sums what they return, so the engine and the grower are the same in both.
+validation set.  A local run has one of each per data set; a distributed run (the planned
+``multigrove.dask``) would keep one per worker and sum what they return, so that the engine and the
+grower stay the same in both.
 """
 from __future__ import annotations
 
