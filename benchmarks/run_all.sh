@@ -23,3 +23,20 @@ $PY benchmarks/time_to_loss.py --datasets delicious --systems mg_full,mg_rp5,mg_
 $PY benchmarks/sparse_leaves.py --out benchmarks/results/sparse_leaves.jsonl
 # issue 4: label trees vs Omikuji and napkinXC (the synthetic set takes tens of minutes per system)
 $PY benchmarks/xmc.py --datasets bibtex delicious corel5k enron synthetic --out benchmarks/results/xmc.jsonl
+# issue 17: the engine, second wave
+$PY benchmarks/engine_profile.py
+$PY benchmarks/engine_profile.py --params '{"data_sample_strategy": "goss"}'
+for n in 625000 1250000; do
+    $PY benchmarks/compare.py --task regression --n-rows $n --n-outputs 1 --systems mg,lgbm --repeats 3 \
+        --out benchmarks/results/single_output_w2.jsonl
+done
+$PY benchmarks/small_data.py --repeats 3 --out benchmarks/results/small_data.jsonl
+$PY benchmarks/otto_time_to_target.py --repeats 3 --out benchmarks/results/otto_ttt.jsonl
+$PY benchmarks/compare.py --task multiclass --n-rows 100000 --n-outputs 10 50 200 --rounds 15 --fit-budget 60 \
+    --systems mg,mg_rp5,lgbm --repeats 2 --out benchmarks/results/scaling_multiclass_w2.jsonl
+$PY benchmarks/multitarget_accuracy.py --out benchmarks/results/multitarget_accuracy.jsonl
+# issue 18: sparse inputs, EFB, GOSS
+$PY benchmarks/sparse_inputs.py delicious --out benchmarks/results/sparse_inputs.jsonl
+$PY benchmarks/sparse_inputs.py bibtex --out benchmarks/results/sparse_inputs.jsonl
+$PY benchmarks/sparse_inputs.py onehot --repeats 3 --out benchmarks/results/sparse_inputs.jsonl
+$PY benchmarks/sparse_inputs.py goss --repeats 2 --out benchmarks/results/sparse_inputs.jsonl

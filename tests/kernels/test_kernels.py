@@ -377,3 +377,19 @@ def test_segment_sums_and_topk_sum_equal_numpy(seed, n, topk):
     np.testing.assert_allclose(out[1], stats[rows[cut:]].sum(0, dtype=np.float64), atol=1e-9)
     v = rng.normal(size=n)
     assert topk_sum(v, n, topk, np.empty(topk)) == pytest.approx(np.sort(v)[::-1][:topk].sum(), rel=1e-12)
+
+
+def test_an_output_without_curvature_scores_zero_instead_of_dividing_by_zero():
+    """lambda_l2 = 0 and an output whose Hessians are all 0 on one side (saturated probabilities):
+    its G^2 / H term is 0 (its leaf value is 0 too), the others decide the split."""
+    from .helpers import scan, scan_params
+    # columns [G1, G2, H1, H2, count]; three value bins and an empty missing bin
+    hist = np.array([[1.0, 0.0, 1.0, 0.0, 10],
+                     [-1.0, 0.5, 1.0, 0.25, 10],
+                     [2.0, -0.5, 1.0, 0.25, 10],
+                     [0.0, 0.0, 0.0, 0.0, 0]])
+    params = scan_params(k=2, h_col=2, h_stride=1, h_scale=1.0, count_col=4, lam=0.0, min_data=1, min_hess=0.0)
+    gain, bin_, _ = scan(hist, [0, 4], hist.sum(axis=0), params)
+    # after bin 0: left 1^2/1 + 0 (no curvature) and right 1^2/2 + 0^2/0.5 = 1.5; after bin 1: 1 + 5 = 6
+    assert bin_[0] == 1
+    assert gain[0] == pytest.approx(6.0)  # the children's scores (the parent's is subtracted later)

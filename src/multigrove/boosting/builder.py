@@ -92,6 +92,7 @@ class LocalBuilder:
         self.all_rows = True
         self.tree_store = store       # the store this tree's kernels read: the full one or a compact sample
         self.sample_rows: np.ndarray | None = None  # with a compact store: its rows in the full store
+        self._compact: BinnedStore | None = None     # the last compact store, its arrays reused by the next
         self.leaf_start = np.zeros(1, np.int64)
         self.leaf_end = np.zeros(1, np.int64)
 
@@ -111,7 +112,7 @@ class LocalBuilder:
             self._all_rows[:] = np.arange(self.store.n_rows, dtype=INDEX)  # partitions reorder it
         elif self._can_compact(rows.shape[0]):
             self.sample_rows = np.ascontiguousarray(rows, dtype=INDEX)
-            self.tree_store = compact_store(self.store, self.sample_rows)
+            self.tree_store = self._compact = compact_store(self.store, self.sample_rows, self._compact)
             self.stats = np.ascontiguousarray(stats[self.sample_rows])
             self.rows = np.arange(rows.shape[0], dtype=INDEX)
             self.all_rows = True
@@ -207,11 +208,16 @@ class LocalBuilder:
         return self.other_rows, self.other_start[:n_leaves], self.other_end[:n_leaves]
 
 
-def compact_store(store: BinnedStore, rows: np.ndarray) -> BinnedStore:
-    """The store of the given rows (ascending) only, for a store without a sparse part."""
-    width_d, width_b = store.dense.shape[1], store.bundle.shape[1]
-    dense, dense_cols = np.empty((rows.shape[0], width_d), np.uint8), np.empty((rows.shape[0], width_d), np.uint8, order="F")
-    bundle, bundle_cols = np.empty((rows.shape[0], width_b), np.uint8), np.empty((rows.shape[0], width_b), np.uint8, order="F")
+def compact_store(store: BinnedStore, rows: np.ndarray, reuse: BinnedStore | None = None) -> BinnedStore:
+    """The store of the given rows (ascending) only, for a store without a sparse part; written into
+    the arrays of ``reuse`` (a previous compact store of as many rows), else into new ones (their pages
+    are touched for the first time: at 150k x 50 that costs more than the copy itself)."""
+    if reuse is not None and reuse.dense.shape[0] == rows.shape[0]:
+        dense, dense_cols, bundle, bundle_cols = reuse.dense, reuse.dense_cols, reuse.bundle, reuse.bundle_cols
+    else:
+        width_d, width_b = store.dense.shape[1], store.bundle.shape[1]
+        dense, dense_cols = np.empty((rows.shape[0], width_d), np.uint8), np.empty((rows.shape[0], width_d), np.uint8, order="F")
+        bundle, bundle_cols = np.empty((rows.shape[0], width_b), np.uint8), np.empty((rows.shape[0], width_b), np.uint8, order="F")
     take_rows(store.dense, rows, dense, dense_cols)
     take_rows(store.bundle, rows, bundle, bundle_cols)
     return store._replace(dense=dense, dense_cols=dense_cols, bundle=bundle, bundle_cols=bundle_cols)

@@ -36,6 +36,14 @@ class ScanParams(NamedTuple):
 
 
 @njit(cache=True, inline="always")
+def _newton_score(g2, h, lambda_l2):
+    """g2 / (h + lambda); 0 for an output without curvature (h + lambda = 0: a child whose outputs have
+    saturated probabilities under lambda_l2 = 0), as its leaf value is 0 too."""
+    den = h + lambda_l2
+    return g2 / den if den > 0 else 0.0
+
+
+@njit(cache=True, inline="always")
 def _contrib(acc, total, j, p, left):
     if left:
         g = acc[j]
@@ -43,7 +51,7 @@ def _contrib(acc, total, j, p, left):
     else:
         g = total[j] - acc[j]
         h = p.h_scale * (total[p.h_col + j * p.h_stride] - acc[p.h_col + j * p.h_stride])
-    return g * g / (h + p.lambda_l2)
+    return _newton_score(g * g, h, p.lambda_l2)
 
 
 @njit(cache=True, inline="always")
@@ -54,7 +62,7 @@ def _score(acc, total, p, left):
             g = acc[j] if left else total[j] - acc[j]
             g2 += g * g
         h = p.h_scale * (acc[p.h_col] if left else total[p.h_col] - acc[p.h_col])
-        return g2 / (h + p.lambda_l2)
+        return _newton_score(g2, h, p.lambda_l2)
     s = 0.0
     for j in range(p.k):
         s += _contrib(acc, total, j, p, left)
@@ -247,7 +255,7 @@ def scan_feature(f, hist, offsets, total, p, acc, buf, heap):
                     r = total[j] - a
                     g2l += a * a
                     g2r += r * r
-                gain = g2l / (hl + p.lambda_l2) + g2r / (hr + p.lambda_l2)
+                gain = _newton_score(g2l, hl, p.lambda_l2) + _newton_score(g2r, hr, p.lambda_l2)
             else:
                 if _hess_mean(acc, total, p, True) < p.min_sum_hessian:
                     continue
