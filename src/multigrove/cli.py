@@ -1,7 +1,8 @@
 """Command line: ``multigrove train | predict | evaluate | demo``.
 
 Data files: CSV (numeric, with a header row) or ARFF (``.arff`` / ``.arff.gz``); the targets
-are the last ``--targets`` columns (default 1).
+are the last ``--targets`` columns (default 1).  A sparse ARFF file (``{index value, ...}`` rows)
+stays sparse: its features reach the model as a CSR matrix, never densified.
 """
 from __future__ import annotations
 
@@ -14,13 +15,14 @@ from pathlib import Path
 import numpy as np
 
 
-def _read_table(path: str, targets: int) -> tuple[np.ndarray, np.ndarray | None, list[str]]:
+def _read_table(path: str, targets: int) -> tuple:
+    """(X, Y or None, feature names): X dense, or CSR from a sparse ARFF file; Y dense."""
     p = Path(path)
     if not p.exists():
         raise SystemExit(f"error: data file {path!r} does not exist")
     if p.name.endswith((".arff", ".arff.gz")):
         from .xmc.io import read_arff
-        a = read_arff(p, sparse=False)
+        a = read_arff(p)  # CSR when the file's rows are sparse
         M, names = a.X, a.names
     else:
         import csv
@@ -42,7 +44,10 @@ def _read_table(path: str, targets: int) -> tuple[np.ndarray, np.ndarray | None,
         return M, None, names
     if not 0 < targets < M.shape[1]:
         raise SystemExit(f"error: --targets must be between 1 and {M.shape[1] - 1}, got {targets}")
-    return M[:, :-targets], M[:, -targets:], names[:-targets]
+    X, Y = M[:, :-targets], M[:, -targets:]
+    if hasattr(Y, "toarray"):  # a sparse file: the features stay CSR, the few target columns go dense
+        X, Y = X.tocsr(), Y.toarray()
+    return X, Y, names[:-targets]
 
 
 def _params(items: list[str]) -> dict:
@@ -81,7 +86,7 @@ def cmd_predict(a) -> int:
     bst = mg.Booster(model_file=a.model)
     X, _, _ = _read_table(a.data, a.targets)
     P = bst.predict(X, raw_score=a.raw_score)
-    P = P.reshape(len(X), -1)
+    P = P.reshape(X.shape[0], -1)
     np.savetxt(a.out, P, delimiter=",", fmt="%.9g")
     print(f"wrote {P.shape[0]} x {P.shape[1]} predictions to {a.out}")
     return 0
@@ -95,8 +100,8 @@ def cmd_evaluate(a) -> int:
     bst = mg.Booster(model_file=a.model)
     X, Y, _ = _read_table(a.data, a.targets)
     _, y = make_loss(bst.objective, bst.num_class, bst.n_outputs, Y[:, 0] if Y.shape[1] == 1 else Y, None)
-    raw = bst.predict(X, raw_score=True).reshape(len(X), -1)
-    prob = bst.predict(X).reshape(len(X), -1)
+    raw = bst.predict(X, raw_score=True).reshape(X.shape[0], -1)
+    prob = bst.predict(X).reshape(X.shape[0], -1)
     metrics = a.metric or list(objective_default_metric(bst.objective))
     for m in metrics:
         for name, value, _ in evaluate(m, y, raw, prob, None, (1, 3, 5)):

@@ -47,3 +47,27 @@ def test_cli_errors(csv_files, tmp_path, capsys):
     bad.write_text("a,b\n1,2\n3\n")
     with pytest.raises(SystemExit, match="bad.csv, line 3: expected 2 fields, got 1"):
         main(["train", "--data", str(bad), "--model", str(tmp_path / "m.json")])
+
+
+def test_a_sparse_arff_file_stays_sparse_and_trains_the_dense_model(tmp_path, rng):
+    import scipy.sparse as sp
+
+    import multigrove as mg
+    from multigrove.cli import _read_table
+    X = sp.random(300, 20, density=0.1, format="csr", random_state=3, data_rvs=lambda k: rng.integers(1, 5, k))
+    y = np.asarray(X[:, :3].sum(axis=1)).ravel() + rng.normal(scale=0.1, size=300)
+    lines = ["@relation sparse", *[f"@attribute f{j} numeric" for j in range(20)], "@attribute y numeric", "@data"]
+    for i in range(300):
+        row = X.getrow(i)
+        lines.append("{" + ", ".join([f"{j} {v:g}" for j, v in zip(row.indices, row.data)] + [f"20 {float(y[i])!r}"]) + "}")
+    path = tmp_path / "train.arff"
+    path.write_text("\n".join(lines) + "\n")
+    X_read, Y_read, names = _read_table(str(path), 1)
+    assert sp.issparse(X_read) and X_read.shape == (300, 20) and names == [f"f{j}" for j in range(20)]
+    np.testing.assert_array_equal(X_read.toarray(), X.toarray())
+    model, out = tmp_path / "m.json", tmp_path / "p.csv"
+    assert main(["train", "--data", str(path), "--rounds", "20", "--model", str(model),
+                 "--param", "min_data_in_leaf=5"]) == 0
+    assert main(["predict", "--model", str(model), "--data", str(path), "--targets", "1", "--out", str(out)]) == 0
+    dense = mg.train({"min_data_in_leaf": 5}, mg.Dataset(X.toarray(), Y_read[:, 0]), 20)
+    np.testing.assert_allclose(np.loadtxt(out, delimiter=","), dense.predict(X.toarray()), rtol=1e-6, atol=1e-9)
