@@ -153,7 +153,7 @@ def _scan_one_output(f, hist, offsets, total, p):
     """scan_feature for one output (k = 1): the left sums live in registers, not in an array."""
     h_scale, lam = p.h_scale, p.lambda_l2
     count_col, h_col = p.count_col, p.h_col
-    best_gain = -np.inf
+    best_num, best_den = -np.inf, 1.0
     best_bin = -1
     best_left = False
     lo = offsets[f]
@@ -178,8 +178,8 @@ def _scan_one_output(f, hist, offsets, total, p):
             g_left += hist[b, np.uint64(0)]
             h_left += hist[b, np.uint64(h_col)]
             n_left += n_bin
-            if n_bin == 0 and not (t == 0 and missing_left):
-                continue  # same partition as the previous threshold
+            # an empty bin repeats the previous threshold's partition and gain, which the strict
+            # comparison below never takes again: no branch on it (unpredictable in small nodes)
             if n_total - n_left < min_data:
                 break  # the right side only shrinks from here on
             if n_left < min_data:
@@ -190,16 +190,20 @@ def _scan_one_output(f, hist, offsets, total, p):
             if (hl < min_hess) | (hr < min_hess):
                 continue
             g_right = g_total - g_left
-            # gain = num / den, compared as num > best * den, so the divisions happen only when
-            # the best improves (two divisions per bin were most of the scan's time)
+            # gain = num / den, compared as num * best_den > best_num * den: no division per bin
+            # (two were most of the scan's time), and an empty bin, which repeats the previous
+            # threshold's num and den exactly, never wins again
             dl = hl + lam
             dr = hr + lam
-            num = g_left * g_left * dr + g_right * g_right * dl
             den = dl * dr
-            if num > best_gain * den:
-                best_gain = num / den
+            if den <= 0.0:
+                continue  # a side without curvature (lambda_l2 = 0, min_sum_hessian_in_leaf = 0)
+            num = g_left * g_left * dr + g_right * g_right * dl
+            if num * best_den > best_num * den:
+                best_num, best_den = num, den
                 best_bin = t
                 best_left = missing_left
+    best_gain = best_num / best_den if best_bin >= 0 else -np.inf
     return best_gain, best_bin, best_left, count_ok
 
 
