@@ -50,7 +50,7 @@ def main():
     timer = RoundTimer()
     t0 = time.perf_counter()
     ds = mg.Dataset(Xtr, Ytr)
-    ds.construct(mg.Params(seed=a.seed))
+    ds.construct(mg.Params(seed=a.seed, multi_strategy=a.strategy), n_outputs=d)  # bins as train() would
     bin_s = time.perf_counter() - t0
     timer.t0 = time.perf_counter()
     bst = mg.train(params, ds, num_boost_round=a.rounds, callbacks=[timer])
