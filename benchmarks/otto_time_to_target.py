@@ -22,20 +22,11 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import emit  # noqa: E402
+from otto import split  # noqa: E402  (the same split as benchmarks/otto.py)
 
-SEED = 0
 PATIENCE = 50
 MAX_ROUNDS = 5000
 SYSTEMS = ("lgbm", "mg", "xgb")
-
-
-def split():
-    from sklearn.model_selection import train_test_split
-    from multigrove.datasets import load_otto
-    X, y = load_otto()
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, stratify=y, random_state=SEED)
-    Xtr, Xva, ytr, yva = train_test_split(Xtr, ytr, test_size=0.1, stratify=ytr, random_state=SEED)
-    return Xtr, ytr, Xva, yva, Xte, yte
 
 
 def log_loss(P, y):
@@ -52,6 +43,12 @@ def staged_losses(round_raw, n_rounds, y):
     return curve
 
 
+def booster_staged_losses(bst, Xte, yte):
+    """staged_losses of a LightGBM or multigrove Booster (the same predict signature)."""
+    return staged_losses(lambda i: bst.predict(Xte, raw_score=True, start_iteration=i, num_iteration=1),
+                         bst.current_iteration(), yte)
+
+
 def run_lgbm(Xtr, ytr, Xva, yva, Xte, yte, clock):
     import lightgbm as lgb
     params = dict(objective="multiclass", num_class=9, num_threads=2, verbose=-1)
@@ -60,8 +57,7 @@ def run_lgbm(Xtr, ytr, Xva, yva, Xte, yte, clock):
     valid = lgb.Dataset(Xva, yva, reference=train)
     bst = lgb.train(params, train, MAX_ROUNDS, valid_sets=[valid],
                     callbacks=[lgb.early_stopping(PATIENCE, verbose=False), lambda env: clock.append(time.perf_counter() - t0)])
-    return staged_losses(lambda i: bst.predict(Xte, raw_score=True, start_iteration=i, num_iteration=1),
-                         bst.current_iteration(), yte)
+    return booster_staged_losses(bst, Xte, yte)
 
 
 def run_mg(Xtr, ytr, Xva, yva, Xte, yte, clock):
@@ -73,8 +69,7 @@ def run_mg(Xtr, ytr, Xva, yva, Xte, yte, clock):
     valid = mg.Dataset(Xva, yva, reference=train)
     bst = mg.train(params, train, MAX_ROUNDS, valid_sets=[valid],
                    callbacks=[mg.early_stopping(PATIENCE, verbose=False), lambda env: clock.append(time.perf_counter() - t0)])
-    return staged_losses(lambda i: bst.predict(Xte, raw_score=True, start_iteration=i, num_iteration=1),
-                         bst.current_iteration(), yte)
+    return booster_staged_losses(bst, Xte, yte)
 
 
 def run_xgb(Xtr, ytr, Xva, yva, Xte, yte, clock):

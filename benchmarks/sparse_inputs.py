@@ -67,7 +67,7 @@ def delicious_worker(system):
     import multigrove as mg
     dense = system == "mg_dense_path"
     X = Xtr.toarray() if dense else Xtr
-    params = dict(BASE, objective="multilabel", sketch="none", num_leaves=32, verbosity=-1)
+    params = dict(BASE, objective="multilabel", sketch="none", verbosity=-1)
     if dense:
         params.update(is_enable_sparse=False, enable_bundle=False)
     mg.train(params, mg.Dataset(X[:500], Ytr[:500]), 1)
@@ -231,8 +231,6 @@ def goss_worker(spec):
         import lightgbm as lgb
         t0 = time.perf_counter()
         bst = lgb.train(dict(BASE, **obj, **sampling, verbose=-1), lgb.Dataset(Xtr, ytr), rounds, callbacks=[cb])
-        stage = lambda i: bst.predict(Xte, raw_score=True, start_iteration=i, num_iteration=1)  # noqa: E731
-        first = bst.predict(Xte, raw_score=True, num_iteration=1)
     else:
         import multigrove as mg
         params = dict(BASE, **obj, **sampling, verbosity=-1)
@@ -241,13 +239,11 @@ def goss_worker(spec):
         mg.train(params, mg.Dataset(Xtr[:5000], ytr[:5000]), 12)
         t0 = time.perf_counter()
         bst = mg.train(params, mg.Dataset(Xtr, ytr), rounds, callbacks=[cb])
-        stage = lambda i: bst.predict(Xte, raw_score=True, start_iteration=i, num_iteration=1)  # noqa: E731
-        first = bst.predict(Xte, raw_score=True, num_iteration=1)
     clock = np.array(stamps) - t0
-    raw = first.reshape(len(yte), -1).astype(np.float64)
-    curve = [_test_loss(raw, yte, task)]
-    for i in range(1, rounds):
-        raw += stage(i).reshape(raw.shape)
+    raw = np.zeros((len(yte), 1))
+    curve = []
+    for i in range(rounds):  # both Boosters: what round i adds (round 0 with the start score)
+        raw = raw + bst.predict(Xte, raw_score=True, start_iteration=i, num_iteration=1).reshape(len(yte), -1)
         curve.append(_test_loss(raw, yte, task))
     r2 = None if task == "multiclass" else 1.0 - curve[-1] / float(np.var(yte))
     steady = float(np.median(np.diff(clock[len(clock) // 4:])))

@@ -37,6 +37,18 @@ def _add_dense_row(flat, n_cols, dense_base, r, stats, h):
             h[b, c] += stats[r, c]
 
 
+@njit(cache=True, inline="always")
+def _prefetch_two_rows(flat, n_cols, bflat, n_bundles, rows, i):
+    """Prefetch the dense and bundle codes (n_cols and n_bundles, signed, per row) of rows[i] and rows[i + 1]."""
+    p1, p2 = rows[i], rows[i + 1]
+    if n_cols:
+        prefetch(flat, p1 * n_cols)
+        prefetch(flat, p2 * n_cols)
+    if n_bundles:
+        prefetch(bflat, p1 * n_bundles)
+        prefetch(bflat, p2 * n_bundles)
+
+
 @njit(cache=True)
 def _dense_rows_2(store, rows, i0, i1, stats, hf):
     """Two statistic columns (one output, constant Hessian): dense and bundle columns, two rows per
@@ -55,14 +67,7 @@ def _dense_rows_2(store, rows, i0, i1, stats, hf):
     i = i0
     while i + 1 < i1:
         if i < stop:
-            p1 = rows[i + PREFETCH_DISTANCE]
-            p2 = rows[i + PREFETCH_DISTANCE + 1]
-            if n_cols:
-                prefetch(flat, p1 * n_cols)
-                prefetch(flat, p2 * n_cols)
-            if n_bundles:
-                prefetch(bflat, p1 * store.bundle.shape[1])
-                prefetch(bflat, p2 * store.bundle.shape[1])
+            _prefetch_two_rows(flat, n_cols, bflat, store.bundle.shape[1], rows, i + PREFETCH_DISTANCE)
         r1 = U(rows[i])
         r2 = U(rows[i + 1])
         a0 = sf[r1 * two]
@@ -107,14 +112,7 @@ def _dense_rows_3(store, rows, i0, i1, stats, hf):
     i = i0
     while i + 1 < i1:
         if i < stop:
-            p1 = rows[i + PREFETCH_DISTANCE]
-            p2 = rows[i + PREFETCH_DISTANCE + 1]
-            if n_cols:
-                prefetch(flat, p1 * n_cols)
-                prefetch(flat, p2 * n_cols)
-            if n_bundles:
-                prefetch(bflat, p1 * store.bundle.shape[1])
-                prefetch(bflat, p2 * store.bundle.shape[1])
+            _prefetch_two_rows(flat, n_cols, bflat, store.bundle.shape[1], rows, i + PREFETCH_DISTANCE)
         r1 = U(rows[i])
         r2 = U(rows[i + 1])
         a0 = sf[r1 * three]
