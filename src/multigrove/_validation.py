@@ -150,7 +150,8 @@ def check_weight(weight, n_rows: int, name: str = "weight") -> np.ndarray | None
 
 
 def check_label(y, n_rows: int, name: str = "label") -> np.ndarray:
-    """A finite 1-D or 2-D float64 label array with one row per data row."""
+    """A 1-D or 2-D float64 label array with one row per data row, without inf (NaN, a missing label,
+    is for the objective to accept or refuse: see boosting.losses)."""
     if y is None:
         raise ValueError(f"{name} is required for training, got None")
     if sp.issparse(y):
@@ -169,11 +170,11 @@ def check_label(y, n_rows: int, name: str = "label") -> np.ndarray:
         raise ValueError(f"{name} has {y.shape[0]} rows but the data has {n_rows} rows: lengths must match")
     if y.ndim == 2 and y.shape[1] == 0:
         raise ValueError(f"{name} has 0 columns: at least one output is required")
-    finite = np.isfinite(y)
-    if not finite.all():
-        idx = np.argwhere(~finite)[0]
+    infinite = np.isinf(y)
+    if infinite.any():
+        idx = np.argwhere(infinite)[0]
         where = f"row {idx[0]}" + (f", column {idx[1]}" if y.ndim == 2 else "")
-        raise ValueError(f"{name} must be finite (no NaN or inf), got {y[tuple(idx)]} at {where}")
+        raise ValueError(f"{name} must not hold inf (NaN marks a missing label), got {y[tuple(idx)]} at {where}")
     return np.ascontiguousarray(y)
 
 

@@ -99,7 +99,7 @@ class _GroveBase(BaseEstimator):
         return checked
 
     def _fit(self, X, y_internal, objective, extra, sample_weight, eval_set, eval_sample_weight,
-             eval_names, callbacks, eval_label_fn):
+             eval_names, callbacks, eval_label_fn, init_model=None):
         if isinstance(self.n_estimators, bool) or not isinstance(self.n_estimators, (int, np.integer)) \
                 or self.n_estimators < 1:
             raise ValueError(f"n_estimators must be an integer >= 1, got {self.n_estimators!r}")
@@ -122,7 +122,7 @@ class _GroveBase(BaseEstimator):
             cbs.append(record_evaluation(self.evals_result_))
         self.booster_ = train(self._train_params(objective, extra), train_set,
                               num_boost_round=int(self.n_estimators), valid_sets=valid_sets,
-                              valid_names=valid_names, callbacks=cbs)
+                              valid_names=valid_names, callbacks=cbs, init_model=_init_booster(init_model))
         self.best_iteration_ = self.booster_.best_iteration
         return self
 
@@ -141,7 +141,28 @@ class GroveRegressor(RegressorMixin, _GroveBase):
     """Gradient boosted trees for one target (y 1-D) or many targets (y 2-D, one tree for all)."""
 
     def fit(self, X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, eval_names=None,
-            callbacks=None):
+            callbacks=None, init_model=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like, pandas DataFrame or scipy.sparse matrix, shape (n_samples, n_features)
+        y : array-like, shape (n_samples,) or (n_samples, n_targets)
+            NaN marks a missing target: that cell is left out of the loss, the gradients and the metrics.
+        sample_weight : array-like, shape (n_samples,), optional
+        eval_set : list of (X, y) pairs, optional
+            Evaluated after every round (``evals_result_``); early stopping callbacks watch them.
+        eval_sample_weight : list of arrays, optional
+        eval_names : list of str, optional
+        callbacks : list of callables, optional
+            See :func:`multigrove.early_stopping`, :func:`multigrove.log_evaluation`.
+        init_model : Booster, path of a saved model, or a fitted estimator of this class, optional
+            Continue training from this model (n_estimators more rounds).
+
+        Returns
+        -------
+        self
+        """
         if y is None:
             raise ValueError("requires y to be passed, but the target y is None")
         Xc = self._check_X(X, reset=True)
@@ -155,7 +176,7 @@ class GroveRegressor(RegressorMixin, _GroveBase):
                 raise ValueError(f"eval_set y has {1 if yv.ndim == 1 else yv.shape[1]} targets, expected {n_out}")
             return yv
         return self._fit(Xc, y, "regression", {}, sample_weight, eval_set, eval_sample_weight, eval_names,
-                         callbacks, eval_label)
+                         callbacks, eval_label, init_model)
 
     def predict(self, X, raw_score=False, num_iteration=None):
         Xc, _ = self._check_X(X, reset=False)
@@ -178,7 +199,27 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
     """
 
     def fit(self, X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, eval_names=None,
-            callbacks=None):
+            callbacks=None, init_model=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like, pandas DataFrame or scipy.sparse matrix, shape (n_samples, n_features)
+        y : array-like, shape (n_samples,), or a 0/1 indicator matrix (n_samples, n_labels), dense or sparse
+            With an indicator matrix, NaN marks a missing label (dense y only): that cell is left out of the
+            loss, the gradients and the metrics.
+        sample_weight : array-like, shape (n_samples,), optional
+        eval_set : list of (X, y) pairs, optional
+        eval_sample_weight : list of arrays, optional
+        eval_names : list of str, optional
+        callbacks : list of callables, optional
+        init_model : Booster, path of a saved model, or a fitted estimator of this class, optional
+            Continue training from this model (n_estimators more rounds); the classes must match.
+
+        Returns
+        -------
+        self
+        """
         if y is None:
             raise ValueError("requires y to be passed, but the target y is None")
         Xc = self._check_X(X, reset=True)
@@ -191,7 +232,7 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         multilabel = y.ndim == 2 and y.shape[1] > 1
         if multilabel:
             Y = _indicator(y, n, "y")
-            if type_of_target(Y) != "multilabel-indicator":
+            if type_of_target(np.nan_to_num(Y)) != "multilabel-indicator":  # NaN: a missing label
                 raise ValueError("a 2-D y for GroveClassifier must be a 0/1 multi-label indicator matrix, "
                                  f"got target type {type_of_target(Y)!r}")
             self.multilabel_ = True
@@ -206,7 +247,7 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
                     raise ValueError(f"eval_set y must be an indicator matrix with {n_lab} columns")
                 return Yv
             return self._fit(Xc, Y, "multilabel", {}, sample_weight, eval_set, eval_sample_weight, eval_names,
-                             callbacks, eval_label)
+                             callbacks, eval_label, init_model)
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
@@ -230,7 +271,7 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         objective = "binary" if k == 2 else "multiclass"
         extra = {} if k == 2 else {"num_class": k}
         return self._fit(Xc, codes, objective, extra, sample_weight, eval_set, eval_sample_weight, eval_names,
-                         callbacks, eval_label)
+                         callbacks, eval_label, init_model)
 
     def predict_proba(self, X, num_iteration=None):
         Xc, _ = self._check_X(X, reset=False)
@@ -257,6 +298,14 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         return tags
 
 
+def _init_booster(init_model):
+    """The Booster to continue from: given, loaded by train() from a path, or a fitted estimator's."""
+    if isinstance(init_model, _GroveBase):
+        check_is_fitted(init_model, "booster_")
+        return init_model.booster_
+    return init_model
+
+
 def _regression_target(y, n_rows):
     if sp.issparse(y):
         y = y.toarray()
@@ -273,8 +322,8 @@ def _regression_target(y, n_rows):
         raise ValueError(f"y must be 1-D or 2-D, got shape {y.shape}")
     if n_rows is not None and y.shape[0] != n_rows:
         raise ValueError(f"y has {y.shape[0]} rows but X has {n_rows} rows: lengths must match")
-    if not np.all(np.isfinite(y)):
-        raise ValueError("y must not contain NaN or inf (regression targets must be finite)")
+    if np.isinf(y).any():
+        raise ValueError("y must not contain inf (NaN marks a missing target)")
     return y
 
 
@@ -285,7 +334,7 @@ def _indicator(y, n_rows, name):
         raise ValueError(f"{name} must be a 0/1 indicator matrix") from None
     if n_rows is not None and Y.shape[0] != n_rows:
         raise ValueError(f"{name} has {Y.shape[0]} rows but X has {n_rows} rows: lengths must match")
-    bad = (Y != 0) & (Y != 1)
+    bad = (Y != 0) & (Y != 1) & ~np.isnan(Y)
     if bad.any():
         i, j = np.argwhere(bad)[0]
         raise ValueError(f"{name} must be a 0/1 indicator matrix for multi-label classification, "

@@ -124,3 +124,21 @@ def test_progress_bar_is_closed_when_early_stopping_ends_training(wide_scales, m
     bst = mg.train({"learning_rate": 0.5}, ds, 300, valid_sets=[mg.Dataset(Xva, Yva[:, 0], reference=ds)],
                    callbacks=[mg.progress_bar(), mg.early_stopping(5, verbose=False)])
     assert closed == [bst.current_iteration()] and bst.current_iteration() < 300
+
+
+def test_early_stopping_on_one_chosen_output():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(900, 4))
+    # output 0 is learnable, output 1 is noise: the chosen output decides when training stops
+    Y = np.column_stack([X[:, 0] * 2 + 0.1 * rng.normal(size=900), rng.normal(size=900)])
+    train = mg.Dataset(X[:600], Y[:600])
+    valid = mg.Dataset(X[600:], Y[600:], reference=train)
+    result = {}
+    model = mg.train({"metric": "l2", "num_leaves": 8, "learning_rate": 0.3}, train, 300, valid_sets=[valid],
+                     callbacks=[mg.early_stopping(10, metric_name="l2[1]", verbose=False),
+                                mg.record_evaluation(result)])
+    curve = result["valid_0"]["l2[1]"]
+    assert model.best_iteration == int(np.argmin(curve)) + 1
+    assert len(curve) == model.best_iteration + 10
+    with pytest.raises(ValueError, match=r"metric_name='l1'.*\['l2'\]"):
+        mg.train({"metric": "l2"}, train, 5, valid_sets=[valid], callbacks=[mg.early_stopping(3, metric_name="l1")])

@@ -56,8 +56,13 @@ def record_evaluation(eval_result: dict) -> Callable:
 
 
 def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbose: bool = True,
-                   min_delta: float = 0.0, per_output: bool | str = "auto") -> Callable:
+                   min_delta: float = 0.0, per_output: bool | str = "auto", metric_name: str | None = None
+                   ) -> Callable:
     """Stop when a validation metric has not improved for `stopping_rounds` rounds.
+
+    ``metric_name`` watches that metric only: a metric's mean over outputs (``"l2"``) or one output's
+    value (``"l2[3]"``: output 3; such a name turns on the per-output evaluation it needs).  It
+    replaces the per-output stopping that ``per_output="auto"`` would choose.
 
     Every metric of every validation set is watched (only the first with first_metric_only);
     the training set, if passed in valid_sets, is ignored.  The booster keeps every tree and
@@ -79,6 +84,10 @@ def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbos
         raise ValueError(f"per_output must be True, False or 'auto', got {per_output!r}")
     if min_delta < 0:
         raise ValueError(f"min_delta must be >= 0, got {min_delta}")
+    if metric_name is not None and not isinstance(metric_name, str):
+        raise TypeError(f"metric_name must be a metric's name (str), got {metric_name!r}")
+    if metric_name is not None and per_output is True:
+        raise ValueError("early_stopping: give metric_name or per_output=True, not both")
     state: dict = {}
 
     def _init(env: CallbackEnv) -> None:
@@ -93,6 +102,12 @@ def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbos
             if not watched:
                 raise ValueError(f"early_stopping(per_output=True) found no per-output values of '{metric}' "
                                  "(it needs a metric evaluated per output, and more than one output)")
+        elif metric_name is not None:
+            names = sorted({r[1] for _, r in watched})
+            watched = [(i, r) for i, r in watched if r[1] == metric_name]
+            if not watched:
+                raise ValueError(f"early_stopping(metric_name={metric_name!r}): no such metric was evaluated; "
+                                 f"the validation sets report {names}")
         elif first_metric_only:
             first = watched[0][1][1]
             watched = [(i, r) for i, r in watched if r[1] == first]
@@ -142,7 +157,8 @@ def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbos
                 print(f"Early stopping per output, best iterations are: {[b + 1 for b in bests]}")
             raise EarlyStopException(max(bests), list(res), bests)
     _callback.order = 30
-    _callback.per_output = per_output            # the setting ...
+    _callback.per_output = per_output if metric_name is None else False  # the setting ...
+    _callback.needs_per_output_metrics = metric_name is not None and "[" in metric_name
     _callback.watch_per_output = per_output is True  # ... as train() resolves it for each run
     return _callback
 

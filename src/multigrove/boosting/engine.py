@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import os
 import time
 import warnings
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
@@ -11,7 +12,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple
 import numba
 import numpy as np
 
-from .._dtypes import SCORE
+from .._dtypes import INDEX, SCORE
 from ..data.dataset import Dataset
 from ..params import MultigroveWarning, Params, objective_default_metric
 from .booster import Booster
@@ -21,7 +22,7 @@ from .leaves import StatLayout, dense_leaf_values, sparse_leaf_values
 from .losses import Loss, make_loss
 from .metrics import check_metric_fits, finish
 from .sampling import feature_mask
-from .shard import EvalShard, OutputColumn, SampleSpec, TrainingShard
+from .shard import EvalShard, OutputColumn, SampleSpec, TrainingShard, predict_trees_into
 from .sketch import FULL, plan_sketch
 from .tree import Tree
 
@@ -62,7 +63,8 @@ def describe_store(ds: Dataset) -> str:
 
 def train(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round: int = 100,
           valid_sets: Iterable[Dataset] | None = None, valid_names: Iterable[str] | None = None,
-          feval: Callable | None = None, callbacks: Iterable[Callable] | None = None) -> Booster:
+          feval: Callable | None = None, callbacks: Iterable[Callable] | None = None,
+          init_model: "Booster | str | os.PathLike | None" = None) -> Booster:
     """Train a boosted forest.
 
     Parameters
@@ -75,6 +77,19 @@ def train(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round:
         evaluates the training data under the name "training".
     feval : callable(preds, dataset) -> (name, value, is_higher_better) or a list of them.
     callbacks : e.g. [early_stopping(50), log_evaluation(10), record_evaluation(d)].
+    init_model : Booster or path of a saved model, optional
+        Continue training this model: its trees are kept (copied, the given Booster is not changed),
+        the new rounds fit the residuals of its predictions, and the result holds both.  The
+        objective, the outputs and the features must match.  Training 100 rounds, then 100 more from
+        that model, grows the same trees as 200 rounds in one go when nothing else changes (the
+        random draws of a round depend on the seed and the round's number only).  Predicting the
+        start needs the raw features (a Dataset not yet binned) or thresholds that are bin bounds of
+        the Dataset (the model was trained on bins built the same way).
+
+    Returns
+    -------
+    Booster
+        The trained model; with early stopping, ``best_iteration`` is set.
     """
     p = Params.from_dict(params)
     if not isinstance(train_set, Dataset):
@@ -83,26 +98,79 @@ def train(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round:
         raise ValueError(f"num_boost_round must be an integer >= 0, got {num_boost_round!r}")
     if train_set.label is None:
         raise ValueError("train_set has no label: pass label= to Dataset")
+    base = _load_init_model(init_model)
     with _numba_threads(p.threads) as threads, _verbosity(p.verbosity):
         return _train(p, train_set, int(num_boost_round), list(valid_sets or []),
-                      list(valid_names or []), feval, list(callbacks or []), threads)
+                      list(valid_names or []), feval, list(callbacks or []), threads, base)
+
+
+def _load_init_model(init_model) -> Booster | None:
+    if init_model is None:
+        return None
+    if isinstance(init_model, Booster):
+        return copy.deepcopy(init_model)
+    if isinstance(init_model, (str, os.PathLike)):
+        return Booster(model_file=init_model)
+    raise TypeError(f"init_model must be a Booster or the path of a saved model, got {type(init_model).__name__}")
+
+
+def _check_continues(base: Booster, booster: Booster) -> None:
+    """Raise unless ``booster`` (new, empty) can continue ``base``."""
+    for name in ("objective", "n_outputs", "n_features", "num_class", "multi_strategy"):
+        if getattr(base, name) != getattr(booster, name):
+            raise ValueError(f"init_model has {name}={getattr(base, name)!r} but this training has "
+                             f"{name}={getattr(booster, name)!r}: it cannot be continued")
+
+
+def _start_scores(base: Booster, ds: Dataset, raw_features) -> np.ndarray:
+    """The init model's raw scores for the training rows (model units): from the raw features when
+    they are still there, else on the binned store when every threshold is a bin bound."""
+    if raw_features is not None:
+        return base.predict(raw_features, raw_score=True).reshape(ds.n_rows, -1)
+    trees = [binned_tree(t, ds.bin_mapper) for t in base.trees]
+    out = np.tile(base.init_score, (ds.n_rows, 1))
+    predict_trees_into(ds.store, np.arange(ds.n_rows, dtype=INDEX), trees, out)
+    return out
+
+
+def binned_tree(tree: Tree, mapper) -> Tree:
+    """The tree with threshold_bin taken from this mapper's bins (a ValueError when a threshold is not one
+    of its bin bounds: the tree was trained on other bins)."""
+    bins = np.empty(tree.n_internal, dtype=tree.threshold_bin.dtype)
+    for node, (f, t) in enumerate(zip(tree.split_feature, tree.threshold)):
+        bounds = mapper.bounds[mapper.bound_offsets[f]: mapper.bound_offsets[f + 1]]
+        hit = np.flatnonzero(bounds == t)
+        if hit.size == 0:
+            raise ValueError(f"init_model splits feature {int(f)} at {t!r}, which is not a bin bound of this "
+                             "Dataset (the model was trained on other bins): pass a Dataset that is not yet "
+                             "constructed, so that the start is predicted from the raw features")
+        bins[node] = hit[0]
+    return dataclasses.replace(tree, threshold_bin=bins)
 
 
 def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: list, feval,
-           callbacks: list, threads: int) -> Booster:
+           callbacks: list, threads: int, base: Booster | None = None) -> Booster:
     loss, y = make_loss(p.objective, p.num_class, p.num_outputs, ds.label, ds)
     if p.target_scaling == "standard" and loss.name != "regression":
         raise ValueError(f"target_scaling='standard' applies to objective 'regression', got '{loss.name}'")
     if loss.name == "regression" and p.scales_targets(loss.n_outputs):
         loss.standardize(y, ds.weight)
     started = time.perf_counter()
+    raw_features = ds.data if base is not None else None
     ds.construct(p, loss.n_outputs)
     info(p, f"binned {describe_store(ds)} in {time.perf_counter() - started:.2f} s; {loss.n_outputs} outputs")
     booster = new_booster(p, loss, ds.n_features, ds.feature_names, y, ds.weight)
     d = loss.n_outputs
-    layout = stat_layout(loss, ds.weight, p)
+    layout = stat_layout(loss, ds.weight, p, bool(np.isnan(y).any()) if y.dtype.kind == "f" else False)
     rows = TrainingShard(ds.store, y, ds.weight, loss, booster.init_score, layout, threads)
     booster.init_score = loss.unscale(booster.init_score.reshape(1, -1)).reshape(-1)  # the model's own units
+    first = 0
+    if base is not None:
+        _check_continues(base, booster)
+        rows.scores[...] = loss.rescale(_start_scores(base, ds, raw_features))
+        rows.init_score[...] = loss.rescale(base.init_score.reshape(1, -1)).reshape(-1)
+        base.params, base.best_iteration, base.best_score = booster.params, 0, {}
+        first, booster = base.current_iteration(), base
     valids = []
     for i, vs in enumerate(valid_sets):
         if not isinstance(vs, Dataset):
@@ -115,6 +183,7 @@ def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: l
             raise ValueError(f"validation set '{name}' has no label")
         if vs.reference is not ds and vs.bin_mapper is None:
             vs.reference = ds  # bin it with the training bins
+        valid_raw = vs.data if base is not None else None
         vs.construct(p, loss.n_outputs)
         if vs.bin_mapper is not ds.bin_mapper:
             raise ValueError(f"validation set '{name}' was binned with other bins: build it with reference=train_set")
@@ -122,8 +191,11 @@ def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: l
         vy = vloss.check_label(vs.label)
         if vloss.n_outputs != d:
             raise ValueError(f"validation set '{name}' has {vloss.n_outputs} outputs, the training set {d}")
-        valids.append(Validation(name, EvalShard(vs.store, vy, vs.weight, vloss, rows.init_score), vs))
-    return boost(p, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads)
+        valid_rows = EvalShard(vs.store, vy, vs.weight, vloss, rows.init_score)
+        if base is not None:
+            valid_rows.scores[...] = loss.rescale(_start_scores(base, vs, valid_raw))
+        valids.append(Validation(name, valid_rows, vs))
+    return boost(p, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads, first)
 
 
 def new_booster(p: Params, loss: Loss, n_features: int, feature_names: list, y: np.ndarray,
@@ -143,10 +215,10 @@ def new_booster(p: Params, loss: Loss, n_features: int, feature_names: list, y: 
     return booster
 
 
-def stat_layout(loss: Loss, weight: np.ndarray | None, p: Params) -> StatLayout:
+def stat_layout(loss: Loss, weight: np.ndarray | None, p: Params, missing_labels: bool = False) -> StatLayout:
     """Where gradients, Hessians and the count live in the statistics matrix (a constant Hessian is
-    stored when row weights or GOSS scale it, else it is not)."""
-    scaled = weight is not None or p.data_sample_strategy == "goss"
+    stored when row weights, GOSS or missing labels change it per cell, else it is not)."""
+    scaled = weight is not None or p.data_sample_strategy == "goss" or missing_labels
     return StatLayout.make(loss.n_outputs, None if scaled else loss.hess_constant)
 
 
@@ -161,9 +233,10 @@ class Validation(NamedTuple):
 
 
 def boost(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation], mapper, feval,
-          callbacks: list, rounds: int, threads: int) -> Booster:
+          callbacks: list, rounds: int, threads: int, first: int = 0) -> Booster:
     """The boosting loop over training rows that answer the TrainingShard requests (this process's
-    rows; a distributed trainer would pass a proxy over every worker's shard)."""
+    rows; a distributed trainer would pass a proxy over every worker's shard).  Rounds are numbered
+    from ``first`` (the rounds of an init model)."""
     metrics = p.metric if p.metric is not None else objective_default_metric(p.objective)
     for m in metrics:
         check_metric_fits(m, loss.name, loss.n_outputs)
@@ -181,13 +254,14 @@ def boost(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation
     for cb in cbs:  # per_output="auto" resolved for this run
         if hasattr(cb, "watch_per_output"):
             cb.watch_per_output = cb in stops_per_output
-    per_output = p.metric_per_output or bool(stops_per_output)
+    per_output = p.metric_per_output or bool(stops_per_output) or \
+        any(getattr(cb, "needs_per_output_metrics", False) for cb in cbs)
     if stops_per_output and loss.name not in SEPARABLE:
         raise ValueError(f"early_stopping(per_output=True) needs outputs trained independently (objective "
                          f"{' or '.join(SEPARABLE)}), got objective '{loss.name}'")
     frozen: set = set()
     try:
-        for it in range(rounds):
+        for it in range(first, first + rounds):
             rows.compute_gradients()
             new_trees = make_trees(rows, mapper, it)
             for tree in new_trees:
@@ -198,8 +272,8 @@ def boost(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation
                 if v.rows is not rows:
                     v.rows.add_trees(new_trees)
                 results += _evaluate(loss, metrics, p.eval_at, v, feval, per_output)
-            env = CallbackEnv(model=booster, params=booster.params, iteration=it, begin_iteration=0,
-                              end_iteration=rounds, evaluation_result_list=results, frozen_outputs=frozen)
+            env = CallbackEnv(model=booster, params=booster.params, iteration=it, begin_iteration=first,
+                              end_iteration=first + rounds, evaluation_result_list=results, frozen_outputs=frozen)
             try:
                 for cb in cbs:
                     cb(env)
@@ -234,8 +308,6 @@ class _TreeMaker:
                                 min_gain_to_split=p.min_gain_to_split, growth_policy=p.growth_policy,
                                 n_threads=threads, topk=0 if sketched else self.topk,
                                 restricted=p.sparse_split == "restricted")
-        self.rng = np.random.default_rng(p.seed)
-        self.column_rng = np.random.default_rng((p.seed, 2))
         self.growers: dict[StatLayout, TreeGrower] = {}
         self.n_features = offsets.shape[0] - 1
 
@@ -254,19 +326,22 @@ class _TreeMaker:
             return SampleSpec("bagging", p.bagging_fraction, 0.0, 0.0, (p.seed, 1, iteration // p.bagging_freq))
         return SampleSpec("all", 1.0, 0.0, 0.0, (p.seed,))
 
-    def _grow(self, rows, slay: StatLayout) -> GrownTree:
+    def _grow(self, rows, slay: StatLayout, column_rng: np.random.Generator) -> GrownTree:
         rows.begin_tree(self.num_leaves)
-        mask = feature_mask(self.n_features, self.p.feature_fraction, self.column_rng)
+        mask = feature_mask(self.n_features, self.p.feature_fraction, column_rng)
         return self._grower(slay).grow(rows, mask)
 
     def __call__(self, rows, mapper, iteration: int) -> list[Tree]:
         p, d = self.p, self.d
         trees = []
+        # a round's draws depend on the seed and the round's number only (continued training repeats them)
+        column_rng = np.random.default_rng((p.seed, 2, iteration))
         if p.multi_strategy == "multi_output":
-            plan = plan_sketch(self.sketch, p.sketch_k, d, self.rng, rows.column_sq_norms, rows.gram_product)
+            sketch_rng = np.random.default_rng((p.seed, 0, iteration))
+            plan = plan_sketch(self.sketch, p.sketch_k, d, sketch_rng, rows.column_sq_norms, rows.gram_product)
             slay = rows.set_split_statistics(plan)
             rows.draw_rows(self._sample_spec(iteration))
-            grown = self._grow(rows, slay)
+            grown = self._grow(rows, slay, column_rng)
             sums = grown.leaf_sums if slay is self.layout else rows.leaf_sums(grown.n_leaves)
             if self.topk:
                 cols, values = sparse_leaf_values(sums, self.layout, p.lambda_l2, p.learning_rate, self.topk)
@@ -280,7 +355,7 @@ class _TreeMaker:
         rows.draw_rows(self._sample_spec(iteration))  # one sample for the round's d trees
         for col in range(d):
             slay = rows.set_split_statistics(OutputColumn(col))
-            grown = self._grow(rows, slay)
+            grown = self._grow(rows, slay, column_rng)
             values = dense_leaf_values(grown.leaf_sums, slay, p.lambda_l2, p.learning_rate)
             trees.append(_make_tree(grown, mapper, values, np.array([col], dtype=np.int32), None))
             rows.apply_tree(trees[-1])

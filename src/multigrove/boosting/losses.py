@@ -18,7 +18,40 @@ _EPS = 1e-15
 
 
 def _wmean(a: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-    return np.average(a, axis=0, weights=w)
+    """Weighted mean of each column over the rows where it is not NaN (a missing label)."""
+    missing = np.isnan(a)
+    if not missing.any():
+        return np.average(a, axis=0, weights=w)
+    cell_w = ~missing * (1.0 if w is None else w.reshape(-1, *([1] * (a.ndim - 1))))
+    return np.where(missing, 0.0, a * cell_w).sum(axis=0) / cell_w.sum(axis=0)
+
+
+def observed(y: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """(y with missing labels set to 0, float32 mask: 1 where a label is given, 0 where it is NaN), or
+    (y, None) when every label is given.  Masked cells have no gradient, Hessian or metric term."""
+    if y.dtype.kind != "f":
+        return y, None
+    missing = np.isnan(y)
+    if not missing.any():
+        return y, None
+    return np.where(missing, 0.0, y), (~missing).astype(np.float32)
+
+
+def _refuse_missing(y: np.ndarray, objective: str) -> None:
+    if np.isnan(y).any():
+        idx = np.argwhere(np.isnan(y))[0]
+        where = f"row {idx[0]}" + (f", column {idx[1]}" if y.ndim == 2 else "")
+        raise ValueError(f"label for objective '{objective}' must not be NaN (missing labels are masked for "
+                         f"objectives regression, binary and multilabel), got NaN at {where}")
+
+
+def _check_observed(y: np.ndarray, objective: str) -> None:
+    """Every output needs at least one label."""
+    y2 = y.reshape(len(y), -1)
+    empty = np.flatnonzero(np.isnan(y2).all(axis=0)) if y2.shape[0] else np.zeros(0, int)
+    if empty.size:
+        raise ValueError(f"label for objective '{objective}': output {int(empty[0])} has no label on any row "
+                         "(every value is NaN)")
 
 
 def _first_bad(mask: np.ndarray) -> tuple:
@@ -76,6 +109,7 @@ class SquaredError(Loss):
 
     def check_label(self, y):
         y2 = y.reshape(len(y), -1)
+        _check_observed(y2, self.name)
         self.n_outputs = y2.shape[1]
         return y2
 
@@ -123,10 +157,12 @@ class BinaryLogloss(Loss):
         if y.ndim != 1:
             raise ValueError(f"label for objective 'binary' must be 1-D, got shape {y.shape} "
                              "(use objective 'multilabel' for a 0/1 indicator matrix)")
-        bad = (y != 0) & (y != 1)
+        bad = (y != 0) & (y != 1) & ~np.isnan(y)
         if bad.any():
             i = _first_bad(bad)[0]
-            raise ValueError(f"label for objective 'binary' must be 0 or 1, got {y[i]:g} at row {i}")
+            raise ValueError(f"label for objective 'binary' must be 0 or 1, got {y[i]:g} at row {i} "
+                             "(NaN marks a missing label)")
+        _check_observed(y, self.name)
         self.n_outputs = 1
         return y.reshape(-1, 1)
 
@@ -154,11 +190,12 @@ class MultilabelLogloss(BinaryLogloss):
         if y.ndim != 2:
             raise ValueError(f"label for objective 'multilabel' must be a 2-D 0/1 indicator matrix "
                              f"(n_rows, n_labels), got shape {y.shape}")
-        bad = (y != 0) & (y != 1)
+        bad = (y != 0) & (y != 1) & ~np.isnan(y)
         if bad.any():
             i, j = _first_bad(bad)
             raise ValueError(f"label for objective 'multilabel' must be 0 or 1, got {y[i, j]:g} "
-                             f"at row {i}, column {j}")
+                             f"at row {i}, column {j} (NaN marks a missing label)")
+        _check_observed(y, self.name)
         self.n_outputs = y.shape[1]
         return y
 
@@ -173,6 +210,7 @@ class SoftmaxCrossEntropy(Loss):
     def check_label(self, y):
         if y.ndim != 1:
             raise ValueError(f"label for objective 'multiclass' must be 1-D class ids, got shape {y.shape}")
+        _refuse_missing(y, self.name)
         bad = y != np.floor(y)
         if bad.any():
             i = _first_bad(bad)[0]
@@ -219,6 +257,7 @@ class CustomObjective(Loss):
         self.dataset = dataset
 
     def check_label(self, y):
+        _refuse_missing(y, self.name)
         return y
 
     def gradients(self, raw, y, out_g, out_h):

@@ -52,15 +52,22 @@ def _cells(metric: str, y: np.ndarray, prob: np.ndarray) -> np.ndarray:
 
 
 def metric_parts(metric: str, y: np.ndarray, raw: np.ndarray, prob: np.ndarray, w: np.ndarray | None,
-                 eval_at: tuple, per_output: bool = False) -> list[MetricPart]:
+                 eval_at: tuple, per_output: bool = False, mask: np.ndarray | None = None) -> list[MetricPart]:
     """y is the loss's internal label form (2-D for regression/binary/multilabel, ids for multiclass).
-    With ``per_output`` a PER_OUTPUT metric of several outputs also gets one part per output."""
+    With ``per_output`` a PER_OUTPUT metric of several outputs also gets one part per output.  ``mask``
+    (n, d), 0 where a label is missing, leaves those cells out of the PER_OUTPUT metrics (a ranking
+    metric counts a missing label as 0)."""
     if metric in PER_OUTPUT:
         cells = _cells(metric, y, prob)
         root = metric == "rmse"
-        parts = [_part(metric, cells.mean(axis=1), w, root=root)]
+        if mask is None:
+            parts = [_part(metric, cells.mean(axis=1), w, root=root)]
+        else:
+            cells = cells * mask
+            parts = [_part(metric, cells.sum(axis=1), w, root=root, den_per_row=mask.sum(axis=1))]
         if per_output and cells.shape[1] > 1:
-            parts += [_part(f"{metric}[{j}]", cells[:, j], w, root=root) for j in range(cells.shape[1])]
+            parts += [_part(f"{metric}[{j}]", cells[:, j], w, root=root,
+                            den_per_row=None if mask is None else mask[:, j]) for j in range(cells.shape[1])]
         return parts
     if metric == "multi_logloss":
         return [_part(metric, -np.log(np.clip(prob[np.arange(len(y)), y], _EPS, None)), w)]

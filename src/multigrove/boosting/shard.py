@@ -23,7 +23,7 @@ from ..kernels.split import segment_sums
 from ..kernels.store import BinnedStore
 from .builder import LocalBuilder, SplitRequest
 from .leaves import StatLayout
-from .losses import Loss
+from .losses import Loss, observed
 from .metrics import MetricPart, metric_parts
 from .sampling import ALL_ROWS, bagging_rows, goss_rows, row_magnitudes
 from .sketch import SketchPlan, apply_sketch, column_sq_norms, gram_product
@@ -68,16 +68,21 @@ class TrainingShard:
     def __init__(self, store: BinnedStore, label: np.ndarray, weight: np.ndarray | None, loss: Loss,
                  init_score: np.ndarray, layout: StatLayout, n_threads: int, shard_id: int = 0):
         n = store.n_rows
-        self.store, self.y, self.w, self.loss, self.layout = store, label, weight, loss, layout
+        self.store, self.w, self.loss, self.layout = store, weight, loss, layout
+        self.y, self.mask = observed(label)  # missing labels: no gradient, no Hessian, no metric term
+        if self.mask is not None and not layout.h_stride:
+            raise ValueError("missing labels need a layout that stores the Hessian (see engine.stat_layout)")
         self.shard_id = shard_id
         self.init_score = np.asarray(init_score, dtype=SCORE).copy()  # in training units
         self.scores = np.tile(self.init_score, (n, 1))
         self.S = layout.allocate(n)
-        # a constant Hessian stored as columns (weighted, or scaled by GOSS): c * w, rewritten every round
+        # a constant Hessian stored as columns (weighted, scaled by GOSS, or masked): c * w, rewritten every round
         self._const_h = None
         if layout.h_stride and loss.hess_constant is not None:
             w = np.ones(n) if weight is None else weight
             self._const_h = (loss.hess_constant * w).astype(STAT)[:, None]
+            if self.mask is not None:
+                self._const_h = self._const_h * self.mask
         self._w32 = None if weight is None else weight.astype(STAT)[:, None]
         self.sample = ALL_ROWS
         self._frozen = np.zeros(0, np.int64)
@@ -110,6 +115,10 @@ class TrainingShard:
                 H *= self._w32
         if self._const_h is not None:
             H[...] = self._const_h
+        elif self.mask is not None:
+            H *= self.mask
+        if self.mask is not None:
+            G *= self.mask
         if self._frozen.size:  # outputs that stopped learning: no pull on splits, leaf values 0
             G[:, self._frozen] = 0.0
 
@@ -191,7 +200,7 @@ class TrainingShard:
             add_leaf_values(rows, start, end, tree.leaf_value, first_col, cols, self.scores)
 
     def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False) -> list[MetricPart]:
-        return _parts(self.loss, metrics, eval_at, self.y, self.scores, self.w, per_output)
+        return _parts(self.loss, metrics, eval_at, self.y, self.scores, self.w, per_output, self.mask)
 
 
 class EvalShard:
@@ -199,7 +208,8 @@ class EvalShard:
 
     def __init__(self, store: BinnedStore, label: np.ndarray, weight: np.ndarray | None, loss: Loss,
                  init_score: np.ndarray):
-        self.store, self.y, self.w, self.loss = store, label, weight, loss
+        self.store, self.w, self.loss = store, weight, loss
+        self.y, self.mask = observed(label)
         self.scores = np.tile(np.asarray(init_score, dtype=SCORE), (store.n_rows, 1))
         self._rows = np.arange(store.n_rows, dtype=INDEX)
 
@@ -207,11 +217,11 @@ class EvalShard:
         predict_trees_into(self.store, self._rows, trees, self.scores)
 
     def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False) -> list[MetricPart]:
-        return _parts(self.loss, metrics, eval_at, self.y, self.scores, self.w, per_output)
+        return _parts(self.loss, metrics, eval_at, self.y, self.scores, self.w, per_output, self.mask)
 
 
-def _parts(loss: Loss, metrics, eval_at, y, raw, w, per_output) -> list[MetricPart]:
+def _parts(loss: Loss, metrics, eval_at, y, raw, w, per_output, mask) -> list[MetricPart]:
     if not metrics:
         return []
     prob = loss.transform(raw)
-    return [part for m in metrics for part in metric_parts(m, y, raw, prob, w, eval_at, per_output)]
+    return [part for m in metrics for part in metric_parts(m, y, raw, prob, w, eval_at, per_output, mask)]
