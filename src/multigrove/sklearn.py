@@ -178,9 +178,11 @@ class GroveRegressor(RegressorMixin, _GroveBase):
         return self._fit(Xc, y, "regression", {}, sample_weight, eval_set, eval_sample_weight, eval_names,
                          callbacks, eval_label, init_model)
 
-    def predict(self, X, raw_score=False, num_iteration=None):
+    def predict(self, X, raw_score=False, num_iteration=None, pred_contrib=False):
+        """Predicted targets (n_samples,) or (n_samples, n_targets); with ``pred_contrib=True`` the SHAP
+        values of each prediction (see :meth:`multigrove.Booster.predict`)."""
         Xc, _ = self._check_X(X, reset=False)
-        return self.booster_.predict(Xc, raw_score=raw_score, num_iteration=num_iteration)
+        return self.booster_.predict(Xc, raw_score=raw_score, num_iteration=num_iteration, pred_contrib=pred_contrib)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -280,7 +282,12 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
             return np.column_stack([1.0 - p, p])
         return p
 
-    def predict(self, X, num_iteration=None):
+    def predict(self, X, num_iteration=None, pred_contrib=False):
+        """Predicted classes (n_samples,), or a 0/1 matrix (n_samples, n_labels) for multi-label y; with
+        ``pred_contrib=True`` the SHAP values of the raw scores (see :meth:`multigrove.Booster.predict`)."""
+        if pred_contrib:
+            Xc, _ = self._check_X(X, reset=False)
+            return self.booster_.predict(Xc, num_iteration=num_iteration, pred_contrib=True)
         proba = self.predict_proba(X, num_iteration=num_iteration)
         if self.multilabel_:
             return (proba > 0.5).astype(np.int64)

@@ -91,3 +91,41 @@ def tree_leaf(x_row, feature, threshold, default_left, left, right, binned=False
         if nxt < 0:
             return ~nxt
         node = nxt
+
+
+def conditional_expectation(tree, x, subset, n_outputs):
+    """E[tree(X) | X_S = x_S] as path-dependent TreeSHAP defines it: features in S follow x, the others
+    split the weight between both children by the training rows that went each way."""
+    frac = tree.left_fraction()
+    cols = tree.columns()
+
+    def walk(child, weight):
+        out = np.zeros(n_outputs)
+        if child < 0:
+            out[cols[~child]] += weight * tree.leaf_value[~child]
+            return out
+        f = tree.split_feature[child]
+        if f in subset:
+            left = tree.default_left[child] if np.isnan(x[f]) else x[f] <= tree.threshold[child]
+            return walk(tree.left_child[child] if left else tree.right_child[child], weight)
+        return walk(tree.left_child[child], weight * frac[child]) + \
+            walk(tree.right_child[child], weight * (1 - frac[child]))
+    return walk(0 if tree.n_internal else -1, 1.0)
+
+
+def shapley_values(tree, x, n_outputs):
+    """(F + 1, d) exact Shapley values of one tree by enumerating every subset of features (small F only);
+    the last row is the expected value."""
+    from itertools import combinations
+    from math import factorial
+    F = x.shape[0]
+    out = np.zeros((F + 1, n_outputs))
+    for i in range(F):
+        others = [f for f in range(F) if f != i]
+        for size in range(F):
+            weight = factorial(size) * factorial(F - size - 1) / factorial(F)
+            for subset in combinations(others, size):
+                out[i] += weight * (conditional_expectation(tree, x, set(subset) | {i}, n_outputs)
+                                    - conditional_expectation(tree, x, set(subset), n_outputs))
+    out[F] = conditional_expectation(tree, x, set(), n_outputs)
+    return out

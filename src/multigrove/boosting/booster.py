@@ -24,6 +24,7 @@ from scipy.special import expit, softmax
 from .._fileio import atomic_write
 from .._validation import check_features, check_int
 from ..kernels.predict import predict_leaf_raw, predict_raw
+from ..kernels.shap import tree_shap
 from .tree import Tree, stack_trees
 
 FORMAT = "multigrove.booster"
@@ -37,6 +38,7 @@ def _raw_rows(X) -> tuple:
         return (np.empty((0, M.shape[1])), M.indptr.astype(np.int64), M.indices.astype(np.int64), M.data)
     return X, np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, X.dtype)
 VERSION = 1
+_CONTRIB_BLOCK = 4096  # rows explained per kernel call (bounds the densified copy of sparse X)
 _LINKS = ("regression", "binary", "multiclass", "multilabel", "custom")
 
 
@@ -114,20 +116,46 @@ class Booster:
 
     # ------------------------------------------------------------------ prediction
     def predict(self, X, raw_score: bool = False, num_iteration: int | None = None,
-                pred_leaf: bool = False, start_iteration: int = 0) -> np.ndarray:
-        """Predict for raw features X (n_rows, n_features).
+                pred_leaf: bool = False, start_iteration: int = 0, pred_contrib: bool = False) -> np.ndarray:
+        """Predict for raw features X.
 
-        Returns values (regression), probabilities (binary: P(y=1); multiclass: (n, K);
-        multilabel: (n, L) independent probabilities), or raw scores with raw_score=True.
-        One-output models return shape (n,).  With pred_leaf=True: (n, n_trees) leaf indices.
-        num_iteration defaults to best_iteration when early stopping set one.  start_iteration > 0
-        uses the trees of rounds start_iteration .. start_iteration + num_iteration - 1 (num_iteration
-        None or <= 0: up to the last round) without the start score, so that the raw scores of
-        consecutive ranges add up to the raw score of the whole model (staged prediction).
+        Parameters
+        ----------
+        X : array-like, pandas DataFrame or scipy.sparse matrix, shape (n_rows, n_features)
+        raw_score : bool, default False
+            Return raw scores (before the link function).
+        num_iteration : int, optional
+            Use the trees of this many rounds; defaults to ``best_iteration`` when early stopping
+            set one, else all.
+        pred_leaf : bool, default False
+            Return (n_rows, n_trees) int32: the leaf each row reaches in each tree.
+        start_iteration : int, default 0
+            Start from this round (staged prediction): the trees of rounds start_iteration ..
+            start_iteration + num_iteration - 1 (num_iteration None or <= 0: up to the last round),
+            without the start score, so that the raw scores of consecutive ranges add up to the raw
+            score of the whole model.
+        pred_contrib : bool, default False
+            Return SHAP values of the raw score (exact path-dependent TreeSHAP): shape
+            (n_rows, n_features + 1, n_outputs), the last column along axis 1 the expected value
+            (start score plus each tree's cover-weighted mean output); one-output models drop the
+            last axis: (n_rows, n_features + 1), the LightGBM / XGBoost layout.  For every row and
+            output, the values sum to the raw score.  Vector and k-sparse leaves are explained in
+            one walk per tree.
+
+        Returns
+        -------
+        ndarray
+            Values (regression), probabilities (binary: P(y=1), shape (n,); multiclass: (n, K);
+            multilabel: (n, L) independent probabilities), raw scores, leaf indices or SHAP values
+            as asked.  One-output models return shape (n,).
         """
         X, _ = check_features(X, n_features=self.n_features, allow_empty=True)
-        rows = _raw_rows(X)
+        if pred_leaf and pred_contrib:
+            raise ValueError("pred_leaf and pred_contrib cannot both be True")
         trees = self._trees_for(num_iteration, start_iteration)
+        if pred_contrib:
+            return self._contributions(X, trees, start_iteration == 0)
+        rows = _raw_rows(X)
         s = self._stacked(trees)
         if pred_leaf:
             out = np.zeros((X.shape[0], len(trees)), dtype=np.int32)
@@ -141,6 +169,26 @@ class Booster:
                     s["leaf_cols"], s["leaf_vals"], raw)
         out = raw if raw_score else self._link(raw)
         return out[:, 0] if self.n_outputs == 1 else out
+
+    def _contributions(self, X, trees: list[Tree], with_start: bool) -> np.ndarray:
+        """SHAP values (n, F + 1, d) of the raw score of these trees (see predict)."""
+        n, d = X.shape[0], self.n_outputs
+        out = np.zeros((n, self.n_features + 1, d))
+        base = (self.init_score if with_start else np.zeros(d)) + \
+            sum((t.expected_value(d) for t in trees), np.zeros(d))
+        out[:, -1, :] = base
+        if trees and n:
+            s = stack_trees(trees)
+            fraction = np.concatenate([t.left_fraction() for t in trees])
+            depth = max(t.depth() for t in trees)
+            for lo in range(0, n, _CONTRIB_BLOCK):  # sparse X densified a block of rows at a time
+                block = X[lo: lo + _CONTRIB_BLOCK]
+                dense = np.asarray(block.toarray() if sp.issparse(block) else block, dtype=np.float64)
+                tree_shap(np.ascontiguousarray(dense), s["node_feature"], s["node_threshold"],
+                          s["node_default_left"], s["node_left"], s["node_right"], fraction, s["tree_node_offset"],
+                          s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"], s["leaf_vals"], depth,
+                          out[lo: lo + _CONTRIB_BLOCK])
+        return out[:, :, 0] if d == 1 else out
 
     def _link(self, raw: np.ndarray) -> np.ndarray:
         if self.objective in ("binary", "multilabel"):

@@ -57,6 +57,39 @@ class Tree:
                     best = max(best, depth[node] + 1)
         return int(best)
 
+    def child_cover(self, child: int) -> float:
+        """Training rows that reached a child reference (an internal node, or leaf ~child)."""
+        return float(self.internal_count[child] if child >= 0 else self.leaf_count[~child])
+
+    def left_fraction(self) -> np.ndarray:
+        """(n_internal,) share of each node's training rows that went left (0.5 where none did)."""
+        out = np.full(self.n_internal, 0.5)
+        for node in range(self.n_internal):
+            left, right = self.child_cover(self.left_child[node]), self.child_cover(self.right_child[node])
+            if left + right > 0:
+                out[node] = left / (left + right)
+        return out
+
+    def expected_value(self, n_outputs: int) -> np.ndarray:
+        """(n_outputs,) the tree's output averaged over its training rows, as the covers route them
+        (the base value of its SHAP values)."""
+        reach = np.zeros(self.n_leaves)
+        if self.n_internal == 0:
+            reach[0] = 1.0
+        else:
+            node_reach = np.zeros(self.n_internal)
+            node_reach[0] = 1.0
+            frac = self.left_fraction()
+            for node in range(self.n_internal):  # children are numbered after their parent
+                for child, share in ((self.left_child[node], frac[node]), (self.right_child[node], 1 - frac[node])):
+                    if child >= 0:
+                        node_reach[child] = node_reach[node] * share
+                    else:
+                        reach[~child] = node_reach[node] * share
+        out = np.zeros(n_outputs)
+        np.add.at(out, self.columns(), reach[:, None] * self.leaf_value)
+        return out
+
     # ------------------------------------------------------------------ (de)serialisation
     def to_dict(self) -> dict:
         return {

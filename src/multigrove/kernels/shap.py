@@ -1,0 +1,131 @@
+"""Exact TreeSHAP (path-dependent) for trees with vector or k-sparse leaves.
+
+The recursion follows Lundberg et al. (2018, Algorithm 2): walking from the root, a path of the
+features met so far is kept with, for each, the fraction of the background ("zero") and of the
+explained row ("one") that flows through, and the permutation weights of every subset size.  At a
+leaf, each feature on the path receives ``w * (one - zero) * leaf value``.  The path weights do not
+depend on the leaf value, so one walk serves every output of a vector leaf: the leaf's whole value
+vector (its CSR entries) is scaled by the same weight.
+
+Forests arrive in the flattened form of ``kernels/predict.py`` plus ``child_fraction`` (per node,
+the share of the node's training rows that went left; the right child has the rest).
+"""
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True)
+def _extend(path_feature, path_zero, path_one, path_weight, start, length, zero, one, feature):
+    """Append (feature, zero, one) to the path at [start, start + length); the new length is length + 1."""
+    at = start + length
+    path_feature[at] = feature
+    path_zero[at] = zero
+    path_one[at] = one
+    path_weight[at] = 1.0 if length == 0 else 0.0
+    for i in range(length - 1, -1, -1):
+        path_weight[start + i + 1] += one * path_weight[start + i] * (i + 1) / (length + 1)
+        path_weight[start + i] = zero * path_weight[start + i] * (length - i) / (length + 1)
+
+
+@njit(cache=True)
+def _unwind(path_feature, path_zero, path_one, path_weight, start, length, index):
+    """Remove element ``index`` from the path of ``length`` elements (undo its extension)."""
+    one = path_one[start + index]
+    zero = path_zero[start + index]
+    carry = path_weight[start + length - 1]
+    for j in range(length - 2, -1, -1):
+        if one != 0.0:
+            kept = path_weight[start + j]
+            path_weight[start + j] = carry * length / ((j + 1) * one)
+            carry = kept - path_weight[start + j] * zero * (length - 1 - j) / length
+        else:
+            path_weight[start + j] = path_weight[start + j] * length / (zero * (length - 1 - j))
+    for j in range(index, length - 1):
+        path_feature[start + j] = path_feature[start + j + 1]
+        path_zero[start + j] = path_zero[start + j + 1]
+        path_one[start + j] = path_one[start + j + 1]
+
+
+@njit(cache=True)
+def _unwound_sum(path_zero, path_one, path_weight, start, length, index):
+    """The sum of the path's weights once element ``index`` is unwound (the path is not changed)."""
+    one = path_one[start + index]
+    zero = path_zero[start + index]
+    total = 0.0
+    if one != 0.0:
+        carry = path_weight[start + length - 1]
+        for j in range(length - 2, -1, -1):
+            weight = carry * length / ((j + 1) * one)
+            total += weight
+            carry = path_weight[start + j] - weight * zero * (length - 1 - j) / length
+    else:
+        for j in range(length - 2, -1, -1):
+            total += path_weight[start + j] * length / (zero * (length - 1 - j))
+    return total
+
+
+@njit(cache=True)
+def _recurse(x, base, leaf_base, child, parent_start, parent_length, zero, one, feature,
+             node_feature, node_threshold, node_default_left, node_left, node_right, child_fraction,
+             leaf_ptr, leaf_cols, leaf_vals, path_feature, path_zero, path_one, path_weight, phi):
+    start = parent_start + parent_length
+    for i in range(parent_length):
+        path_feature[start + i] = path_feature[parent_start + i]
+        path_zero[start + i] = path_zero[parent_start + i]
+        path_one[start + i] = path_one[parent_start + i]
+        path_weight[start + i] = path_weight[parent_start + i]
+    _extend(path_feature, path_zero, path_one, path_weight, start, parent_length, zero, one, feature)
+    length = parent_length + 1
+    if child < 0:
+        row = leaf_base + ~child
+        for i in range(1, length):
+            scale = _unwound_sum(path_zero, path_one, path_weight, start, length, i) * \
+                (path_one[start + i] - path_zero[start + i])
+            f = path_feature[start + i]
+            for p in range(leaf_ptr[row], leaf_ptr[row + 1]):
+                phi[f, leaf_cols[p]] += scale * leaf_vals[p]
+        return
+    g = base + child
+    split = node_feature[g]
+    value = x[split]
+    go_left = node_default_left[g] if np.isnan(value) else value <= node_threshold[g]
+    hot, cold = (node_left[g], node_right[g]) if go_left else (node_right[g], node_left[g])
+    hot_fraction = child_fraction[g] if go_left else 1.0 - child_fraction[g]
+    incoming_zero = 1.0
+    incoming_one = 1.0
+    for k in range(1, length):  # a feature met again: its earlier entry is replaced
+        if path_feature[start + k] == split:
+            incoming_zero = path_zero[start + k]
+            incoming_one = path_one[start + k]
+            _unwind(path_feature, path_zero, path_one, path_weight, start, length, k)
+            length -= 1
+            break
+    _recurse(x, base, leaf_base, hot, start, length, incoming_zero * hot_fraction, incoming_one, split,
+             node_feature, node_threshold, node_default_left, node_left, node_right, child_fraction,
+             leaf_ptr, leaf_cols, leaf_vals, path_feature, path_zero, path_one, path_weight, phi)
+    _recurse(x, base, leaf_base, cold, start, length, incoming_zero * (1.0 - hot_fraction), 0.0, split,
+             node_feature, node_threshold, node_default_left, node_left, node_right, child_fraction,
+             leaf_ptr, leaf_cols, leaf_vals, path_feature, path_zero, path_one, path_weight, phi)
+
+
+@njit(parallel=True, cache=True)
+def tree_shap(X, node_feature, node_threshold, node_default_left, node_left, node_right, child_fraction,
+              tree_node_offset, tree_leaf_offset, leaf_ptr, leaf_cols, leaf_vals, max_depth, out):
+    """OUT out (n, F + 1, d) float64: adds each tree's SHAP value of every feature for every output
+    (column F, the expected value, is left to the caller).  X (n, F) dense float64; max_depth is the
+    deepest leaf's depth over the trees (it sizes the path buffers)."""
+    n_trees = tree_node_offset.shape[0] - 1
+    size = (max_depth + 2) * (max_depth + 3) // 2
+    for i in prange(X.shape[0]):
+        path_feature = np.empty(size, np.int64)
+        path_zero = np.empty(size, np.float64)
+        path_one = np.empty(size, np.float64)
+        path_weight = np.empty(size, np.float64)
+        phi = out[i]
+        for t in range(n_trees):
+            base = tree_node_offset[t]
+            if tree_node_offset[t + 1] == base:
+                continue  # a single leaf explains nothing beyond the expected value
+            _recurse(X[i], base, tree_leaf_offset[t], 0, 0, 0, 1.0, 1.0, -1,
+                     node_feature, node_threshold, node_default_left, node_left, node_right, child_fraction,
+                     leaf_ptr, leaf_cols, leaf_vals, path_feature, path_zero, path_one, path_weight, phi)
