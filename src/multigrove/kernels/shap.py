@@ -65,47 +65,57 @@ def _unwound_sum(path_zero, path_one, path_weight, start, length, index):
 
 
 @njit(cache=True)
-def _recurse(x, base, leaf_base, child, parent_start, parent_length, zero, one, feature,
-             node_feature, node_threshold, node_default_left, node_left, node_right, child_fraction,
-             leaf_ptr, leaf_cols, leaf_vals, path_feature, path_zero, path_one, path_weight, phi):
-    start = parent_start + parent_length
-    for i in range(parent_length):
-        path_feature[start + i] = path_feature[parent_start + i]
-        path_zero[start + i] = path_zero[parent_start + i]
-        path_one[start + i] = path_one[parent_start + i]
-        path_weight[start + i] = path_weight[parent_start + i]
-    _extend(path_feature, path_zero, path_one, path_weight, start, parent_length, zero, one, feature)
-    length = parent_length + 1
-    if child < 0:
-        row = leaf_base + ~child
-        for i in range(1, length):
-            scale = _unwound_sum(path_zero, path_one, path_weight, start, length, i) * \
-                (path_one[start + i] - path_zero[start + i])
-            f = path_feature[start + i]
-            for p in range(leaf_ptr[row], leaf_ptr[row + 1]):
-                phi[f, leaf_cols[p]] += scale * leaf_vals[p]
-        return
-    g = base + child
-    split = node_feature[g]
-    value = x[split]
-    go_left = node_default_left[g] if np.isnan(value) else value <= node_threshold[g]
-    hot, cold = (node_left[g], node_right[g]) if go_left else (node_right[g], node_left[g])
-    hot_fraction = child_fraction[g] if go_left else 1.0 - child_fraction[g]
-    incoming_zero = 1.0
-    incoming_one = 1.0
-    for k in range(1, length):  # a feature met again: its earlier entry is replaced
-        if path_feature[start + k] == split:
-            incoming_zero = path_zero[start + k]
-            incoming_one = path_one[start + k]
-            _unwind(path_feature, path_zero, path_one, path_weight, start, length, k)
-            length -= 1
-            break
-    _recurse(x, base, leaf_base, hot, start, length, incoming_zero * hot_fraction, incoming_one, split,
-             node_feature, node_threshold, node_default_left, node_left, node_right, child_fraction,
-             leaf_ptr, leaf_cols, leaf_vals, path_feature, path_zero, path_one, path_weight, phi)
-    _recurse(x, base, leaf_base, cold, start, length, incoming_zero * (1.0 - hot_fraction), 0.0, split,
-             node_feature, node_threshold, node_default_left, node_left, node_right, child_fraction,
-             leaf_ptr, leaf_cols, leaf_vals, path_feature, path_zero, path_one, path_weight, phi)
+def _explain_tree(x, base, leaf_base, node_feature, node_threshold, node_default_left, node_left, node_right,
+                  child_fraction, leaf_ptr, leaf_cols, leaf_vals, path_feature, path_zero, path_one, path_weight,
+                  frames, frame_fractions, phi):
+    """Add one tree's SHAP values for row x to phi (F + 1, d).  The recursion of the algorithm runs on an
+    explicit stack (Numba's cache cannot hold a recursive function): a frame is (child, its parent's path
+    start and length, feature) in ``frames`` and (zero, one) fractions in ``frame_fractions``; frames are
+    popped last in, first out, so a subtree is finished before its sibling reuses the same path segment."""
+    frames[0, 0], frames[0, 1], frames[0, 2], frames[0, 3] = 0, 0, 0, -1
+    frame_fractions[0, 0], frame_fractions[0, 1] = 1.0, 1.0
+    top = 1
+    while top > 0:
+        top -= 1
+        child, parent_start, parent_length, feature = frames[top, 0], frames[top, 1], frames[top, 2], frames[top, 3]
+        zero, one = frame_fractions[top, 0], frame_fractions[top, 1]
+        start = parent_start + parent_length
+        for i in range(parent_length):
+            path_feature[start + i] = path_feature[parent_start + i]
+            path_zero[start + i] = path_zero[parent_start + i]
+            path_one[start + i] = path_one[parent_start + i]
+            path_weight[start + i] = path_weight[parent_start + i]
+        _extend(path_feature, path_zero, path_one, path_weight, start, parent_length, zero, one, feature)
+        length = parent_length + 1
+        if child < 0:
+            row = leaf_base + ~child
+            for i in range(1, length):
+                scale = _unwound_sum(path_zero, path_one, path_weight, start, length, i) * \
+                    (path_one[start + i] - path_zero[start + i])
+                f = path_feature[start + i]
+                for p in range(leaf_ptr[row], leaf_ptr[row + 1]):
+                    phi[f, leaf_cols[p]] += scale * leaf_vals[p]
+            continue
+        g = base + child
+        split = node_feature[g]
+        value = x[split]
+        go_left = node_default_left[g] if np.isnan(value) else value <= node_threshold[g]
+        hot, cold = (node_left[g], node_right[g]) if go_left else (node_right[g], node_left[g])
+        hot_fraction = child_fraction[g] if go_left else 1.0 - child_fraction[g]
+        incoming_zero = 1.0
+        incoming_one = 1.0
+        for k in range(1, length):  # a feature met again: its earlier entry is replaced
+            if path_feature[start + k] == split:
+                incoming_zero = path_zero[start + k]
+                incoming_one = path_one[start + k]
+                _unwind(path_feature, path_zero, path_one, path_weight, start, length, k)
+                length -= 1
+                break
+        for target, zero_share, one_share in ((cold, incoming_zero * (1.0 - hot_fraction), 0.0),
+                                              (hot, incoming_zero * hot_fraction, incoming_one)):
+            frames[top, 0], frames[top, 1], frames[top, 2], frames[top, 3] = target, start, length, split
+            frame_fractions[top, 0], frame_fractions[top, 1] = zero_share, one_share
+            top += 1
 
 
 @njit(parallel=True, cache=True)
@@ -121,11 +131,13 @@ def tree_shap(X, node_feature, node_threshold, node_default_left, node_left, nod
         path_zero = np.empty(size, np.float64)
         path_one = np.empty(size, np.float64)
         path_weight = np.empty(size, np.float64)
+        frames = np.empty((2 * max_depth + 2, 4), np.int64)
+        frame_fractions = np.empty((2 * max_depth + 2, 2), np.float64)
         phi = out[i]
         for t in range(n_trees):
             base = tree_node_offset[t]
             if tree_node_offset[t + 1] == base:
                 continue  # a single leaf explains nothing beyond the expected value
-            _recurse(X[i], base, tree_leaf_offset[t], 0, 0, 0, 1.0, 1.0, -1,
-                     node_feature, node_threshold, node_default_left, node_left, node_right, child_fraction,
-                     leaf_ptr, leaf_cols, leaf_vals, path_feature, path_zero, path_one, path_weight, phi)
+            _explain_tree(X[i], base, tree_leaf_offset[t], node_feature, node_threshold, node_default_left,
+                          node_left, node_right, child_fraction, leaf_ptr, leaf_cols, leaf_vals, path_feature,
+                          path_zero, path_one, path_weight, frames, frame_fractions, phi)
