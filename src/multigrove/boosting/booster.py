@@ -59,6 +59,7 @@ class Booster:
         self.best_iteration = 0       # 1-based count of rounds of the best model; 0 = use all
         self.best_score: dict = {}
         self.output_best_iteration: list | None = None  # per output, after per-output early stopping
+        self.evals_result: dict = {}  # {data: {metric: [values]}} of the last train() call (not saved)
         self._stack: dict | None = None
         self._stack_n = -1
         if model_file is not None and model_str is not None:

@@ -260,6 +260,7 @@ def boost(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation
         raise ValueError(f"early_stopping(per_output=True) needs outputs trained independently (objective "
                          f"{' or '.join(SEPARABLE)}), got objective '{loss.name}'")
     frozen: set = set()
+    booster.evals_result = {}
     try:
         for it in range(first, first + rounds):
             rows.compute_gradients()
@@ -272,6 +273,8 @@ def boost(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation
                 if v.rows is not rows:
                     v.rows.add_trees(new_trees)
                 results += _evaluate(loss, metrics, p.eval_at, v, feval, per_output)
+            for data, metric, value, _ in results:
+                booster.evals_result.setdefault(data, {}).setdefault(metric, []).append(value)
             env = CallbackEnv(model=booster, params=booster.params, iteration=it, begin_iteration=first,
                               end_iteration=first + rounds, evaluation_result_list=results, frozen_outputs=frozen)
             try:
