@@ -1,8 +1,18 @@
-"""Command line: ``multigrove train | predict | evaluate | demo``.
+"""Command line: ``multigrove train | predict | evaluate | xmc train | xmc predict | demo``.
 
-Data files: CSV (numeric, with a header row) or ARFF (``.arff`` / ``.arff.gz``); the targets
-are the last ``--targets`` columns (default 1).  A sparse ARFF file (``{index value, ...}`` rows)
-stays sparse: its features reach the model as a CSR matrix, never densified.
+Data files, by suffix (``.gz`` allowed for the text formats) or ``--format``:
+
+* tables: CSV (``.csv``; ``.tsv`` tab-separated) with a header row, Parquet (``.parquet``), ARFF
+  (``.arff``), ``.npz`` with arrays ``X`` and optionally ``y``: the targets are the last ``--targets``
+  columns.  Missing values (empty, ``NA``, ``NaN``, ``?``, ...) are NaN.  A sparse ARFF file stays
+  sparse: its features reach the model as a CSR matrix, never densified.
+* multi-label files, whose rows carry label sets: LIBSVM multi-label (``.svm``, ``.libsvm``), the
+  XMC repository format (``.xmc``, ``.txt``: a header ``N D L``) and ``.npz`` written by
+  ``multigrove.xmc.io.save_npz``.  Features stay CSR; the labels become the 0/1 indicator matrix of
+  a multi-label objective.
+
+``--config FILE.toml`` holds parameters under the names ``train`` takes (aliases too), and for
+``train`` also ``num_boost_round``; ``--param key=value`` entries override it.
 """
 from __future__ import annotations
 
@@ -11,50 +21,169 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
+
+FORMATS = ("csv", "tsv", "parquet", "arff", "npz", "libsvm", "xmc")
+_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet", ".arff": "arff",
+             ".npz": "npz", ".svm": "libsvm", ".libsvm": "libsvm", ".xmc": "xmc", ".txt": "xmc"}
+_NULLS = ["", "?", "NA", "N/A", "n/a", "NaN", "nan", "-nan", "NULL", "null", "#N/A", "None"]
 
 
-def _read_table(path: str, targets: int) -> tuple:
-    """(X, Y or None, feature names): X dense, or CSR from a sparse ARFF file; Y dense."""
-    p = Path(path)
-    if not p.exists():
-        raise SystemExit(f"error: data file {path!r} does not exist")
-    if p.name.endswith((".arff", ".arff.gz")):
-        from .xmc.io import read_arff
-        a = read_arff(p)  # CSR when the file's rows are sparse
-        M, names = a.X, a.names
-    else:
-        import csv
-        import gzip
-        opener = gzip.open if p.name.endswith(".gz") else open
-        with opener(p, "rt", newline="") as fh:
-            reader = csv.reader(fh)
-            names = next(reader)
-            rows = []
-            for lineno, row in enumerate(reader, start=2):
-                if len(row) != len(names):
-                    raise SystemExit(f"error: {path}, line {lineno}: expected {len(names)} fields, got {len(row)}")
-                try:
-                    rows.append([float(v) if v not in ("", "NA", "nan", "?") else np.nan for v in row])
-                except ValueError as exc:
-                    raise SystemExit(f"error: {path}, line {lineno}: {exc}") from None
-        M = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(names))
+class Data(NamedTuple):
+    """What a data file holds: features (dense or CSR), targets (dense, CSR for label sets, or None),
+    feature names, and whether the targets are label sets."""
+    X: object
+    Y: object
+    names: list
+    label_sets: bool
+
+
+def _fail(message: str) -> SystemExit:
+    return SystemExit(f"error: {message}")
+
+
+def file_format(path: str, given: str | None) -> str:
+    """The format of a data file: ``given``, else from its suffix (``.gz`` ignored)."""
+    if given is not None:
+        return given
+    name = Path(path).name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    suffix = Path(name).suffix
+    if suffix not in _SUFFIXES:
+        raise _fail(f"{path}: cannot tell the format from the suffix {suffix!r}; pass --format "
+                    f"({', '.join(FORMATS)})")
+    return _SUFFIXES[suffix]
+
+
+def _arrow_table(path: str, fmt: str):
+    """A pyarrow Table from a CSV / TSV / Parquet file; a malformed row names the file and its line."""
+    try:
+        import pyarrow.csv as pcsv
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise _fail(f"reading {fmt} files needs pyarrow: pip install 'multigrove[io]'") from None
+    import pyarrow as pa
+    if fmt == "parquet":
+        try:
+            return pq.read_table(path)
+        except (pa.ArrowException, OSError) as exc:
+            raise _fail(f"{path}: not a readable Parquet file ({exc})") from None
+    # one thread: the parser then knows each bad row's line number
+    read = pcsv.ReadOptions(use_threads=False)
+    parse = pcsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",")
+    convert = pcsv.ConvertOptions(null_values=_NULLS, strings_can_be_null=True)
+    try:
+        return pcsv.read_csv(path, read_options=read, parse_options=parse, convert_options=convert)
+    except pa.ArrowInvalid as exc:
+        text = str(exc)
+        if "Row #" in text:  # "CSV parse error: Row #3: Expected 2 columns, got 1: ..."
+            line = text.split("Row #", 1)[1].split(":", 1)[0]
+            raise _fail(f"{path}, line {line}: {text.split(':', 2)[-1].strip()}") from None
+        raise _fail(f"{path}: {text}") from None
+
+
+def _numeric_columns(table, path: str) -> np.ndarray:
+    """(n, columns) float64 from a pyarrow Table of numbers (and booleans); a value that is not a
+    number names its column and line."""
+    import pyarrow as pa
+    out = np.empty((table.num_rows, table.num_columns))
+    for j, (name, column) in enumerate(zip(table.column_names, table.columns)):
+        kind = column.type
+        if pa.types.is_boolean(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind) \
+                or pa.types.is_null(kind):
+            out[:, j] = column.cast(pa.float64()).to_numpy(zero_copy_only=False)
+            continue
+        values = column.to_pylist()
+        for i, v in enumerate(values):
+            try:
+                out[i, j] = np.nan if v is None else float(v)
+            except (TypeError, ValueError):
+                where = f"line {i + 2}" if path.lower().endswith((".csv", ".tsv", ".csv.gz", ".tsv.gz")) else f"row {i}"
+                raise _fail(f"{path}, {where}: column {name!r} holds {v!r}, not a number") from None
+    return out
+
+
+def _split_targets(M, names: list, targets: int, path: str) -> Data:
     if targets == 0:
-        return M, None, names
+        return Data(M, None, list(names), False)
     if not 0 < targets < M.shape[1]:
-        raise SystemExit(f"error: --targets must be between 1 and {M.shape[1] - 1}, got {targets}")
+        raise _fail(f"--targets must be between 1 and {M.shape[1] - 1} for {path}, got {targets}")
     X, Y = M[:, :-targets], M[:, -targets:]
-    if hasattr(Y, "toarray"):  # a sparse file: the features stay CSR, the few target columns go dense
+    if sp.issparse(Y):  # a sparse file: the features stay CSR, the few target columns go dense
         X, Y = X.tocsr(), Y.toarray()
-    return X, Y, names[:-targets]
+    return Data(X, Y, list(names[:-targets]), False)
 
 
-def _params(items: list[str]) -> dict:
+def _npz(path: str, targets: int) -> Data:
+    from ._fileio import open_npz
+    from .xmc.io import load_npz
+    fname, z = open_npz(path, ".npz file")
+    with z:
+        files = set(z.files)
+        if "format" in files:
+            pass
+        elif "X" not in files:
+            raise _fail(f"{fname}: expected an array 'X' (and optionally 'y'), or a file written by "
+                        f"multigrove.xmc.io.save_npz; found {sorted(files)}")
+        else:
+            X = np.asarray(z["X"], dtype=np.float64)
+            Y = z["y"] if "y" in files else (z["Y"] if "Y" in files else None)
+            if X.ndim != 2:
+                raise _fail(f"{fname}: X must be 2-D, got shape {X.shape}")
+            names = [f"f{j}" for j in range(X.shape[1])]
+            if Y is None:
+                return _split_targets(X, names, targets, fname) if targets else Data(X, None, names, False)
+            Y = np.asarray(Y, dtype=np.float64)
+            return Data(X, Y.reshape(Y.shape[0], -1), names, False)
+    X, Y = load_npz(path)
+    return Data(X, Y, [f"f{j}" for j in range(X.shape[1])], True)
+
+
+def read_data(path: str, targets: int = 1, fmt: str | None = None) -> Data:
+    """Read a data file (see the module docstring); a malformed file names the file and the line."""
+    if not Path(path).exists():
+        raise _fail(f"data file {path!r} does not exist")
+    fmt = file_format(path, fmt)
+    try:
+        if fmt in ("libsvm", "xmc"):
+            from .xmc.io import read_libsvm, read_xmc
+            X, Y = read_xmc(path) if fmt == "xmc" else read_libsvm(path)
+            return Data(X, Y, [f"f{j}" for j in range(X.shape[1])], True)
+        if fmt == "npz":
+            return _npz(path, targets)
+        if fmt == "arff":
+            from .xmc.io import read_arff
+            a = read_arff(path)  # CSR when the file's rows are sparse
+            return _split_targets(a.X, a.names, targets, path)
+    except ValueError as exc:  # the readers name the file and the line
+        raise _fail(str(exc)) from None
+    table = _arrow_table(path, fmt)
+    return _split_targets(_numeric_columns(table, path), table.column_names, targets, path)
+
+
+def _params(items: list[str] | None, config: str | None) -> dict:
+    """Parameters from a TOML file, overridden by ``--param key=value`` entries (values parsed as JSON,
+    else taken as strings)."""
     out = {}
+    if config:
+        try:
+            import tomllib
+        except ImportError:  # Python 3.10
+            import tomli as tomllib
+        try:
+            with open(config, "rb") as fh:
+                out.update(tomllib.load(fh))
+        except FileNotFoundError:
+            raise _fail(f"config file {config!r} does not exist") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise _fail(f"{config}: not valid TOML ({exc})") from None
     for it in items or []:
         if "=" not in it:
-            raise SystemExit(f"error: --param takes key=value, got {it!r}")
+            raise _fail(f"--param takes key=value, got {it!r}")
         k, v = it.split("=", 1)
         try:
             out[k] = json.loads(v)
@@ -63,32 +192,57 @@ def _params(items: list[str]) -> dict:
     return out
 
 
+def _labels(data: Data, path: str):
+    if data.Y is None:
+        raise _fail(f"{path} holds no targets: pass --targets (the number of target columns)")
+    if data.label_sets:
+        return np.asarray(data.Y.toarray(), dtype=np.float64)  # label sets: a 0/1 indicator matrix
+    return data.Y[:, 0] if data.Y.shape[1] == 1 else data.Y
+
+
 def cmd_train(a) -> int:
     import multigrove as mg
-    X, Y, names = _read_table(a.data, a.targets)
-    params = dict(_params(a.param), objective=a.objective)
-    ds = mg.Dataset(X, Y, feature_names=names)
+    data = read_data(a.data, a.targets, a.format)
+    params = _params(a.param, a.config)
+    rounds = a.rounds if a.rounds is not None else params.pop("num_boost_round", 100)
+    params.pop("num_boost_round", None)
+    if a.objective is not None:
+        params["objective"] = a.objective
+    params.setdefault("objective", "multilabel" if data.label_sets else "regression")
+    ds = mg.Dataset(data.X, _labels(data, a.data), feature_names=data.names)
     valid, cbs = [], [mg.log_evaluation(a.log_every)] if a.log_every else []
     if a.valid:
-        Xv, Yv, _ = _read_table(a.valid, a.targets)
-        valid = [mg.Dataset(Xv, Yv, reference=ds)]
+        vdata = read_data(a.valid, a.targets, a.format)
+        n_out = ds.label.shape[1] if ds.label.ndim == 2 else 1
+        valid = [mg.Dataset(_widen(vdata.X, data.X.shape[1]), _widen(_labels(vdata, a.valid), n_out), reference=ds)]
         if a.early_stopping:
             cbs.append(mg.early_stopping(a.early_stopping))
     t0 = time.perf_counter()
-    bst = mg.train(params, ds, a.rounds, valid_sets=valid, callbacks=cbs)
+    bst = mg.train(params, ds, rounds, valid_sets=valid, callbacks=cbs, init_model=a.init_model)
     bst.save_model(a.model)
     print(f"trained {bst.num_trees()} trees in {time.perf_counter() - t0:.2f} s; model written to {a.model}")
     return 0
 
 
+def _widen(M, width: int):
+    """A label-set file's matrix padded to the training file's number of columns (a test file may
+    never mention the last features or labels)."""
+    if M.ndim == 2 and M.shape[1] < width:
+        if sp.issparse(M):
+            return sp.csr_matrix((M.data, M.indices, M.indptr), shape=(M.shape[0], width))
+        return np.hstack([M, np.zeros((M.shape[0], width - M.shape[1]))])
+    return M
+
+
 def cmd_predict(a) -> int:
     import multigrove as mg
     bst = mg.Booster(model_file=a.model)
-    X, _, _ = _read_table(a.data, a.targets)
-    P = bst.predict(X, raw_score=a.raw_score)
+    data = read_data(a.data, a.targets, a.format)
+    X = _widen(data.X, bst.n_features)
+    P = bst.predict(X, raw_score=a.raw_score, pred_contrib=a.contributions)
     P = P.reshape(X.shape[0], -1)
     np.savetxt(a.out, P, delimiter=",", fmt="%.9g")
-    print(f"wrote {P.shape[0]} x {P.shape[1]} predictions to {a.out}")
+    print(f"wrote {P.shape[0]} x {P.shape[1]} {'contributions' if a.contributions else 'predictions'} to {a.out}")
     return 0
 
 
@@ -98,13 +252,57 @@ def cmd_evaluate(a) -> int:
     from .boosting.metrics import evaluate
     from .params import objective_default_metric
     bst = mg.Booster(model_file=a.model)
-    X, Y, _ = _read_table(a.data, a.targets)
-    _, y = make_loss(bst.objective, bst.num_class, bst.n_outputs, Y[:, 0] if Y.shape[1] == 1 else Y, None)
+    data = read_data(a.data, a.targets, a.format)
+    X = _widen(data.X, bst.n_features)
+    Y = _labels(data, a.data)
+    if data.label_sets:
+        Y = _widen(Y, bst.n_outputs)
+    _, y = make_loss(bst.objective, bst.num_class, bst.n_outputs, Y, None)
     raw = bst.predict(X, raw_score=True).reshape(X.shape[0], -1)
     prob = bst.predict(X).reshape(X.shape[0], -1)
     metrics = a.metric or list(objective_default_metric(bst.objective))
     for m in metrics:
         for name, value, _ in evaluate(m, y, raw, prob, None, (1, 3, 5)):
+            print(f"{name}\t{value:.6g}")
+    return 0
+
+
+def cmd_xmc_train(a) -> int:
+    from .xmc import LabelTreeClassifier
+    data = read_data(a.data, 0, a.format)
+    if not data.label_sets:
+        raise _fail(f"{a.data}: label trees train on a multi-label file (LIBSVM, XMC or an xmc .npz)")
+    params = _params(a.param, a.config)
+    try:
+        model = LabelTreeClassifier(**params)
+    except TypeError as exc:
+        raise ValueError(f"LabelTreeClassifier: {exc}") from None
+    t0 = time.perf_counter()
+    model.fit(data.X, data.Y)
+    model.save(a.model)
+    print(f"trained {len(model.trees_)} label trees over {model.n_labels_:,} labels in "
+          f"{time.perf_counter() - t0:.2f} s; model written to {a.model}")
+    return 0
+
+
+def cmd_xmc_predict(a) -> int:
+    from .xmc import LabelTreeClassifier
+    from .xmc.io import _atomic_text  # noqa: PLC2701 - the package's own atomic text writer
+    from .xmc.metrics import evaluate
+    model = LabelTreeClassifier.load(a.model)
+    data = read_data(a.data, 0, a.format)
+    if not data.label_sets:
+        raise _fail(f"{a.data}: expected a multi-label file (LIBSVM, XMC or an xmc .npz)")
+    X = _widen(data.X, model.n_features_in_)
+    indices, scores = model.predict(X, top_k=a.top_k)
+    if a.out:
+        with _atomic_text(a.out) as fh:
+            for idx, val in zip(indices, scores):
+                fh.write(" ".join(f"{i}:{v:.6g}" for i, v in zip(idx, val) if i >= 0) + "\n")
+        print(f"wrote the top {a.top_k} labels of {X.shape[0]} rows to {a.out}")
+    if data.Y.nnz:
+        Y = _widen(data.Y, model.n_labels_)
+        for name, value in evaluate(Y, (indices, scores), k=min(a.top_k, 5)).items():
             print(f"{name}\t{value:.6g}")
     return 0
 
@@ -146,35 +344,68 @@ def cmd_demo(a) -> int:
     return 0 if acc > 0.9 and same else 1
 
 
-def main(argv: list[str] | None = None) -> int:
+def _data_options(parser, targets_default: int, targets_help: str, *, data_help: str) -> None:
+    parser.add_argument("--data", required=True, help=data_help)
+    parser.add_argument("--format", choices=FORMATS, help="the data files' format (default: from the suffix)")
+    parser.add_argument("--targets", type=int, default=targets_default, help=targets_help)
+
+
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="multigrove", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
-    t = sub.add_parser("train", help="train a model on a CSV/ARFF file and save it")
-    t.add_argument("--data", required=True)
-    t.add_argument("--valid")
-    t.add_argument("--targets", type=int, default=1, help="number of target columns (the last ones)")
-    t.add_argument("--objective", default="regression")
-    t.add_argument("--rounds", type=int, default=100)
-    t.add_argument("--early-stopping", type=int, default=0)
-    t.add_argument("--log-every", type=int, default=0)
-    t.add_argument("--param", action="append", help="extra parameter key=value (repeatable)")
-    t.add_argument("--model", required=True, help="output model file (.json)")
-    p = sub.add_parser("predict", help="predict with a saved model")
-    p.add_argument("--model", required=True)
-    p.add_argument("--data", required=True)
-    p.add_argument("--targets", type=int, default=0, help="target columns to drop from the data file")
-    p.add_argument("--raw-score", action="store_true")
-    p.add_argument("--out", required=True)
-    e = sub.add_parser("evaluate", help="evaluate a saved model on labelled data")
-    e.add_argument("--model", required=True)
-    e.add_argument("--data", required=True)
-    e.add_argument("--targets", type=int, default=1)
-    e.add_argument("--metric", action="append")
+    t = sub.add_parser("train", help="train a boosted model on a data file and save it")
+    _data_options(t, 1, "number of target columns of a table (its last ones); ignored for label-set files",
+                  data_help="training data file")
+    t.add_argument("--valid", help="validation data file (evaluated every round; early stopping watches it)")
+    t.add_argument("--objective", help="regression, binary, multiclass or multilabel (default: multilabel for "
+                   "label-set files, else regression, or the config file's)")
+    t.add_argument("--rounds", type=int, help="boosting rounds (default: num_boost_round of the config, else 100)")
+    t.add_argument("--early-stopping", type=int, default=0, metavar="N",
+                   help="stop when the validation metric has not improved for N rounds (needs --valid)")
+    t.add_argument("--log-every", type=int, default=0, metavar="N", help="print the evaluation every N rounds")
+    t.add_argument("--config", help="TOML file of training parameters (the names train() takes)")
+    t.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="a training parameter (repeatable; overrides the config file)")
+    t.add_argument("--init-model", help="continue training this saved model")
+    t.add_argument("--model", required=True, help="output model file (.json, written atomically)")
+    p = sub.add_parser("predict", help="predict with a saved boosted model")
+    p.add_argument("--model", required=True, help="model file written by 'multigrove train'")
+    _data_options(p, 0, "target columns to drop from the end of a table (default 0)", data_help="data file")
+    p.add_argument("--raw-score", action="store_true", help="write raw scores instead of probabilities")
+    p.add_argument("--contributions", action="store_true",
+                   help="write SHAP values: per row, (n_features + 1) x n_outputs values, output fastest")
+    p.add_argument("--out", required=True, help="output CSV file, one row per data row")
+    e = sub.add_parser("evaluate", help="evaluate a saved boosted model on labelled data")
+    e.add_argument("--model", required=True, help="model file written by 'multigrove train'")
+    _data_options(e, 1, "number of target columns of a table (its last ones)", data_help="labelled data file")
+    e.add_argument("--metric", action="append", help="a metric (repeatable; default: the objective's)")
+    x = sub.add_parser("xmc", help="label trees for extreme multi-label classification")
+    xsub = x.add_subparsers(dest="xmc_command", required=True)
+    xt = xsub.add_parser("train", help="train a label-tree ensemble on a multi-label file and save it")
+    xt.add_argument("--data", required=True, help="LIBSVM, XMC or xmc .npz training file")
+    xt.add_argument("--format", choices=FORMATS, help="the data file's format (default: from the suffix)")
+    xt.add_argument("--config", help="TOML file of LabelTreeClassifier parameters")
+    xt.add_argument("--param", action="append", metavar="KEY=VALUE",
+                    help="a LabelTreeClassifier parameter (repeatable; overrides the config file)")
+    xt.add_argument("--model", required=True, help="output model file (.npz, written atomically)")
+    xp = xsub.add_parser("predict", help="top-k labels of each row with a saved label-tree model")
+    xp.add_argument("--model", required=True, help="model file written by 'multigrove xmc train'")
+    xp.add_argument("--data", required=True, help="LIBSVM, XMC or xmc .npz file (its labels, if any, are "
+                    "used to print P@k, nDCG@k, PSP@k)")
+    xp.add_argument("--format", choices=FORMATS, help="the data file's format (default: from the suffix)")
+    xp.add_argument("--top-k", type=int, default=5, help="labels kept per row (default 5)")
+    xp.add_argument("--out", help="output file: per row 'label:score' pairs, best first")
     sub.add_parser("demo", help="train on bundled / generated data")
-    a = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = _parser().parse_args(argv)
+    commands = {"train": cmd_train, "predict": cmd_predict, "evaluate": cmd_evaluate, "demo": cmd_demo,
+                "xmc": lambda a: {"train": cmd_xmc_train, "predict": cmd_xmc_predict}[a.xmc_command](a)}
     try:
-        return {"train": cmd_train, "predict": cmd_predict, "evaluate": cmd_evaluate, "demo": cmd_demo}[a.command](a)
+        return commands[a.command](a)
     except (ValueError, TypeError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -45,7 +45,7 @@ def test_cli_errors(csv_files, tmp_path, capsys):
         main(["train", "--data", str(tmp_path / "nope.csv"), "--model", str(tmp_path / "m.json")])
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b\n1,2\n3\n")
-    with pytest.raises(SystemExit, match="bad.csv, line 3: expected 2 fields, got 1"):
+    with pytest.raises(SystemExit, match="bad.csv, line 3: Expected 2 columns, got 1"):
         main(["train", "--data", str(bad), "--model", str(tmp_path / "m.json")])
 
 
@@ -53,7 +53,7 @@ def test_a_sparse_arff_file_stays_sparse_and_trains_the_dense_model(tmp_path, rn
     import scipy.sparse as sp
 
     import multigrove as mg
-    from multigrove.cli import _read_table
+    from multigrove.cli import read_data
     X = sp.random(300, 20, density=0.1, format="csr", random_state=3, data_rvs=lambda k: rng.integers(1, 5, k))
     y = np.asarray(X[:, :3].sum(axis=1)).ravel() + rng.normal(scale=0.1, size=300)
     lines = ["@relation sparse", *[f"@attribute f{j} numeric" for j in range(20)], "@attribute y numeric", "@data"]
@@ -62,7 +62,7 @@ def test_a_sparse_arff_file_stays_sparse_and_trains_the_dense_model(tmp_path, rn
         lines.append("{" + ", ".join([f"{j} {v:g}" for j, v in zip(row.indices, row.data)] + [f"20 {float(y[i])!r}"]) + "}")
     path = tmp_path / "train.arff"
     path.write_text("\n".join(lines) + "\n")
-    X_read, Y_read, names = _read_table(str(path), 1)
+    X_read, Y_read, names, _ = read_data(str(path), 1)
     assert sp.issparse(X_read) and X_read.shape == (300, 20) and names == [f"f{j}" for j in range(20)]
     np.testing.assert_array_equal(X_read.toarray(), X.toarray())
     model, out = tmp_path / "m.json", tmp_path / "p.csv"
@@ -71,3 +71,130 @@ def test_a_sparse_arff_file_stays_sparse_and_trains_the_dense_model(tmp_path, rn
     assert main(["predict", "--model", str(model), "--data", str(path), "--targets", "1", "--out", str(out)]) == 0
     dense = mg.train({"min_data_in_leaf": 5}, mg.Dataset(X.toarray(), Y_read[:, 0]), 20)
     np.testing.assert_allclose(np.loadtxt(out, delimiter=","), dense.predict(X.toarray()), rtol=1e-6, atol=1e-9)
+
+
+def _table(rng, n=300):
+    X = rng.normal(size=(n, 3))
+    y = X[:, 0] * 2 - X[:, 1] + 0.1 * rng.normal(size=n)
+    X[::7, 2] = np.nan
+    return X, y
+
+
+def _write_table(path, X, y):
+    if path.suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        pq.write_table(pa.table({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "y": y}), path)
+    elif path.suffix == ".npz":
+        np.savez(path, X=X, y=y)
+    else:
+        sep = "\t" if path.suffix == ".tsv" else ","
+        rows = [sep.join(["a", "b", "c", "y"])]
+        rows += [sep.join("NA" if np.isnan(v) else repr(float(v)) for v in [*x, t]) for x, t in zip(X, y)]
+        path.write_text("\n".join(rows) + "\n")
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".parquet", ".npz"])
+def test_table_formats_train_the_same_model(tmp_path, rng, suffix):
+    import multigrove as mg
+    X, y = _table(rng)
+    path = tmp_path / f"train{suffix}"
+    _write_table(path, X, y)
+    config = tmp_path / "params.toml"
+    config.write_text('num_leaves = 6\nmin_data_in_leaf = 5\nnum_boost_round = 15\nlearning_rate = 0.2\n')
+    model, out = tmp_path / "m.json", tmp_path / "p.csv"
+    assert main(["train", "--data", str(path), "--config", str(config), "--param", "learning_rate=0.3",
+                 "--model", str(model)]) == 0
+    assert main(["predict", "--model", str(model), "--data", str(path), "--targets", "1", "--out", str(out)]) == 0
+    want = mg.train({"num_leaves": 6, "min_data_in_leaf": 5, "learning_rate": 0.3}, mg.Dataset(X, y), 15)
+    assert mg.Booster(model_file=model).num_trees() == 15
+    np.testing.assert_allclose(np.loadtxt(out, delimiter=","), want.predict(X), rtol=1e-7, atol=1e-9)
+
+
+def test_label_set_formats_and_label_trees(tmp_path, rng, capsys):
+    import scipy.sparse as sp
+
+    import multigrove as mg
+    from multigrove.xmc.io import save_npz, write_libsvm, write_xmc
+    X = sp.random(400, 30, density=0.2, format="csr", random_state=1, dtype=np.float64)
+    dense = (X[:, :5].toarray() > 0.3).astype(np.float64)
+    dense[dense.sum(axis=1) == 0, 4] = 1.0
+    Y = sp.csr_matrix(dense)
+    paths = {"xmc": tmp_path / "d.xmc", "libsvm": tmp_path / "d.svm", "npz": tmp_path / "d.npz"}
+    write_xmc(paths["xmc"], X, Y)
+    write_libsvm(paths["libsvm"], X, Y)
+    save_npz(paths["npz"], X, Y)
+    want = mg.train({"objective": "multilabel", "num_leaves": 6}, mg.Dataset(X, Y.toarray()), 10)
+    for name, path in paths.items():
+        model, out = tmp_path / f"{name}.json", tmp_path / f"{name}.csv"
+        assert main(["train", "--data", str(path), "--rounds", "10", "--param", "num_leaves=6",
+                     "--model", str(model)]) == 0, name
+        assert mg.Booster(model_file=model).objective == "multilabel"
+        assert main(["predict", "--model", str(model), "--data", str(path), "--out", str(out)]) == 0
+        np.testing.assert_allclose(np.loadtxt(out, delimiter=","), want.predict(X), rtol=1e-6, atol=1e-9)
+    capsys.readouterr()
+    assert main(["evaluate", "--model", str(tmp_path / "xmc.json"), "--data", str(paths["xmc"]),
+                 "--metric", "precision_at_k"]) == 0
+    printed = dict(line.split("\t") for line in capsys.readouterr().out.strip().splitlines())
+    p1 = mg.xmc.metrics.precision_at_k(Y, want.predict(X), 1)[0]
+    assert float(printed["precision@1"]) == pytest.approx(p1, rel=1e-6)
+    # label trees from the command line
+    tree_model, ranked = tmp_path / "trees.npz", tmp_path / "top.txt"
+    assert main(["xmc", "train", "--data", str(paths["xmc"]), "--param", "branching=2", "--param", "n_trees=1",
+                 "--model", str(tree_model)]) == 0
+    capsys.readouterr()
+    assert main(["xmc", "predict", "--model", str(tree_model), "--data", str(paths["libsvm"]), "--top-k", "3",
+                 "--out", str(ranked)]) == 0
+    printed = dict(line.split("\t") for line in capsys.readouterr().out.strip().splitlines()[1:])
+    clf = mg.xmc.LabelTreeClassifier(branching=2, n_trees=1).fit(X, Y)
+    idx, scores = clf.predict(X, top_k=3)
+    assert float(printed["P@1"]) == pytest.approx(mg.xmc.metrics.precision_at_k(Y, (idx, scores), 1)[0], rel=1e-6)
+    first = ranked.read_text().splitlines()[0].split()
+    assert [int(t.split(":")[0]) for t in first] == [i for i in idx[0] if i >= 0]
+
+
+def test_contributions_from_the_command_line(csv_files, tmp_path):
+    import multigrove as mg
+    path, X, Y = csv_files
+    model, out = tmp_path / "m.json", tmp_path / "c.csv"
+    assert main(["train", "--data", str(path), "--targets", "2", "--rounds", "5", "--model", str(model)]) == 0
+    assert main(["predict", "--model", str(model), "--data", str(path), "--targets", "2", "--contributions",
+                 "--out", str(out)]) == 0
+    got = np.loadtxt(out, delimiter=",").reshape(400, 4, 2)
+    np.testing.assert_allclose(got.sum(axis=1), mg.Booster(model_file=model).predict(X), rtol=1e-7, atol=1e-7)
+
+
+def test_parse_errors_name_the_file_and_line(tmp_path):
+    bad = tmp_path / "words.csv"
+    bad.write_text("a,b\n1,2\n3,seven\n")
+    with pytest.raises(SystemExit, match=r"words.csv, line 3: column 'b' holds 'seven', not a number"):
+        main(["train", "--data", str(bad), "--model", str(tmp_path / "m.json")])
+    svm = tmp_path / "bad.svm"
+    svm.write_text("0,1 1:0.5 2:1\n2 3:x\n")
+    with pytest.raises(SystemExit, match="bad.svm, line 2"):
+        main(["train", "--data", str(svm), "--model", str(tmp_path / "m.json")])
+    with pytest.raises(SystemExit, match="--format"):
+        main(["train", "--data", str(tmp_path / "m.json"), "--model", str(tmp_path / "m2.json")]
+             if (tmp_path / "m.json").write_text("{}") else [])
+    toml = tmp_path / "bad.toml"
+    toml.write_text("num_leaves = \n")
+    good = tmp_path / "good.csv"
+    good.write_text("a,y\n1,2\n3,4\n")
+    with pytest.raises(SystemExit, match="bad.toml: not valid TOML"):
+        main(["train", "--data", str(good), "--config", str(toml), "--model", str(tmp_path / "m.json")])
+
+
+def test_every_option_has_help():
+    from multigrove.cli import _parser
+
+    def walk(parser):
+        for action in parser._actions:
+            if action.dest == "help":
+                continue
+            if hasattr(action, "choices") and isinstance(action.choices, dict):
+                for sub in action.choices.values():
+                    yield from walk(sub)
+            else:
+                yield parser.prog, action
+    missing = [f"{prog} {'/'.join(a.option_strings)}" for prog, a in walk(_parser()) if not a.help]
+    assert not missing, missing
