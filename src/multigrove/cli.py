@@ -392,7 +392,7 @@ def _parser() -> argparse.ArgumentParser:
     xp = xsub.add_parser("predict", help="top-k labels of each row with a saved label-tree model")
     xp.add_argument("--model", required=True, help="model file written by 'multigrove xmc train'")
     xp.add_argument("--data", required=True, help="LIBSVM, XMC or xmc .npz file (its labels, if any, are "
-                    "used to print P@k, nDCG@k, PSP@k)")
+                    "used to print P@k, nDCG@k, recall@k, coverage@k)")
     xp.add_argument("--format", choices=FORMATS, help="the data file's format (default: from the suffix)")
     xp.add_argument("--top-k", type=int, default=5, help="labels kept per row (default 5)")
     xp.add_argument("--out", help="output file: per row 'label:score' pairs, best first")

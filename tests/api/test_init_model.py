@@ -93,3 +93,29 @@ def test_mismatched_init_model_is_refused(tmp_path):
     other = mg.Dataset(X * 1.37 + 0.1, Y).construct()
     with pytest.raises(ValueError, match="not a bin bound"):
         mg.train({"num_leaves": 7}, other, 3, init_model=model)
+
+
+@pytest.mark.parametrize("params,make_label", [
+    ({"objective": "regression", "num_leaves": 7}, lambda X: X[:, 0] + np.sin(X[:, 1])),
+    ({"objective": "multiclass", "num_class": 3, "num_leaves": 5},
+     lambda X: (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5).astype(int)),
+    ({"objective": "multilabel", "num_leaves": 5, "leaf_sparsity": 2}, lambda X: (X[:, :3] > 0).astype(float)),
+])
+def test_refit_on_the_training_data_reproduces_the_leaves(params, make_label):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(500, 4))
+    y = make_label(X)
+    model = mg.train(params, mg.Dataset(X, y), 8)
+    again = model.refit(X, y, decay_rate=0.0)
+    for ta, tb in zip(model.trees, again.trees):
+        np.testing.assert_allclose(tb.leaf_value, ta.leaf_value, rtol=2e-4, atol=1e-7)
+        np.testing.assert_array_equal(tb.leaf_count, ta.leaf_count)
+    # new data moves the leaves towards it, in proportion 1 - decay_rate
+    y2 = make_label(X[:, ::-1])
+    refitted = model.refit(X, y2, decay_rate=0.5)
+    assert refitted is not model and model.trees[0].leaf_value is not refitted.trees[0].leaf_value
+    full = model.refit(X, y2, decay_rate=0.0)
+    np.testing.assert_allclose(refitted.trees[0].leaf_value,
+                               0.5 * model.trees[0].leaf_value + 0.5 * full.trees[0].leaf_value, rtol=1e-9)
+    with pytest.raises(ValueError, match="decay_rate"):
+        model.refit(X, y, decay_rate=1.5)

@@ -198,6 +198,31 @@ class Booster:
             return softmax(raw, axis=1)
         return raw
 
+    def refit(self, data, label, weight=None, decay_rate: float = 0.9) -> "Booster":
+        """A new Booster with the same trees and leaf values fitted again on (data, label).
+
+        Rows go down the fixed tree structures; tree by tree, in training order, each leaf's value is
+        recomputed from the gradients of the new data at the scores of the trees before it
+        (-G / (H + lambda_l2) * learning_rate, the model's parameters, on the leaf's own outputs) and
+        mixed with the old one: ``decay_rate * old + (1 - decay_rate) * new`` (LightGBM's rule; a leaf
+        no row reaches keeps its value).  Regression is refitted in the model's own units (target
+        scaling is not redone).  This model is not changed.
+
+        Parameters
+        ----------
+        data : array-like or sparse matrix, shape (n_rows, n_features)
+        label : array-like, the labels as ``Dataset`` takes them (NaN: missing, for the objectives
+            that mask it)
+        weight : array-like, shape (n_rows,), optional
+        decay_rate : float in [0, 1], default 0.9
+
+        Returns
+        -------
+        Booster
+        """
+        from .engine import refit_booster
+        return refit_booster(self, data, label, weight, decay_rate)
+
     # ------------------------------------------------------------------ inspection
     def feature_importance(self, importance_type: str = "split", iteration: int | None = None) -> np.ndarray:
         """Per feature: number of splits ("split") or total gain of its splits ("gain")."""

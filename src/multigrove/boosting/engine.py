@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 import numba
 import numpy as np
+import scipy.sparse as sp
 
 from .._dtypes import INDEX, SCORE
 from ..data.dataset import Dataset
@@ -19,7 +20,7 @@ from .booster import Booster
 from .callbacks import CallbackEnv, EarlyStopException
 from .grower import GrowerConfig, GrownTree, TreeGrower
 from .leaves import StatLayout, dense_leaf_values, sparse_leaf_values
-from .losses import Loss, make_loss
+from .losses import Loss, make_loss, observed
 from .metrics import check_metric_fits, finish
 from .sampling import feature_mask
 from .shard import EvalShard, OutputColumn, SampleSpec, TrainingShard, predict_trees_into
@@ -407,3 +408,49 @@ def _evaluate(loss: Loss, metrics, eval_at, v: Validation, feval, per_output: bo
                 raise TypeError("feval must return (name, value, is_higher_better) or a list of them")
             out.append((v.name, str(r[0]), float(r[1]), bool(r[2])))
     return out
+
+
+def refit_booster(booster: Booster, data, label, weight=None, decay_rate: float = 0.9) -> Booster:
+    """A copy of ``booster`` whose leaf values are fitted again on (data, label), tree structures
+    kept (see Booster.refit)."""
+    from .._validation import check_features, check_label, check_real, check_weight
+    if booster.objective == "custom":
+        raise ValueError("refit needs the model's objective; a model trained with a custom objective has none")
+    decay_rate = check_real(decay_rate, "decay_rate", 0.0)
+    if decay_rate > 1.0:
+        raise ValueError(f"decay_rate must be in [0, 1], got {decay_rate}")
+    X, _ = check_features(data, n_features=booster.n_features, name="data")
+    n = X.shape[0]
+    w = check_weight(weight, n)
+    loss, y = make_loss(booster.objective, booster.num_class, booster.n_outputs, check_label(label, n), None)
+    if loss.n_outputs != booster.n_outputs:
+        raise ValueError(f"label has {loss.n_outputs} outputs, the model {booster.n_outputs}")
+    y, mask = observed(y)
+    p = Params.from_dict(booster.params)
+    new = copy.deepcopy(booster)
+    leaves = booster.predict(X, pred_leaf=True, num_iteration=booster.current_iteration())
+    scores = np.tile(new.init_score, (n, 1))
+    G = np.empty((n, loss.n_outputs), np.float64)
+    H = np.empty_like(G)
+    per = new.trees_per_iteration
+    for t, tree in enumerate(new.trees):
+        if t % per == 0:  # one gradient per round, as in training
+            loss.gradients(scores, y, G, H if loss.hess_constant is None else None)
+            if loss.hess_constant is not None:
+                H[...] = loss.hess_constant
+            for factor in (w[:, None] if w is not None else None, mask):
+                if factor is not None:
+                    G *= factor
+                    H *= factor
+        member = sp.csr_matrix((np.ones(n), leaves[:, t], np.arange(n + 1)), shape=(n, tree.n_leaves))
+        counts = np.asarray(member.sum(axis=0)).ravel()
+        cols = tree.columns()
+        g_sum = np.take_along_axis(np.asarray(member.T @ G), cols, 1)
+        h_sum = np.take_along_axis(np.asarray(member.T @ H), cols, 1)
+        fitted = -p.learning_rate * g_sum / np.maximum(h_sum + p.lambda_l2, 1e-300)
+        reached = counts[:, None] > 0
+        tree.leaf_value = np.where(reached, decay_rate * tree.leaf_value + (1 - decay_rate) * fitted, tree.leaf_value)
+        tree.leaf_count = counts.astype(np.int64)
+        np.add.at(scores, (np.arange(n)[:, None], cols[leaves[:, t]]), tree.leaf_value[leaves[:, t]])
+    new._stack = None
+    return new
