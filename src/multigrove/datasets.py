@@ -46,7 +46,20 @@ def _folder(name: str, root: str | os.PathLike | None) -> Path:
 
 
 def load_multi_target(name: str, root=None) -> tuple[np.ndarray, np.ndarray]:
-    """(X, Y) of a Mulan multi-target regression set; missing feature values are NaN."""
+    """(X, Y) of a Mulan multi-target regression set; missing feature values are NaN.
+
+    Parameters
+    ----------
+    name : str
+        The set (``"rf1"``, ``"scm20d"``, ``"atp1d"``, ...; see ``MULTI_TARGET``).
+    root : str or PathLike, optional
+        The data folder (default: ``$MULTIGROVE_DATA``, else ``../shared/data``); FileNotFoundError when absent.
+
+    Returns
+    -------
+    X : ndarray (n, n_features)
+    Y : ndarray (n, n_targets)
+    """
     if name not in MULTI_TARGET:
         raise ValueError(f"unknown multi-target data set {name!r}; known: {sorted(MULTI_TARGET)}")
     arff = read_arff(_folder(name, root) / f"{name}.arff.gz", sparse=False)
@@ -57,7 +70,21 @@ def load_multi_target(name: str, root=None) -> tuple[np.ndarray, np.ndarray]:
 
 
 def load_multi_label(name: str, root=None, sparse: bool = False):
-    """(X_train, Y_train, X_test, Y_test) of a Mulan multi-label set with its shipped split."""
+    """(X_train, Y_train, X_test, Y_test) of a Mulan multi-label set with its shipped split.
+
+    Parameters
+    ----------
+    name : str
+        The set (``"emotions"``, ``"scene"``, ``"yeast"``, ``"delicious"``, ...; see ``MULTI_LABEL``).
+    root : str or PathLike, optional
+        The data folder (default: ``$MULTIGROVE_DATA``, else ``../shared/data``); FileNotFoundError when absent.
+    sparse : bool, default False
+        Return CSR matrices instead of dense arrays.
+
+    Returns
+    -------
+    X_train, Y_train, X_test, Y_test : ndarray or scipy.sparse.csr_matrix
+    """
     if name not in MULTI_LABEL:
         raise ValueError(f"unknown multi-label data set {name!r}; known: {sorted(MULTI_LABEL)}")
     stem, k = MULTI_LABEL[name]
@@ -76,7 +103,18 @@ def load_multi_label(name: str, root=None, sparse: bool = False):
 
 
 def load_otto(root=None) -> tuple[np.ndarray, np.ndarray]:
-    """(X, y): the 61,878 labelled Otto rows, 93 count features, classes 0..8."""
+    """(X, y): the 61,878 labelled Otto rows, 93 count features, classes 0..8.
+
+    Parameters
+    ----------
+    root : str or PathLike, optional
+        The data folder (default: ``$MULTIGROVE_DATA``, else ``../shared/data``); FileNotFoundError when absent.
+
+    Returns
+    -------
+    X : ndarray of float32, shape (61878, 93)
+    y : ndarray of int64, shape (61878,)
+    """
     path = _folder("otto", root) / "otto_train.csv.gz"
     with gzip.open(path, "rt", newline="") as fh:
         reader = csv.reader(fh)
@@ -94,7 +132,22 @@ def load_otto(root=None) -> tuple[np.ndarray, np.ndarray]:
 
 # ---------------------------------------------------------------------- synthetic data
 def make_multioutput_regression(n_rows=10_000, n_features=20, n_targets=8, rank=3, noise=0.1, seed=0):
-    """Targets sharing `rank` latent non-linear functions of the features (correlated outputs)."""
+    """Targets sharing ``rank`` latent non-linear functions of the features (correlated outputs).
+
+    Parameters
+    ----------
+    n_rows, n_features, n_targets : int
+    rank : int, default 3
+        Latent functions the targets mix (each target is a random linear combination of them).
+    noise : float, default 0.1
+        Standard deviation of the Gaussian noise added to every target.
+    seed : int, default 0
+
+    Returns
+    -------
+    X : ndarray (n_rows, n_features)
+    Y : ndarray (n_rows, n_targets)
+    """
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n_rows, n_features))
     Z = np.column_stack([np.sin(X[:, 0] * 2) + X[:, 1] ** 2 / 2, np.tanh(X[:, 2] * X[:, 3]),
@@ -105,6 +158,18 @@ def make_multioutput_regression(n_rows=10_000, n_features=20, n_targets=8, rank=
 
 
 def make_multiclass(n_rows=10_000, n_features=20, n_classes=5, seed=0):
+    """A multi-class problem from scikit-learn's ``make_classification`` (one cluster per class).
+
+    Parameters
+    ----------
+    n_rows, n_features, n_classes : int
+    seed : int, default 0
+
+    Returns
+    -------
+    X : ndarray (n_rows, n_features)
+    y : ndarray of int (n_rows,), classes 0..n_classes-1
+    """
     from sklearn.datasets import make_classification
     n_inf = min(n_features - 2, max(n_features // 2, int(np.ceil(np.log2(n_classes))) + 1))
     return make_classification(n_samples=n_rows, n_features=n_features, n_informative=n_inf,
@@ -116,11 +181,26 @@ def make_extreme_multilabel(n_rows=100_000, n_features=50_000, n_labels=20_000, 
                             mean_labels=4.0, signature=15, keep=0.35, noise_words=60, zipf=1.1, seed=0):
     """A synthetic extreme multi-label problem with power-law label frequencies.
 
-    Labels belong to topics; each topic owns a pool of feature ids (words) and each label a
-    signature of ``signature`` words from its topic's pool.  A row draws 1 + Poisson(mean_labels - 1)
-    labels by Zipf popularity (exponent ``zipf``, so a few head labels and a long tail), then for
-    every label each signature word with probability ``keep``, plus ``noise_words`` words from a
-    Zipf background.  Values are log(1 + word count).  Returns CSR X (float32) and CSR Y (float32 ones).
+    Labels belong to topics; each topic owns a pool of feature ids (words) and each label a signature of
+    ``signature`` words from its topic's pool.  A row draws 1 + Poisson(mean_labels - 1) labels by Zipf
+    popularity (exponent ``zipf``, so a few head labels and a long tail), then for every label each
+    signature word with probability ``keep``, plus ``noise_words`` words from a Zipf background.  Values
+    are log(1 + word count).
+
+    Parameters
+    ----------
+    n_rows, n_features, n_labels, n_topics : int
+    mean_labels : float, default 4.0
+    signature : int, default 15
+    keep : float, default 0.35
+    noise_words : int, default 60
+    zipf : float, default 1.1
+    seed : int, default 0
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix, float32
+    Y : scipy.sparse.csr_matrix, float32 ones
     """
     import scipy.sparse as sp
     rng = np.random.default_rng(seed)

@@ -166,9 +166,21 @@ class Params:
         return cls(**resolved, given=frozenset(resolved))
 
     def replace(self, **changes: Any) -> "Params":
+        """A copy with some fields changed.
+
+        Parameters
+        ----------
+        **changes
+            Field names and their new values.
+
+        Returns
+        -------
+        Params
+        """
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict:
+        """The parameters as a JSON-ready dict (a custom objective is written as ``"custom"``)."""
         out = dataclasses.asdict(self)
         del out["given"]
         if callable(self.objective):
@@ -252,7 +264,13 @@ class Params:
                              f"itself), got bagging_fraction={self.bagging_fraction}")
 
     def scales_targets(self, n_outputs: int) -> bool:
-        """Whether regression trains on standardized targets (see target_scaling)."""
+        """Whether regression trains on standardized targets (see target_scaling).
+
+        Parameters
+        ----------
+        n_outputs : int
+            Outputs of the model being trained.
+        """
         if self.target_scaling == "auto":
             return self.multi_strategy == "multi_output" and n_outputs > 1
         return self.target_scaling == "standard"
@@ -263,7 +281,13 @@ class Params:
     def leaves_for(self, n_outputs: int) -> int:
         """The leaves per tree: num_leaves, or when it is None, 31 for one-output trees and
         MULTI_OUTPUT_LEAVES for a multi-output tree, which stands in for n_outputs trees of 31 leaves
-        (measured in BENCHMARKS.md: Otto, rf1 and scm20d reach a lower test loss, Otto sooner)."""
+        (measured in BENCHMARKS.md: Otto, rf1 and scm20d reach a lower test loss, Otto sooner).
+
+        Parameters
+        ----------
+        n_outputs : int
+            Outputs of the model being trained.
+        """
         if self.num_leaves is not None:
             return self.num_leaves
         return MULTI_OUTPUT_LEAVES if self._multi_output_tree(n_outputs) else SINGLE_OUTPUT_LEAVES
@@ -273,7 +297,13 @@ class Params:
         columns for a multi-output tree with dense leaves and more than sketch_k outputs (SketchBoost:
         projections of the gradients lose little of the split ranking and regularise; Otto, rf1 and
         scm20d reach a lower test loss), else "none"; top-k sparse leaves score splits by their own
-        rule (sparse_split)."""
+        rule (sparse_split).
+
+        Parameters
+        ----------
+        n_outputs : int
+            Outputs of the model being trained.
+        """
         if self.sketch is not None:
             return self.sketch
         sketchable = self._multi_output_tree(n_outputs) and n_outputs > self.sketch_k
@@ -281,7 +311,13 @@ class Params:
         return "random_projection" if sketchable and not sparse_leaves else "none"
 
     def sparse_threshold_for(self, n_outputs: int) -> float:
-        """The sparse threshold to bin with (see the field's comment)."""
+        """The sparse threshold to bin with (see the field's comment).
+
+        Parameters
+        ----------
+        n_outputs : int
+            Outputs of the model being trained.
+        """
         if self.sparse_threshold is not None:
             return self.sparse_threshold
         wide = self._multi_output_tree(n_outputs)

@@ -25,6 +25,72 @@ _SET_BY_ESTIMATOR = ("objective", "num_class", "num_outputs", "metric", "eval_at
 #: constructor arguments passed through to train() under the same name: every other training parameter
 _PASSED = tuple(f.name for f in dataclasses.fields(Params) if f.name not in _SET_BY_ESTIMATOR)
 
+_PARAMETERS = """
+    Parameters
+    ----------
+    n_estimators : int, default 100
+        Boosting rounds (one multi-output tree a round, or one tree per output with one_vs_all).
+    learning_rate : float, default 0.1
+    num_leaves : int or None, default None
+        Leaves per tree; None: 31 for one-output trees, 127 for a multi-output tree.
+    max_depth : int, default -1
+        -1: no limit.
+    min_data_in_leaf : int, default 20
+    min_sum_hessian_in_leaf : float, default 1e-3
+    lambda_l2 : float, default 0.0
+    min_gain_to_split : float, default 0.0
+    multi_strategy : {"multi_output", "one_vs_all"}, default "multi_output"
+        One tree for all outputs, or one tree per output per round.
+    growth_policy : {"leafwise", "depthwise"}, default "leafwise"
+    sketch : str or None, default None
+        Score splits on a sketch of the gradients ("none", "top_outputs", "random_sampling",
+        "random_projection", "svd", "auto"); None: "random_projection" for a multi-output tree of more
+        than sketch_k outputs with dense leaves.
+    sketch_k : int, default 3
+    leaf_sparsity : int, default 0
+        0: dense leaves; k: each leaf keeps its top-k outputs.
+    sparse_split : {"unrestricted", "restricted"}, default "unrestricted"
+    max_bin, bin_construct_sample_cnt : int, default 255 and 200000
+    is_enable_sparse, sparse_threshold, enable_bundle, max_conflict_rate
+        Sparse features and exclusive feature bundling (see multigrove.Params).
+    data_sample_strategy : {"bagging", "goss"}, default "bagging"
+    bagging_fraction, bagging_freq : float and int, default 1.0 and 0
+    top_rate, other_rate : float, default 0.2 and 0.1
+        GOSS.
+    feature_fraction : float, default 1.0
+    boost_from_average : bool, default True
+    target_scaling : {"auto", "standard", "none"}, default "auto"
+    metric_per_output : bool, default False
+        Also report metrics per output in ``evals_result_`` (``l2[3]``).
+    num_threads : int, default 0
+        0: every core this process may use.
+    seed : int, default 0
+    verbosity : int, default 0
+        -1 silent, 0 warnings, 1 also info lines.
+    importance_type : {"split", "gain"}, default "split"
+        What ``feature_importances_`` counts.
+
+    Every parameter means what it means for :func:`multigrove.train` (see :class:`multigrove.Params`).
+"""
+
+_ATTRIBUTES = """
+    Attributes
+    ----------
+    booster_ : multigrove.Booster
+        The fitted model.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X had string column names.
+    n_outputs_ : int
+    evals_result_ : dict
+        ``{data_name: {metric_name: [values]}}`` of the eval_set, one value per round.
+    best_iteration_ : int
+        The best round found by early stopping (0 when none ran).
+    feature_importances_ : ndarray (n_features,)
+    n_estimators_ : int
+        Rounds the model holds.
+"""
+
 
 def _is_default(name: str, value) -> bool:
     default = _D[name]
@@ -138,7 +204,10 @@ class _GroveBase(BaseEstimator):
 
 
 class GroveRegressor(RegressorMixin, _GroveBase):
-    """Gradient boosted trees for one target (y 1-D) or many targets (y 2-D, one tree for all)."""
+    __doc__ = """Gradient boosted trees for one target (y 1-D) or many targets (y 2-D, one tree for all).
+
+    NaN in y marks a missing target: that cell is left out of the loss, the gradients and the metrics.
+""" + _PARAMETERS + _ATTRIBUTES
 
     def fit(self, X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, eval_names=None,
             callbacks=None, init_model=None):
@@ -179,8 +248,22 @@ class GroveRegressor(RegressorMixin, _GroveBase):
                          callbacks, eval_label, init_model)
 
     def predict(self, X, raw_score=False, num_iteration=None, pred_contrib=False):
-        """Predicted targets (n_samples,) or (n_samples, n_targets); with ``pred_contrib=True`` the SHAP
-        values of each prediction (see :meth:`multigrove.Booster.predict`)."""
+        """Predicted targets; with ``pred_contrib=True`` the SHAP values of each prediction.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix, shape (n_samples, n_features)
+        raw_score : bool, default False
+            Scores in training units before any link (the same as predictions for regression).
+        num_iteration : int, optional
+            Rounds to use (default: best_iteration_, else all).
+        pred_contrib : bool, default False
+            Return SHAP values (see :meth:`multigrove.Booster.predict`).
+
+        Returns
+        -------
+        ndarray, shape (n_samples,) or (n_samples, n_targets)
+        """
         Xc, _ = self._check_X(X, reset=False)
         return self.booster_.predict(Xc, raw_score=raw_score, num_iteration=num_iteration, pred_contrib=pred_contrib)
 
@@ -193,12 +276,16 @@ class GroveRegressor(RegressorMixin, _GroveBase):
 
 
 class GroveClassifier(ClassifierMixin, _GroveBase):
-    """Gradient boosted trees for classification.
+    __doc__ = """Gradient boosted trees for classification.
 
-    y 1-D: class labels of any type (two classes: binary objective, more: softmax, one
-    multi-output tree per round).  y 2-D 0/1 indicator (dense or scipy.sparse): multi-label,
-    one sigmoid per label; predict returns a 0/1 matrix and predict_proba (n, n_labels).
-    """
+    y 1-D: class labels of any type (two classes: binary objective, more: softmax, one multi-output
+    tree per round).  y 2-D 0/1 indicator (dense or scipy.sparse): multi-label, one sigmoid per label;
+    predict returns a 0/1 matrix and predict_proba (n, n_labels).
+""" + _PARAMETERS + _ATTRIBUTES + """    classes_ : ndarray
+        The class labels (multi-label: 0..n_labels-1).
+    n_classes_ : int
+    multilabel_ : bool
+"""
 
     def fit(self, X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, eval_names=None,
             callbacks=None, init_model=None):
@@ -276,6 +363,18 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
                          callbacks, eval_label, init_model)
 
     def predict_proba(self, X, num_iteration=None):
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix, shape (n_samples, n_features)
+        num_iteration : int, optional
+            Rounds to use (default: best_iteration_, else all).
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_classes), or (n_samples, n_labels) of independent probabilities
+        """
         Xc, _ = self._check_X(X, reset=False)
         p = self.booster_.predict(Xc, num_iteration=num_iteration)
         if not self.multilabel_ and self.n_classes_ == 2:
@@ -283,8 +382,21 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         return p
 
     def predict(self, X, num_iteration=None, pred_contrib=False):
-        """Predicted classes (n_samples,), or a 0/1 matrix (n_samples, n_labels) for multi-label y; with
-        ``pred_contrib=True`` the SHAP values of the raw scores (see :meth:`multigrove.Booster.predict`)."""
+        """Predicted classes, or a 0/1 matrix for multi-label y; with ``pred_contrib=True`` the SHAP values of
+        the raw scores.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix, shape (n_samples, n_features)
+        num_iteration : int, optional
+            Rounds to use (default: best_iteration_, else all).
+        pred_contrib : bool, default False
+            Return SHAP values (see :meth:`multigrove.Booster.predict`).
+
+        Returns
+        -------
+        ndarray, shape (n_samples,) or (n_samples, n_labels)
+        """
         if pred_contrib:
             Xc, _ = self._check_X(X, reset=False)
             return self.booster_.predict(Xc, num_iteration=num_iteration, pred_contrib=True)
@@ -294,6 +406,17 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         return self.classes_[np.argmax(proba, axis=1)]
 
     def decision_function(self, X, num_iteration=None):
+        """Raw scores (log-odds for binary and multi-label, softmax inputs for multi-class).
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix, shape (n_samples, n_features)
+        num_iteration : int, optional
+
+        Returns
+        -------
+        ndarray, shape (n_samples,) or (n_samples, n_outputs)
+        """
         Xc, _ = self._check_X(X, reset=False)
         return self.booster_.predict(Xc, raw_score=True, num_iteration=num_iteration)
 

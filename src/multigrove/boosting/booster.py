@@ -81,8 +81,15 @@ class Booster:
         self.trees.append(tree)
 
     def stop_outputs(self, best_iterations: list[int]) -> None:
-        """Set each output's leaf values after its best iteration (1-based count of rounds) to 0: the
-        model then predicts every output as it did at its own best round."""
+        """Set each output's leaf values after its best round to 0 (per-output early stopping).
+
+        The model then predicts every output as it did at its own best round.
+
+        Parameters
+        ----------
+        best_iterations : list of int
+            Per output, the 1-based count of rounds of its best model.
+        """
         tpi = max(self.trees_per_iteration, 1)
         for j, best in enumerate(best_iterations):
             for tree in self.trees[best * tpi:]:
@@ -94,9 +101,11 @@ class Booster:
         self._stack = None
 
     def num_trees(self) -> int:
+        """The number of trees (one per round, or one per output a round with one_vs_all)."""
         return len(self.trees)
 
     def current_iteration(self) -> int:
+        """The number of boosting rounds the model holds."""
         return len(self.trees) // max(self.trees_per_iteration, 1)
 
     def _trees_for(self, num_iteration: int | None, start_iteration: int = 0) -> list[Tree]:
@@ -225,7 +234,19 @@ class Booster:
 
     # ------------------------------------------------------------------ inspection
     def feature_importance(self, importance_type: str = "split", iteration: int | None = None) -> np.ndarray:
-        """Per feature: number of splits ("split") or total gain of its splits ("gain")."""
+        """Importance of each feature.
+
+        Parameters
+        ----------
+        importance_type : {"split", "gain"}, default "split"
+            The number of splits on the feature (int64), or the total gain of those splits (float64).
+        iteration : int, optional
+            Count only the trees of the first ``iteration`` rounds (default: best_iteration, else all).
+
+        Returns
+        -------
+        ndarray, shape (n_features,)
+        """
         if importance_type not in ("split", "gain"):
             raise ValueError(f"importance_type must be 'split' or 'gain', got {importance_type!r}")
         out = np.zeros(self.n_features, dtype=np.float64)
@@ -235,10 +256,12 @@ class Booster:
         return out.astype(np.int64) if importance_type == "split" else out
 
     def feature_name(self) -> list[str]:
+        """The feature names (given to the Dataset, or ``f0``, ``f1``, ...)."""
         return list(self.feature_names)
 
     # ------------------------------------------------------------------ persistence
     def model_to_dict(self) -> dict:
+        """The model as a JSON-ready dict (the ``model`` object of the model file)."""
         return {
             "objective": self.objective,
             "n_features": int(self.n_features),
@@ -255,6 +278,7 @@ class Booster:
         }
 
     def model_to_string(self) -> str:
+        """The model file's text: versioned JSON with a sha256 checksum of the model (see the module docstring)."""
         model = self.model_to_dict()
         canon = json.dumps(model, sort_keys=True, separators=(",", ":"), allow_nan=False)
         digest = hashlib.sha256(canon.encode("utf-8")).hexdigest()
@@ -262,7 +286,17 @@ class Booster:
                           separators=(",", ":"), allow_nan=False)
 
     def save_model(self, filename: str | os.PathLike) -> "Booster":
-        """Write the model atomically (temporary file + rename in the same directory)."""
+        """Write the model atomically (temporary file in the same directory, then renamed over the target).
+
+        Parameters
+        ----------
+        filename : str or PathLike
+
+        Returns
+        -------
+        Booster
+            self
+        """
         text = self.model_to_string()
         with atomic_write(filename) as fh:
             fh.write(text.encode("utf-8"))
@@ -270,6 +304,16 @@ class Booster:
 
     @classmethod
     def load_model(cls, filename: str | os.PathLike) -> "Booster":
+        """Read a model file written by ``save_model`` (checksum and every tree validated).
+
+        Parameters
+        ----------
+        filename : str or PathLike
+
+        Returns
+        -------
+        Booster
+        """
         return cls(model_file=filename)
 
     def _load_string(self, text: str, source: str) -> None:

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Any, Callable
 
 from .._validation import check_int
+from ..params import MultigroveWarning
 
 
 @dataclasses.dataclass
@@ -31,8 +33,23 @@ class EarlyStopException(Exception):
 
 
 def log_evaluation(period: int = 1, show_stdv: bool = False) -> Callable:
-    """Print the evaluation results every `period` rounds."""
+    """Print the evaluation results every ``period`` rounds.
+
+    Parameters
+    ----------
+    period : int, default 1
+        0 prints nothing.
+    show_stdv : bool, default False
+        LightGBM's option for cross-validation results; multigrove.train has none, so True only warns.
+
+    Returns
+    -------
+    callable
+    """
     period = check_int(period, "period", 0)
+    if show_stdv:
+        warnings.warn("log_evaluation(show_stdv=True) has no effect: multigrove.train reports no cross-validation "
+                      "standard deviations", MultigroveWarning, stacklevel=2)
 
     def _callback(env: CallbackEnv) -> None:
         if period > 0 and env.evaluation_result_list and (env.iteration + 1) % period == 0:
@@ -43,7 +60,17 @@ def log_evaluation(period: int = 1, show_stdv: bool = False) -> Callable:
 
 
 def record_evaluation(eval_result: dict) -> Callable:
-    """Record every evaluation into eval_result[data_name][metric_name] (a list per metric)."""
+    """Record every evaluation into ``eval_result[data_name][metric_name]`` (a list per metric).
+
+    Parameters
+    ----------
+    eval_result : dict
+        Emptied, then filled during training.
+
+    Returns
+    -------
+    callable
+    """
     if not isinstance(eval_result, dict):
         raise TypeError(f"eval_result must be a dict, got {type(eval_result).__name__}")
     eval_result.clear()
@@ -58,26 +85,40 @@ def record_evaluation(eval_result: dict) -> Callable:
 def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbose: bool = True,
                    min_delta: float = 0.0, per_output: bool | str = "auto", metric_name: str | None = None
                    ) -> Callable:
-    """Stop when a validation metric has not improved for `stopping_rounds` rounds.
+    """Stop when a validation metric has not improved for ``stopping_rounds`` rounds.
 
-    ``metric_name`` watches that metric only: a metric's mean over outputs (``"l2"``) or one output's
-    value (``"l2[3]"``: output 3; such a name turns on the per-output evaluation it needs).  It
-    replaces the per-output stopping that ``per_output="auto"`` would choose.
-
-    Every metric of every validation set is watched (only the first with first_metric_only);
-    the training set, if passed in valid_sets, is ignored.  The booster keeps every tree and
-    records best_iteration, which predict() then uses by default.
-
-    With ``per_output=True`` each output is watched on its own (the first metric of the first
-    validation set, evaluated per output): an output whose value has not improved for
-    `stopping_rounds` rounds stops learning (its gradients are zeroed from then on), training
-    stops when every output has, and each output's leaf values after its best round are set to 0,
-    so that it predicts as it did at its best round.  That equals training each output alone
-    when outputs are trained independently (regression, multilabel), the only objectives it takes.
-    ``"auto"`` (the default) does so for the targets of a regression with several targets, as one
-    model per target would; every other training stops on the metrics as a whole.
-
+    The booster keeps every tree and records ``best_iteration``, which ``predict`` then uses by default.
     The callback object can be reused: its state restarts with every training run.
+
+    Parameters
+    ----------
+    stopping_rounds : int
+        Rounds without improvement before training stops.
+    first_metric_only : bool, default False
+        Watch only the first metric (of every validation set); by default every metric of every
+        validation set is watched (the training set, if passed in valid_sets, is ignored) and the first
+        that stops improving stops training.
+    verbose : bool, default True
+        Print the best iteration when stopping.
+    min_delta : float, default 0.0
+        The least change that counts as an improvement.
+    per_output : {True, False, "auto"}, default "auto"
+        True: each output is watched on its own (the first metric of the first validation set,
+        evaluated per output): an output that has not improved for ``stopping_rounds`` rounds stops
+        learning (its gradients are zeroed from then on), training stops when every output has, and each
+        output's leaf values after its best round are set to 0, so that it predicts as it did at its
+        best round.  That equals training each output alone when outputs are trained independently
+        (regression, multilabel), the only objectives it takes.  "auto" does so for the targets of a
+        regression with several targets, as one model per target would; every other training stops on
+        the metrics as a whole.
+    metric_name : str, optional
+        Watch this metric only: a metric's mean over outputs (``"l2"``) or one output's value
+        (``"l2[3]"``: output 3; such a name turns on the per-output evaluation it needs).  It replaces
+        the per-output stopping that ``per_output="auto"`` would choose.
+
+    Returns
+    -------
+    callable
     """
     stopping_rounds = check_int(stopping_rounds, "stopping_rounds", 1)
     if per_output not in (True, False, "auto"):
@@ -164,8 +205,20 @@ def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbos
 
 
 def progress_bar(total: int | None = None, desc: str = "boosting") -> Callable:
-    """A tqdm progress bar over boosting rounds, showing the last evaluation results.  The bar is
-    closed when training ends, early stopping included."""
+    """A tqdm progress bar over boosting rounds, showing the last evaluation results.
+
+    The bar is closed when training ends, early stopping included.
+
+    Parameters
+    ----------
+    total : int, optional
+        The bar's length (default: the rounds of the training run).
+    desc : str, default "boosting"
+
+    Returns
+    -------
+    callable
+    """
     from tqdm.auto import tqdm
     state: dict = {}
 

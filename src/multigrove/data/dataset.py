@@ -115,10 +115,21 @@ class Dataset:
     def construct(self, params: Params | None = None, n_outputs: int = 1) -> "Dataset":
         """Bin the features (once); a Dataset with a reference uses the reference's bins and layout.
 
-        ``params`` are the training parameters: their binning values apply unless this Dataset was
-        given its own.  A value that cannot apply any more (the Dataset is already binned with
-        another) is reported with a warning naming the parameter.  ``n_outputs`` (of the model to
-        train) picks the default sparse threshold."""
+        A value that cannot apply any more (the Dataset is already binned with another) is reported with
+        a warning naming the parameter.
+
+        Parameters
+        ----------
+        params : Params, optional
+            The training parameters: their binning values apply unless this Dataset was given its own.
+        n_outputs : int, default 1
+            Outputs of the model to train (it picks the default sparse threshold).
+
+        Returns
+        -------
+        Dataset
+            self
+        """
         params = params if params is not None else Params()
         if self.store is not None:
             self._warn_ignored(params, n_outputs)
@@ -148,13 +159,17 @@ class Dataset:
                               MultigroveWarning, stacklevel=4)
 
     def num_data(self) -> int:
+        """The number of data rows."""
         return self.n_rows
 
     def num_feature(self) -> int:
+        """The number of features."""
         return self.n_features
 
     def get_label(self) -> np.ndarray | None:
+        """The checked labels (float64, 1-D or 2-D), or None."""
         return self.label
 
     def get_weight(self) -> np.ndarray | None:
+        """The checked row weights, or None."""
         return self.weight

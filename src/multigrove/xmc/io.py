@@ -56,11 +56,22 @@ def _unquote(s: str) -> str:
 
 
 def read_arff(path: str | os.PathLike, sparse: bool | None = None) -> ArffData:
-    """Read an ARFF file (optionally gzip-compressed, by the .gz suffix).
+    """Read an ARFF file (dense or sparse ``{index value, ...}`` rows).
 
-    Nominal attributes whose values are all numbers (e.g. Mulan's ``{0,1}`` labels) keep
-    those numbers; other nominal values are coded by their position in the declaration.
-    ``sparse=None`` returns CSR when the data rows are sparse, dense otherwise.
+    Nominal attributes whose values are all numbers (e.g. Mulan's ``{0,1}`` labels) keep those
+    numbers; other nominal values are coded by their position in the declaration.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The file; a name ending in ``.gz`` is gzip-compressed.
+    sparse : bool or None, default None
+        Return X as CSR (True), dense (False), or CSR exactly when the data rows are sparse (None).
+
+    Returns
+    -------
+    ArffData
+        ``X`` (every attribute as a column), ``names``, ``kinds`` and ``relation``.
     """
     names: list[str] = []
     kinds: list[str] = []
@@ -240,7 +251,19 @@ def _parse_rows(fname: str, buf: np.ndarray, start: int, line0: int, max_rows: i
 
 
 def row_of_entry(indptr: np.ndarray, pos: int) -> int:
-    """The row of a CSR matrix that holds stored entry number `pos`."""
+    """The row of a CSR matrix that holds stored entry number ``pos``.
+
+    Parameters
+    ----------
+    indptr : ndarray
+        The CSR row pointers.
+    pos : int
+        Index into the stored entries (``data`` / ``indices``).
+
+    Returns
+    -------
+    int
+    """
     return int(np.searchsorted(indptr, pos, side="right")) - 1
 
 
@@ -267,7 +290,19 @@ def _to_csr(fname, what, indptr, indices, data, n_cols, row_line, dtype=np.float
 
 
 def read_xmc(path) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """Read the XMC repository text format: a header ``N D L``, then N rows ``l1,l2 f:v ...``."""
+    """Read the XMC repository text format: a header ``N D L``, then N rows ``l1,l2 f:v ...``.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The file; a name ending in ``.gz`` is gzip-compressed.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix, float32, shape (n_rows, n_features)
+    Y : scipy.sparse.csr_matrix, float32 ones, shape (n_rows, n_labels)
+        The label indicator.
+    """
     fname = os.fspath(path)
     buf = _read_bytes(path)
     pos = 0
@@ -304,9 +339,22 @@ def read_libsvm(path, n_features: int | None = None, n_labels: int | None = None
                 zero_based: bool | str = "auto") -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """Read LIBSVM multi-label rows ``l1,l2 f:v ...`` (no header).
 
-    Labels are 0-based ids.  Feature indices are 0-based with ``zero_based=True``, 1-based with
-    ``False``; ``"auto"`` takes them as 1-based unless an index 0 occurs.  ``n_features`` /
-    ``n_labels`` default to one past the largest index seen."""
+    Parameters
+    ----------
+    path : str or PathLike
+        The file; a name ending in ``.gz`` is gzip-compressed.
+    n_features, n_labels : int, optional
+        Widths of X and Y; default one past the largest index seen (a larger index is an error).
+    zero_based : {True, False, "auto"}, default "auto"
+        Feature indices 0-based, 1-based, or 1-based unless an index 0 occurs.  Labels are always
+        0-based ids.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix, float32, shape (n_rows, n_features)
+    Y : scipy.sparse.csr_matrix, float32 ones, shape (n_rows, n_labels)
+        The label indicator.
+    """
     fname = os.fspath(path)
     if zero_based not in (True, False, "auto"):
         raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
@@ -372,7 +420,15 @@ def _atomic_text(path):
 
 
 def write_xmc(path, X, Y) -> None:
-    """Write (X, Y) in the XMC repository text format (0-based indices, values with 9 significant digits)."""
+    """Write (X, Y) in the XMC repository text format (0-based indices, values with 9 significant digits); atomic.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The file; a name ending in ``.gz`` is gzip-compressed.
+    X : array-like or sparse matrix, shape (n_rows, n_features)
+    Y : 0/1 indicator, array-like or sparse matrix, shape (n_rows, n_labels)
+    """
     X, Y = _as_pair(X, Y)
     with _atomic_text(path) as fh:
         fh.write(f"{X.shape[0]} {X.shape[1]} {Y.shape[1]}\n")
@@ -380,7 +436,17 @@ def write_xmc(path, X, Y) -> None:
 
 
 def write_libsvm(path, X, Y, zero_based: bool = True) -> None:
-    """Write (X, Y) as LIBSVM multi-label rows; features 1-based with ``zero_based=False``."""
+    """Write (X, Y) as LIBSVM multi-label rows; atomic.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The file; a name ending in ``.gz`` is gzip-compressed.
+    X : array-like or sparse matrix, shape (n_rows, n_features)
+    Y : 0/1 indicator, array-like or sparse matrix, shape (n_rows, n_labels)
+    zero_based : bool, default True
+        Write feature indices 0-based, or 1-based with False.
+    """
     X, Y = _as_pair(X, Y)
     with _atomic_text(path) as fh:
         fh.writelines(_format_rows(X, Y, 0 if zero_based else 1))
@@ -388,7 +454,16 @@ def write_libsvm(path, X, Y, zero_based: bool = True) -> None:
 
 # ------------------------------------------------------------------ Mulan ARFF
 def read_mulan_xml(path) -> list[str]:
-    """Label names listed in a Mulan XML label file (nested labels included, document order)."""
+    """Label names listed in a Mulan XML label file (nested labels included, in document order).
+
+    Parameters
+    ----------
+    path : str or PathLike
+
+    Returns
+    -------
+    list of str
+    """
     fname = os.fspath(path)
     try:
         root = ET.parse(fname).getroot()
@@ -403,8 +478,20 @@ def read_mulan_xml(path) -> list[str]:
 def read_mulan(path, labels) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """Read a Mulan ARFF multi-label file (dense or sparse rows).
 
-    ``labels``: the Mulan XML file naming the label attributes, a list of label attribute names, or
-    an int L meaning the last L attributes.  Label values must be 0 or 1."""
+    Parameters
+    ----------
+    path : str or PathLike
+        The file; a name ending in ``.gz`` is gzip-compressed.
+    labels : str, PathLike, list of str or int
+        The Mulan XML file naming the label attributes, a list of label attribute names, or an int L
+        meaning the last L attributes.  Label values must be 0 or 1.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix, float32, shape (n_rows, n_features)
+    Y : scipy.sparse.csr_matrix, float32 ones, shape (n_rows, n_labels)
+        The label indicator.
+    """
     fname = os.fspath(path)
     arff = read_arff(path, sparse=True)
     n_attr = len(arff.names)
@@ -441,8 +528,19 @@ def read_mulan(path, labels) -> tuple[sp.csr_matrix, sp.csr_matrix]:
 
 
 def write_mulan(path, X, Y, xml_path=None, relation: str = "multigrove") -> None:
-    """Write (X, Y) as a sparse Mulan ARFF file: numeric features ``f0..``, then ``{0,1}`` labels ``l0..``;
-    with ``xml_path`` also Mulan's XML file naming the labels."""
+    """Write (X, Y) as a sparse Mulan ARFF file: numeric features ``f0..``, then ``{0,1}`` labels ``l0..``.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The file; a name ending in ``.gz`` is gzip-compressed.
+    X : array-like or sparse matrix, shape (n_rows, n_features)
+    Y : 0/1 indicator, array-like or sparse matrix, shape (n_rows, n_labels)
+    xml_path : str or PathLike, optional
+        Also write Mulan's XML file naming the labels here.
+    relation : str, default "multigrove"
+        The ARFF relation name.
+    """
     X, Y = _as_pair(X, Y)
     d, L = X.shape[1], Y.shape[1]
     with _atomic_text(path) as fh:
@@ -467,7 +565,14 @@ _NPZ_VERSION = 1
 
 
 def save_npz(path, X, Y) -> None:
-    """Save (X, Y) as CSR arrays in one ``.npz`` (no pickled objects); atomic."""
+    """Save (X, Y) as CSR arrays in one compressed ``.npz`` (no pickled objects); atomic.
+
+    Parameters
+    ----------
+    path : str or PathLike
+    X : array-like or sparse matrix, shape (n_rows, n_features)
+    Y : 0/1 indicator, array-like or sparse matrix, shape (n_rows, n_labels)
+    """
     X, Y = _as_pair(X, Y)
     with atomic_write(path) as fh:
         np.savez_compressed(fh, format=np.array("multigrove-xmc"), version=np.array(_NPZ_VERSION),
@@ -477,7 +582,18 @@ def save_npz(path, X, Y) -> None:
 
 
 def load_npz(path) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """Load (X, Y) written by ``save_npz``; every array is checked before use."""
+    """Load (X, Y) written by ``save_npz``; every array is checked before use (nothing is unpickled).
+
+    Parameters
+    ----------
+    path : str or PathLike
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix, float32, shape (n_rows, n_features)
+    Y : scipy.sparse.csr_matrix, float32 ones, shape (n_rows, n_labels)
+        The label indicator.
+    """
     fname, z = open_npz(path, ".npz file")
     with z:
         need = ["format", "version", "X_data", "X_indices", "X_indptr", "X_shape", "Y_indices", "Y_indptr", "Y_shape"]

@@ -64,7 +64,22 @@ def _true_csr(Y_true, n_rows: int | None = None) -> sp.csr_matrix:
 
 
 def top_k(Y_pred, k: int, n_labels: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Ranked (indices, scores), each (n, k): -1 / 0 past the end of a row's ranking."""
+    """The k best labels of every row, ranked (ties: the smaller label first).
+
+    Parameters
+    ----------
+    Y_pred : array-like (n, L), sparse matrix, or a top-k pair (indices, scores)
+    k : int
+    n_labels : int, optional
+        Checks that top-k indices are below it.
+
+    Returns
+    -------
+    indices : ndarray of int64, shape (n, k)
+        -1 past the end of a row's ranking.
+    scores : ndarray of float64, shape (n, k)
+        0 past the end of a row's ranking.
+    """
     k = _check_k(k)
     if isinstance(Y_pred, tuple):
         if len(Y_pred) != 2:
@@ -214,34 +229,141 @@ def _coverage(r):
 
 
 def precision_at_k(Y_true, Y_pred, k: int = 5) -> np.ndarray:
+    """P@1..P@k: the share of the top j predictions that are relevant, averaged over rows.
+
+    Parameters
+    ----------
+    Y_true : sparse matrix or array-like, shape (n, L)
+        The relevant labels (non-zero = relevant).
+    Y_pred : array-like (n, L), sparse matrix, or a top-k pair (indices, scores)
+        Scores, ranked as the module docstring says (ties: the smaller label first).
+    k : int, default 5
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        Entry j is the metric at j + 1.
+    """
     return _precision(_Ranked(Y_true, Y_pred, k))
 
 
 def precision_at_k_rows(Y_true, Y_pred, k: int = 5) -> np.ndarray:
-    """(n, k): each row's P@1..P@k (``precision_at_k`` is their mean over rows)."""
+    """Each row's P@1..P@k (``precision_at_k`` is their mean over rows).
+
+    Parameters
+    ----------
+    Y_true : sparse matrix or array-like, shape (n, L)
+        The relevant labels (non-zero = relevant).
+    Y_pred : array-like (n, L), sparse matrix, or a top-k pair (indices, scores)
+        Scores, ranked as the module docstring says (ties: the smaller label first).
+    k : int, default 5
+
+    Returns
+    -------
+    ndarray, shape (n, k)
+    """
     r = _Ranked(Y_true, Y_pred, k)
     return np.cumsum(r.hits, axis=1) / r.ranks
 
 
 def recall_at_k(Y_true, Y_pred, k: int = 5) -> np.ndarray:
+    """recall@1..recall@k: the share of a row's relevant labels found in its top j (0 for a row without labels).
+
+    Parameters
+    ----------
+    Y_true : sparse matrix or array-like, shape (n, L)
+        The relevant labels (non-zero = relevant).
+    Y_pred : array-like (n, L), sparse matrix, or a top-k pair (indices, scores)
+        Scores, ranked as the module docstring says (ties: the smaller label first).
+    k : int, default 5
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        Entry j is the metric at j + 1.
+    """
     return _recall(_Ranked(Y_true, Y_pred, k))
 
 
 def ndcg_at_k(Y_true, Y_pred, k: int = 5) -> np.ndarray:
+    """nDCG@1..nDCG@k: discounted cumulative gain over the ideal one, averaged over rows.
+
+    Parameters
+    ----------
+    Y_true : sparse matrix or array-like, shape (n, L)
+        The relevant labels (non-zero = relevant).
+    Y_pred : array-like (n, L), sparse matrix, or a top-k pair (indices, scores)
+        Scores, ranked as the module docstring says (ties: the smaller label first).
+    k : int, default 5
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        Entry j is the metric at j + 1.
+    """
     return _ndcg(_Ranked(Y_true, Y_pred, k))
 
 
 def psprecision_at_k(Y_true, Y_pred, inv_propensity, k: int = 5) -> np.ndarray:
+    """PSP@1..PSP@k: propensity-scored precision, normalised by the best achievable value.
+
+    Parameters
+    ----------
+    Y_true : sparse matrix or array-like, shape (n, L)
+        The relevant labels (non-zero = relevant).
+    Y_pred : array-like (n, L), sparse matrix, or a top-k pair (indices, scores)
+        Scores, ranked as the module docstring says (ties: the smaller label first).
+    inv_propensity : array-like, shape (L,)
+        Inverse propensities (``inverse_propensity`` of the training labels).
+    k : int, default 5
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        Entry j is the metric at j + 1.
+    """
     r = _Ranked(Y_true, Y_pred, k)
     return _psp(r, _inv_ps(inv_propensity, r.Y.shape[1]))
 
 
 def psndcg_at_k(Y_true, Y_pred, inv_propensity, k: int = 5) -> np.ndarray:
+    """PSnDCG@1..PSnDCG@k: propensity-scored nDCG.
+
+    Parameters
+    ----------
+    Y_true : sparse matrix or array-like, shape (n, L)
+        The relevant labels (non-zero = relevant).
+    Y_pred : array-like (n, L), sparse matrix, or a top-k pair (indices, scores)
+        Scores, ranked as the module docstring says (ties: the smaller label first).
+    inv_propensity : array-like, shape (L,)
+        Inverse propensities (``inverse_propensity`` of the training labels).
+    k : int, default 5
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        Entry j is the metric at j + 1.
+    """
     r = _Ranked(Y_true, Y_pred, k)
     return _psndcg(r, _inv_ps(inv_propensity, r.Y.shape[1]))
 
 
 def coverage_at_k(Y_true, Y_pred, k: int = 5) -> np.ndarray:
+    """coverage@1..coverage@k: the share of the relevant labels found in some row's top j (Bonsai, Sec. 4.3).
+
+    Parameters
+    ----------
+    Y_true : sparse matrix or array-like, shape (n, L)
+        The relevant labels (non-zero = relevant).
+    Y_pred : array-like (n, L), sparse matrix, or a top-k pair (indices, scores)
+        Scores, ranked as the module docstring says (ties: the smaller label first).
+    k : int, default 5
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        Entry j is the metric at j + 1.
+    """
     return _coverage(_Ranked(Y_true, Y_pred, k))
 
 
@@ -258,7 +380,19 @@ def _label_counts(Y) -> tuple[np.ndarray, int]:
 
 
 def inverse_propensity(Y, A: float = 0.55, B: float = 1.5) -> np.ndarray:
-    """1 / propensity of every label from the training labels Y (Jain et al. 2016): 1 + C (N_l + B)^-A."""
+    """1 / propensity of every label: 1 + C (N_l + B)^-A (Jain et al. 2016), from the training labels.
+
+    Parameters
+    ----------
+    Y : sparse matrix or array-like, shape (n, L)
+        The training label indicator (N_l: the rows carrying label l; C = (ln n - 1)(B + 1)^A).
+    A, B : float, default 0.55 and 1.5
+        The data set's constants (the XMC repository's: 0.55 / 1.5; Wikipedia-LSHTC 0.5 / 0.4; Amazon 0.6 / 2.6).
+
+    Returns
+    -------
+    ndarray, shape (L,)
+    """
     A = check_real(A, "A", 0, low_open=True)
     B = check_real(B, "B", 0)
     counts, n = _label_counts(Y)
@@ -269,13 +403,40 @@ def inverse_propensity(Y, A: float = 0.55, B: float = 1.5) -> np.ndarray:
 
 
 def propensity(Y, A: float = 0.55, B: float = 1.5) -> np.ndarray:
-    """Propensity of every label from the training labels Y (Jain et al. 2016)."""
+    """The propensity of every label: 1 / (1 + C (N_l + B)^-A) (Jain et al. 2016), from the training labels.
+
+    Parameters
+    ----------
+    Y : sparse matrix or array-like, shape (n, L)
+        The training label indicator (N_l: the rows carrying label l; C = (ln n - 1)(B + 1)^A).
+    A, B : float, default 0.55 and 1.5
+        The data set's constants (the XMC repository's: 0.55 / 1.5; Wikipedia-LSHTC 0.5 / 0.4; Amazon 0.6 / 2.6).
+
+    Returns
+    -------
+    ndarray, shape (L,)
+    """
     return 1.0 / inverse_propensity(Y, A, B)
 
 
 def evaluate(Y_true, Y_pred, k: int = 5, inv_propensity=None) -> dict[str, float]:
-    """P@j, nDCG@j, recall@j, coverage@j (and PSP@j, PSnDCG@j given inv_propensity) for j = 1..k,
-    from one ranking of Y_pred."""
+    """Every ranking metric at j = 1..k from one ranking of Y_pred.
+
+    Parameters
+    ----------
+    Y_true : sparse matrix or array-like, shape (n, L)
+        The relevant labels (non-zero = relevant).
+    Y_pred : array-like (n, L), sparse matrix, or a top-k pair (indices, scores)
+        Scores, ranked as the module docstring says (ties: the smaller label first).
+    k : int, default 5
+    inv_propensity : array-like, shape (L,), optional
+        Adds PSP@j and PSnDCG@j.
+
+    Returns
+    -------
+    dict
+        ``{"P@1": ..., "nDCG@1": ..., "recall@1": ..., "coverage@1": ..., ...}``.
+    """
     r = _Ranked(Y_true, Y_pred, k)
     parts = {"P": _precision(r), "nDCG": _ndcg(r), "recall": _recall(r), "coverage": _coverage(r)}
     if inv_propensity is not None:

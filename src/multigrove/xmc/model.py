@@ -121,6 +121,13 @@ class LabelTreeClassifier(BaseEstimator):
     bias : value of the constant feature appended to every row (0 disables it).
     random_state : seed of tree t is ``random_state + t``.
     verbose : print one line per tree.
+
+    Attributes
+    ----------
+    trees_ : list of LabelTree
+        The fitted trees (node centroids, children, classifier weights in CSR form).
+    n_features_in_ : int
+    n_labels_ : int
     """
 
     def __init__(self, branching=100, max_depth=3, representation="input", loss="squared_hinge", C=None,
@@ -184,6 +191,17 @@ class LabelTreeClassifier(BaseEstimator):
 
     # ------------------------------------------------------------------ fit / predict
     def fit(self, X, Y):
+        """Grow ``n_trees`` label trees and train their node classifiers.
+
+        Parameters
+        ----------
+        X : sparse matrix or array-like, shape (n_rows, n_features)
+        Y : 0/1 indicator, sparse matrix or array-like, shape (n_rows, n_labels)
+
+        Returns
+        -------
+        self
+        """
         self._validate_params()
         X = _check_X(X)
         if X.shape[0] < 1:
@@ -213,8 +231,20 @@ class LabelTreeClassifier(BaseEstimator):
             raise NotFittedError("this LabelTreeClassifier is not fitted yet; call fit(X, Y) first")
 
     def predict(self, X, top_k: int = 5) -> tuple[np.ndarray, np.ndarray]:
-        """(indices, scores), each (n_rows, top_k): labels by descending score; -1 / 0 where fewer
-        than top_k labels were reached."""
+        """The top-k labels of every row by beam search, scores averaged over the trees.
+
+        Parameters
+        ----------
+        X : sparse matrix or array-like, shape (n_rows, n_features)
+        top_k : int, default 5
+
+        Returns
+        -------
+        indices : ndarray of int64, shape (n_rows, top_k)
+            Labels by descending score; -1 where fewer than top_k labels were reached.
+        scores : ndarray of float64, shape (n_rows, top_k)
+            0 in the empty slots.  The pair is what ``multigrove.xmc.metrics`` takes.
+        """
         self._check_fitted()
         top_k = check_int(top_k, "top_k", 1)
         X = _check_X(X, self.n_features_in_)
@@ -243,7 +273,12 @@ class LabelTreeClassifier(BaseEstimator):
         return h.hexdigest()
 
     def save(self, path) -> None:
-        """Write the model to ``path`` (one .npz; atomic: a temporary file renamed on success)."""
+        """Write the model to ``path``: one .npz (no pickle), versioned, with a sha256 of every array; atomic.
+
+        Parameters
+        ----------
+        path : str or PathLike
+        """
         self._check_fitted()
         arrays = self._arrays()
         meta = {"format": FORMAT, "version": VERSION, "params": self.get_params(),
@@ -254,7 +289,16 @@ class LabelTreeClassifier(BaseEstimator):
 
     @classmethod
     def load(cls, path) -> "LabelTreeClassifier":
-        """Read a model written by ``save``; raises ValueError naming what is wrong with the file."""
+        """Read a model written by ``save``; raises ValueError naming what is wrong with the file.
+
+        Parameters
+        ----------
+        path : str or PathLike
+
+        Returns
+        -------
+        LabelTreeClassifier
+        """
         fname, z = open_npz(path, "model file")
         with z:
             if "meta" not in z.files:
