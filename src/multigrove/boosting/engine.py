@@ -245,10 +245,7 @@ def boost(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation
         warnings.warn(f"bagging_fraction={p.bagging_fraction} has no effect with bagging_freq=0 (rows are drawn "
                       "every bagging_freq rounds): set bagging_freq >= 1", MultigroveWarning, stacklevel=3)
     make_trees = _TreeMaker(p, rows, mapper.hist_offsets, loss.n_outputs, threads)
-    if "sketch_k" in p.given and make_trees.sketch in ("none", "auto"):
-        warnings.warn(f"sketch_k={p.sketch_k} has no effect: splits are scored with sketch={make_trees.sketch!r} "
-                      f"({loss.n_outputs} outputs, multi_strategy={p.multi_strategy!r})", MultigroveWarning,
-                      stacklevel=3)
+    _warn_without_effect(p, make_trees, loss.n_outputs)
     started = time.perf_counter()
     cbs = sorted(callbacks, key=lambda cb: getattr(cb, "order", 0))
     stops_per_output = [cb for cb in cbs if _stops_per_output(cb, loss)]
@@ -291,6 +288,21 @@ def boost(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation
             getattr(cb, "close", lambda: None)()
     info(p, f"{booster.current_iteration()} rounds, {booster.num_trees()} trees in {time.perf_counter() - started:.2f} s")
     return booster
+
+
+def _warn_without_effect(p: Params, make_trees: "_TreeMaker", n_outputs: int) -> None:
+    """A warning for each parameter the user set that this training cannot use."""
+    def warn(message):
+        warnings.warn(message, MultigroveWarning, stacklevel=4)
+    setting = f"({n_outputs} outputs, multi_strategy={p.multi_strategy!r})"
+    if "sketch_k" in p.given and make_trees.sketch in ("none", "auto"):
+        warn(f"sketch_k={p.sketch_k} has no effect: splits are scored with sketch={make_trees.sketch!r} {setting}")
+    if "leaf_sparsity" in p.given and p.leaf_sparsity >= n_outputs:
+        warn(f"leaf_sparsity={p.leaf_sparsity} has no effect: it is not below the number of outputs, so every "
+             f"leaf is dense {setting}")
+    if "sparse_split" in p.given and (make_trees.topk == 0 or make_trees.sketch != "none"):
+        why = "splits are scored on a sketch" if make_trees.topk else "leaves are dense (leaf_sparsity)"
+        warn(f"sparse_split={p.sparse_split!r} has no effect: {why} {setting}")
 
 
 class _TreeMaker:

@@ -1,0 +1,70 @@
+"""A parameter the user sets either acts or is reported (issue: no silently ignored parameter)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import multigrove as mg
+from multigrove import MultigroveWarning
+
+
+@pytest.fixture(scope="module")
+def multi():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    return X, np.column_stack([X[:, 0], X[:, 1] ** 2, X[:, 2] - X[:, 3]])
+
+
+@pytest.mark.parametrize("params,match", [
+    ({"leaf_sparsity": 3}, "leaf_sparsity=3 has no effect"),
+    ({"leaf_sparsity": 7}, "leaf_sparsity=7 has no effect"),
+    ({"sparse_split": "restricted"}, "sparse_split='restricted' has no effect: leaves are dense"),
+    ({"sparse_split": "restricted", "leaf_sparsity": 2, "sketch": "top_outputs", "sketch_k": 1},
+     "sparse_split='restricted' has no effect: splits are scored on a sketch"),
+    ({"sketch_k": 5}, "sketch_k=5 has no effect"),
+])
+def test_unused_parameters_warn(multi, params, match):
+    X, Y = multi
+    with pytest.warns(MultigroveWarning, match=match):
+        mg.train({"num_leaves": 4, **params}, mg.Dataset(X, Y), 2)
+
+
+def test_used_parameters_do_not_warn(multi):
+    X, Y = multi
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MultigroveWarning)
+        mg.train({"num_leaves": 4, "leaf_sparsity": 2, "sparse_split": "restricted"}, mg.Dataset(X, Y), 2)
+
+
+def test_show_stdv_warns():
+    with pytest.warns(MultigroveWarning, match=r"show_stdv=True\) has no effect"):
+        mg.log_evaluation(1, show_stdv=True)
+
+
+def test_verbosity_acts(multi, capsys):
+    X, Y = multi
+    mg.train({"num_leaves": 4, "verbosity": 1}, mg.Dataset(X, Y), 2)
+    assert "[multigrove] binned" in capsys.readouterr().out
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MultigroveWarning)
+        mg.train({"num_leaves": 4, "sketch_k": 5, "verbosity": -1}, mg.Dataset(X, Y), 2)  # silenced
+    mg.GroveRegressor(n_estimators=2, num_leaves=4, verbosity=1).fit(X, Y)
+    assert "[multigrove]" in capsys.readouterr().out
+
+
+def test_dataset_params_resolve_aliases_and_refuse_unknown(multi):
+    X, Y = multi
+    with pytest.raises(ValueError, match="unknown parameter 'bogus'"):
+        mg.Dataset(X, Y, params={"max_bins": 7, "bogus": 1})
+    ds = mg.Dataset(X, Y, params={"max_bins": 7})
+    mg.train({"num_leaves": 4}, ds, 1)
+    assert ds.binning["max_bin"] == 7 and ds.bin_mapper.bounds.size <= 7 * X.shape[1]
+
+
+def test_binning_given_to_train_after_construction_warns(multi):
+    X, Y = multi
+    ds = mg.Dataset(X, Y)
+    mg.train({"num_leaves": 4}, ds, 1)
+    for name, value in (("max_bin", 15), ("bin_construct_sample_cnt", 100), ("seed", 3)):
+        with pytest.warns(MultigroveWarning, match=f"{name}={value} given to train\\(\\) is ignored"):
+            mg.train({"num_leaves": 4, name: value}, ds, 1)
