@@ -67,3 +67,11 @@ def test_import_has_no_side_effects():
             "assert 'multigrove.sklearn' not in sys.modules and 'sklearn' not in sys.modules; print('ok')")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.stdout.strip() == "ok", res.stderr
+
+
+def test_one_link_function():
+    """Sigmoid and softmax of raw scores live in boosting.losses.link only (the Booster and the losses
+    share it)."""
+    users = [path for path in PKG.rglob("*.py") if path.parent.name != "kernels"
+             and any(n in ("scipy.special.expit", "scipy.special.softmax") for n in _imports(path))]
+    assert users == [PKG / "boosting" / "losses.py"], users

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit, softmax
 
 from .._fileio import atomic_write
 from .._validation import check_features, check_int
 from ..kernels.predict import predict_leaf_raw, predict_raw
 from ..kernels.shap import tree_shap
+from .losses import link
 from .tree import Tree, stack_trees
 
 FORMAT = "multigrove.booster"
@@ -201,11 +201,7 @@ class Booster:
         return out[:, :, 0] if d == 1 else out
 
     def _link(self, raw: np.ndarray) -> np.ndarray:
-        if self.objective in ("binary", "multilabel"):
-            return expit(raw)
-        if self.objective == "multiclass":
-            return softmax(raw, axis=1)
-        return raw
+        return link(self.objective, raw)
 
     def refit(self, data, label, weight=None, decay_rate: float = 0.9) -> "Booster":
         """A new Booster with the same trees and leaf values fitted again on (data, label).

@@ -26,6 +26,17 @@ def _wmean(a: np.ndarray, w: np.ndarray | None) -> np.ndarray:
     return np.where(missing, 0.0, a * cell_w).sum(axis=0) / cell_w.sum(axis=0)
 
 
+def link(objective: str, raw: np.ndarray) -> np.ndarray:
+    """Predictions from raw scores (n, d): the inverse link of an objective (sigmoid for binary and
+    multilabel, softmax over each row for multiclass, the identity otherwise).  The one implementation,
+    used by the losses during training and by the Booster."""
+    if objective in ("binary", "multilabel"):
+        return expit(raw)
+    if objective == "multiclass":
+        return softmax(raw, axis=1)
+    return raw
+
+
 def observed(y: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """(y with missing labels set to 0, float32 mask: 1 where a label is given, 0 where it is NaN), or
     (y, None) when every label is given.  Masked cells have no gradient, Hessian or metric term."""
@@ -174,7 +185,7 @@ class BinaryLogloss(Loss):
         sigmoid_grad_hess(raw, y, out_g, out_h)
 
     def transform(self, raw):
-        return expit(raw)
+        return link(self.name, raw)
 
     def value(self, raw, y, w=None):
         # log(1 + exp(raw)) - y * raw, stable
@@ -236,7 +247,7 @@ class SoftmaxCrossEntropy(Loss):
         softmax_grad_hess(raw, y, out_g, out_h)
 
     def transform(self, raw):
-        return softmax(raw, axis=1)
+        return link(self.name, raw)
 
     def value(self, raw, y, w=None):
         lp = log_softmax(raw, axis=1)

@@ -2,7 +2,6 @@
 
 Ties are broken by the smaller column index, so every ranking is deterministic.
 """
-import numpy as np
 from numba import njit, prange
 
 
@@ -82,19 +81,3 @@ def row_membership(indptr, indices, cols, out):
                 p = _lower_bound(indices, lo0, hi0, c)
                 found = p < hi0 and indices[p] == c
             out[i, j] = found
-
-
-def topk_select(scores_or_csr, k):
-    """Convenience wrapper: (indices, values) of the top-k per row of a dense array or a CSR triple."""
-    if isinstance(scores_or_csr, tuple):
-        indptr, indices, data = scores_or_csr
-        n = indptr.shape[0] - 1
-        out_idx = np.empty((n, k), np.int64)
-        out_val = np.empty((n, k), np.float64)
-        topk_csr_rows(indptr, indices, data, k, out_idx, out_val)
-    else:
-        n = scores_or_csr.shape[0]
-        out_idx = np.empty((n, k), np.int64)
-        out_val = np.empty((n, k), np.float64)
-        topk_dense_rows(scores_or_csr, k, out_idx, out_val)
-    return out_idx, out_val
