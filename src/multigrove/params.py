@@ -84,6 +84,10 @@ DATASET_PARAMS = ("max_bin", "bin_construct_sample_cnt", "seed", "enable_bundle"
                   "is_enable_sparse", "sparse_threshold")
 
 
+#: parameters of a training run that do not shape the model (left out of model files)
+RUN_SETTINGS = ("num_threads", "verbosity")
+
+
 class MultigroveWarning(UserWarning):
     """A warning from multigrove (silenced by verbosity=-1)."""
 
@@ -133,6 +137,9 @@ class Params:
     feature_fraction: float = 1.0          # share of features each tree may split on
     boost_from_average: bool = True
     num_threads: int = 0                   # 0 = every core this process may use
+    deterministic: bool = False            # the same model file whatever num_threads: histograms are summed in
+    #                                        row order on every thread count (no per-thread partial sums), at
+    #                                        some cost in speed on large nodes (BENCHMARKS.md, determinism)
     seed: int = 0
     metric: Any = None                     # None = the objective's own metric; str or list of str
     eval_at: tuple = (1, 3, 5)             # k values for precision_at_k
@@ -179,10 +186,20 @@ class Params:
         """
         return dataclasses.replace(self, **changes)
 
-    def to_dict(self) -> dict:
-        """The parameters as a JSON-ready dict (a custom objective is written as ``"custom"``)."""
+    def to_dict(self, model_only: bool = False) -> dict:
+        """The parameters as a JSON-ready dict (a custom objective is written as ``"custom"``).
+
+        Parameters
+        ----------
+        model_only : bool, default False
+            Leave out the settings of a run that do not shape the model (RUN_SETTINGS: threads,
+            verbosity), as the model file does, so that it does not depend on them.
+        """
         out = dataclasses.asdict(self)
         del out["given"]
+        if model_only:
+            for name in RUN_SETTINGS:
+                del out[name]
         if callable(self.objective):
             out["objective"] = "custom"
         out["eval_at"] = list(self.eval_at)
@@ -232,7 +249,7 @@ class Params:
         set_("num_threads", _int("num_threads", self.num_threads, low=0))
         set_("seed", _int("seed", self.seed, low=0))
         set_("verbosity", _int("verbosity", self.verbosity, low=-1))
-        for name in ("boost_from_average", "is_enable_sparse", "enable_bundle", "metric_per_output"):
+        for name in ("boost_from_average", "is_enable_sparse", "enable_bundle", "metric_per_output", "deterministic"):
             set_(name, _bool(name, getattr(self, name)))
         if self.sparse_threshold is not None:
             set_("sparse_threshold", _real("sparse_threshold", self.sparse_threshold, low=0.0, low_open=True))

@@ -64,6 +64,8 @@ _PARAMETERS = """
         Also report metrics per output in ``evals_result_`` (``l2[3]``).
     num_threads : int, default 0
         0: every core this process may use.
+    deterministic : bool, default False
+        The same model whatever num_threads (histograms summed in row order on every thread count).
     seed : int, default 0
     verbosity : int, default 0
         -1 silent, 0 warnings, 1 also info lines.
@@ -111,7 +113,7 @@ class _GroveBase(BaseEstimator):
                  other_rate=_D["other_rate"], feature_fraction=_D["feature_fraction"],
                  boost_from_average=_D["boost_from_average"], target_scaling=_D["target_scaling"],
                  metric_per_output=_D["metric_per_output"],
-                 num_threads=_D["num_threads"], seed=_D["seed"], verbosity=_D["verbosity"], importance_type="split"):
+                 num_threads=_D["num_threads"], deterministic=_D["deterministic"], seed=_D["seed"], verbosity=_D["verbosity"], importance_type="split"):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.num_leaves = num_leaves
@@ -142,6 +144,7 @@ class _GroveBase(BaseEstimator):
         self.target_scaling = target_scaling
         self.metric_per_output = metric_per_output
         self.num_threads = num_threads
+        self.deterministic = deterministic
         self.seed = seed
         self.verbosity = verbosity
         self.importance_type = importance_type

@@ -75,9 +75,10 @@ class LocalBuilder:
     sample); afterwards ``leaf_segments`` says which rows ended in which leaf.
     """
 
-    def __init__(self, store: BinnedStore, n_threads: int):
+    def __init__(self, store: BinnedStore, n_threads: int, deterministic: bool = False):
         self.store = store
         self.n_threads = max(1, int(n_threads))
+        self.deterministic = deterministic  # no per-thread partial histograms: sums in row order on any thread count
         n = store.n_rows
         self._all_rows = np.arange(n, dtype=INDEX)
         self._tmp = np.empty(n, dtype=INDEX)
@@ -141,7 +142,7 @@ class LocalBuilder:
         if self.n_threads == 1 or updates * width < PARALLEL_MIN_WORK \
                 or updates < CHUNK_MIN_UPDATES_PER_BIN * self.n_threads * store.total_bins:
             return 0
-        if self.n_threads * store.total_bins * width * 8 <= PRIVATE_HISTOGRAM_BUDGET:
+        if self.n_threads * store.total_bins * width * 8 <= PRIVATE_HISTOGRAM_BUDGET and not self.deterministic:
             return 1
         return min(self.n_threads, width)
 

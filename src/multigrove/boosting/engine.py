@@ -163,7 +163,8 @@ def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: l
     booster = new_booster(p, loss, ds.n_features, ds.feature_names, y, ds.weight)
     d = loss.n_outputs
     layout = stat_layout(loss, ds.weight, p, bool(np.isnan(y).any()) if y.dtype.kind == "f" else False)
-    rows = TrainingShard(ds.store, y, ds.weight, loss, booster.init_score, layout, threads)
+    rows = TrainingShard(ds.store, y, ds.weight, loss, booster.init_score, layout, threads,
+                         deterministic=p.deterministic)
     booster.init_score = loss.unscale(booster.init_score.reshape(1, -1)).reshape(-1)  # the model's own units
     first = 0
     if base is not None:
@@ -209,7 +210,7 @@ def new_booster(p: Params, loss: Loss, n_features: int, feature_names: list, y: 
     booster.multi_strategy = p.multi_strategy
     booster.trees_per_iteration = 1 if p.multi_strategy == "multi_output" else d
     booster.feature_names = list(feature_names)
-    booster.params = p.to_dict()
+    booster.params = p.to_dict(model_only=True)
     boost = p.boost_from_average and loss.name != "custom"
     init = loss.init_score(y, w) if boost else loss.rescale(np.zeros((1, d))).reshape(d)  # 0 in the model's units
     booster.init_score = np.asarray(init, dtype=SCORE).reshape(d)  # training units: _train converts it

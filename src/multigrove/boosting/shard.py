@@ -66,7 +66,8 @@ class TrainingShard:
     """One process's training rows; a ``HistogramBuilder`` for the grower."""
 
     def __init__(self, store: BinnedStore, label: np.ndarray, weight: np.ndarray | None, loss: Loss,
-                 init_score: np.ndarray, layout: StatLayout, n_threads: int, shard_id: int = 0):
+                 init_score: np.ndarray, layout: StatLayout, n_threads: int, shard_id: int = 0,
+                 deterministic: bool = False):
         n = store.n_rows
         self.store, self.w, self.loss, self.layout = store, weight, loss, layout
         self.y, self.mask = observed(label)  # missing labels: no gradient, no Hessian, no metric term
@@ -86,7 +87,7 @@ class TrainingShard:
         self._w32 = None if weight is None else weight.astype(STAT)[:, None]
         self.sample = ALL_ROWS
         self._frozen = np.zeros(0, np.int64)
-        self.builder = LocalBuilder(store, n_threads)
+        self.builder = LocalBuilder(store, n_threads, deterministic)
         self._buffers: dict[StatLayout, np.ndarray] = {}
         self.split_stats = self.S
         self._split_layout = layout
