@@ -4,7 +4,9 @@ files are read without unpickling."""
 from __future__ import annotations
 
 import os
+import pickle  # only for its error type: nothing is ever unpickled
 import tempfile
+import zipfile
 from contextlib import contextmanager
 
 import numpy as np
@@ -35,5 +37,5 @@ def open_npz(path: str | os.PathLike, what: str):
     fname = os.fspath(path)
     try:
         return fname, np.load(fname, allow_pickle=False)
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as err:
         raise ValueError(f"{fname}: not a readable {what} ({err})") from None
