@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test bench clean
+.PHONY: venv demo test test-min fuzz bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,12 +17,28 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/multigrove demo
 
+# the suite, then the kernel tests twice more: compiled with bounds checks (their own Numba cache, so
+# that the checked code never mixes with the fast one) and interpreted (NUMBA_DISABLE_JIT: Python's
+# integer and float rules and IndexError on every access)
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
+	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(CURDIR)/.numba-boundscheck $(PY) -m pytest -q -p no:cacheprovider tests/kernels
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -p no:cacheprovider tests/kernels
+
+# the declared floors of the dependencies (ci/min-constraints.txt) in a virtual environment of their own
+test-min:
+	$(PYTHON) -m venv .venv-min
+	.venv-min/bin/python -m pip install --quiet --upgrade pip
+	.venv-min/bin/python -m pip install --quiet -c ci/min-constraints.txt -e ".[test]"
+	NUMBA_CACHE_DIR=$(CURDIR)/.numba-min .venv-min/bin/python -m pytest -q -p no:cacheprovider
+
+# the nightly-size fuzzing budget (CI runs 20 examples per fuzz test)
+fuzz: $(STAMP)
+	MULTIGROVE_FUZZ_EXAMPLES=2000 $(PY) -m pytest -q -p no:cacheprovider tests/api/test_fuzz.py
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[bench]"
 	bash benchmarks/run_all.sh
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info
+	rm -rf $(VENV) .venv-min .numba-boundscheck .numba-min build *.egg-info src/*.egg-info

@@ -7,7 +7,7 @@ cache miss that the hardware prefetcher cannot predict (LightGBM's kernels do th
 It has no effect on any result.
 """
 from llvmlite import ir
-from numba import types
+from numba import config, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -33,3 +33,9 @@ def prefetch(typingctx, array, index):
                           ir.Constant(i32, 1)])
         return context.get_dummy_value()
     return sig, codegen
+
+
+if config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1 (the pure-Python kernel tests): a hint has nothing to do
+    def prefetch(array, index):  # noqa: F811 - the interpreted stand-in for the intrinsic
+        """No-op: without compilation there is no cache hint to give."""
+        return None

@@ -448,7 +448,7 @@ def build_histogram_columns(store, stats, scratch, out, total):
         r0 = c * n_rows // n_chunks
         r1 = (c + 1) * n_rows // n_chunks
         for k in range(width):
-            s = 0.0
+            s = np.float64(0.0)  # float64 sums of float32 statistics (interpreted too: NUMBA_DISABLE_JIT)
             if k < width - 1:
                 for r in range(r0, r1):
                     v = stats[r, k]

@@ -35,7 +35,7 @@ def _parse_uint(buf, a, b):
         return -1
     v = 0
     for p in range(a, b):
-        c = buf[p] - 48
+        c = np.int64(buf[p]) - 48
         if c < 0 or c > 9:
             return -1
         v = v * 10 + c
@@ -55,13 +55,13 @@ def _parse_float(buf, a, b):
     digits = 0
     scale = 0
     while p < b and 48 <= buf[p] <= 57:
-        mant = mant * 10.0 + (buf[p] - 48)
+        mant = mant * 10.0 + (np.int64(buf[p]) - 48)
         digits += 1
         p += 1
     if p < b and buf[p] == 46:
         p += 1
         while p < b and 48 <= buf[p] <= 57:
-            mant = mant * 10.0 + (buf[p] - 48)
+            mant = mant * 10.0 + (np.int64(buf[p]) - 48)
             digits += 1
             scale -= 1
             p += 1
@@ -78,7 +78,7 @@ def _parse_float(buf, a, b):
         ed = 0
         while p < b and 48 <= buf[p] <= 57:
             if e < 100000:
-                e = e * 10 + (buf[p] - 48)
+                e = e * 10 + (np.int64(buf[p]) - 48)
             ed += 1
             p += 1
         if ed == 0:
