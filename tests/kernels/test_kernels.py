@@ -360,6 +360,10 @@ def test_objective_kernels_equal_numpy(seed, n, K):
     project_rows(S[:, :K], P, S[:, K:2 * K], out_g, out_h)
     np.testing.assert_allclose(out_g, S[:, :K] @ P, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(out_h[:, 0], S[:, K:2 * K].mean(axis=1), rtol=1e-5)
+    from multigrove.kernels.objective import scaled_residual
+    targets, shift, scale = rng.normal(size=(n, K)), rng.normal(size=K), rng.uniform(0.1, 3, size=K)
+    scaled_residual(raw, targets, shift, scale, S[:, :K])
+    np.testing.assert_array_equal(S[:, :K], (raw - (targets - shift) / scale).astype(np.float32))
 
 
 @SETTINGS

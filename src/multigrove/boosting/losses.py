@@ -12,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 from scipy.special import expit, log_softmax, logit, softmax
 
-from ..kernels.objective import sigmoid_grad_hess, softmax_grad_hess
+from ..kernels.objective import scaled_residual, sigmoid_grad_hess, softmax_grad_hess
 
 _EPS = 1e-15
 
@@ -116,7 +116,6 @@ class SquaredError(Loss):
 
     def __init__(self):
         self.shift = self.scale = None
-        self._scaled = (None, None)
 
     def check_label(self, y):
         y2 = y.reshape(len(y), -1)
@@ -131,17 +130,16 @@ class SquaredError(Loss):
         self.scale = np.where(sd > 0, sd, 1.0)
 
     def _training_target(self, y):
-        if self.scale is None:
-            return y
-        if self._scaled[0] is not y:  # the training labels are the same array every round
-            self._scaled = (y, (y - self.shift) / self.scale)
-        return self._scaled[1]
+        return y if self.scale is None else (y - self.shift) / self.scale
 
     def init_score(self, y, w):
         return _wmean(self._training_target(y), w)
 
     def gradients(self, raw, y, out_g, out_h):
-        np.subtract(raw, self._training_target(y), out=out_g, casting="unsafe")
+        if self.scale is None:
+            np.subtract(raw, y, out=out_g, casting="unsafe")
+        else:  # no standardized copy of y (n x d float64) is kept
+            scaled_residual(raw, y, self.shift, self.scale, out_g)
         if out_h is not None:
             out_h[...] = 1.0
 

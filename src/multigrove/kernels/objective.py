@@ -15,6 +15,19 @@ U = np.uint64  # unsigned indices: no negative-index wraparound code in the loop
 
 
 @njit(parallel=True, cache=True)
+def scaled_residual(raw, y, shift, scale, out_g):
+    """IN raw (n, d) float64 scores in standardized units, y (n, d) float64 targets, shift and scale (d,).
+    OUT out_g (n, d) = raw - (y - shift) / scale: the squared loss's gradient on standardized targets,
+    without a standardized copy of y."""
+    n, d = raw.shape
+    for ii in prange(n):
+        i = U(ii)
+        for jj in range(d):
+            j = U(jj)
+            out_g[i, j] = raw[i, j] - (y[i, j] - shift[j]) / scale[j]
+
+
+@njit(parallel=True, cache=True)
 def softmax_grad_hess(raw, y, out_g, out_h):
     """IN raw (n, K) float64 scores, y (n,) int64 class ids.
     OUT out_g (n, K) = softmax(raw) - onehot(y); OUT out_h (n, K) = p (1 - p)."""
