@@ -201,3 +201,45 @@ def check_real(value, name: str, low: float | None = None, low_open: bool = Fals
     if low is not None and (value < low or (low_open and value == low)):
         raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value}")
     return value
+
+
+def check_indicator(Y, n_rows: int | None = None, name: str = "Y", missing_ok: bool = False):
+    """A 0/1 label indicator (n_rows, n_labels): the library's one check of multi-label targets.
+
+    A dense Y comes back as float64 (NaN kept where ``missing_ok``: a missing label); a sparse Y as a
+    CSR matrix of float32 ones with sorted indices (stored zeros dropped).  A wrong shape, row count,
+    dtype or value raises ValueError naming ``name``, the row and the column."""
+    if sp.issparse(Y):
+        M = sp.csr_matrix(Y, copy=True)
+        if M.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (n_rows, n_labels), got shape {M.shape}")
+        M.sum_duplicates()
+        M.eliminate_zeros()
+        bad = M.data != 1
+        if bad.any():
+            pos = int(np.argmax(bad))
+            row = int(np.searchsorted(M.indptr, pos, side="right")) - 1
+            raise ValueError(f"{name} must be a 0/1 indicator, got {M.data[pos]:g} at row {row}, column "
+                             f"{int(M.indices[pos])}")
+        M.sort_indices()
+        out = sp.csr_matrix((np.ones(M.nnz, np.float32), M.indices, M.indptr), shape=M.shape)
+    else:
+        arr = np.asarray(Y)
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool) \
+                or np.iscomplexobj(arr):
+            raise ValueError(f"{name} must be a 0/1 indicator of numbers, got dtype {arr.dtype}")
+        out = arr.astype(np.float64)
+        if out.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D 0/1 indicator (n_rows, n_labels), got shape {out.shape}")
+        bad = (out != 0) & (out != 1)
+        if missing_ok:
+            bad &= ~np.isnan(out)
+        if bad.any():
+            i, j = (int(v) for v in np.argwhere(bad)[0])
+            hint = " (NaN marks a missing label)" if missing_ok else ""
+            raise ValueError(f"{name} must be a 0/1 indicator, got {out[i, j]:g} at row {i}, column {j}{hint}")
+    if n_rows is not None and out.shape[0] != n_rows:
+        raise ValueError(f"{name} has {out.shape[0]} rows but X has {n_rows} rows: lengths must match")
+    if out.shape[1] < 1:
+        raise ValueError(f"{name} has no label columns")
+    return out

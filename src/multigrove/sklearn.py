@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from ._validation import check_features, check_weight
+from ._validation import check_features, check_indicator, check_weight
 from .boosting.callbacks import record_evaluation
 from .boosting.engine import train
 from .data.dataset import Dataset
@@ -461,15 +461,4 @@ def _regression_target(y, n_rows):
 
 
 def _indicator(y, n_rows, name):
-    try:
-        Y = np.asarray(y, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a 0/1 indicator matrix") from None
-    if n_rows is not None and Y.shape[0] != n_rows:
-        raise ValueError(f"{name} has {Y.shape[0]} rows but X has {n_rows} rows: lengths must match")
-    bad = (Y != 0) & (Y != 1) & ~np.isnan(Y)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        raise ValueError(f"{name} must be a 0/1 indicator matrix for multi-label classification, "
-                         f"got {Y[i, j]:g} at row {i}, column {j}")
-    return Y
+    return check_indicator(y, n_rows, name, missing_ok=True)

@@ -75,7 +75,7 @@ def test_bad_labels_for_objective(data):
         mg.train({"objective": "multiclass", "num_class": 3}, mg.Dataset(X, np.r_[0, 3, np.zeros(98)]), 2)
     with pytest.raises(ValueError, match="must be integer class ids, got 0.5 at row 0"):
         mg.train({"objective": "multiclass"}, mg.Dataset(X, np.r_[0.5, np.zeros(99)]), 2)
-    with pytest.raises(ValueError, match="must be 0 or 1, got 3 at row 2, column 1"):
+    with pytest.raises(ValueError, match="must be a 0/1 indicator, got 3 at row 2, column 1"):
         Y = np.zeros((100, 2))
         Y[2, 1] = 3
         mg.train({"objective": "multilabel"}, mg.Dataset(X, Y), 2)

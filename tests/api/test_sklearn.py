@@ -45,8 +45,7 @@ def test_classifier_multilabel(rng, sparse):
     assert P.shape == (600, 3) and np.all((P >= 0) & (P <= 1))
     assert set(np.unique(clf.predict(X))) <= {0, 1}
     assert (clf.predict(X) == Y).mean() > 0.95
-    with pytest.raises(ValueError, match="must be a 0/1 indicator matrix for multi-label classification, got 2 at "
-                                         "row 0, column 1"):
+    with pytest.raises(ValueError, match="y must be a 0/1 indicator, got 2 at row 0, column 1"):
         mg.GroveClassifier(n_estimators=2).fit(X, np.where(np.arange(600)[:, None] == 0, [[0, 2, 1]], Y))
 
 

@@ -534,7 +534,7 @@ def test_bad_input_errors(small):
         LabelTreeClassifier().fit(X, Y[:10])
     Y2 = Y.copy()
     Y2.data[0] = 2
-    with pytest.raises(ValueError, match="expected a 0/1 indicator"):
+    with pytest.raises(ValueError, match="Y must be a 0/1 indicator, got 2 at row 0, column"):
         LabelTreeClassifier().fit(X, Y2)
     Xn = X.copy()
     Xn.data[5] = np.nan

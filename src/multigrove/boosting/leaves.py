@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._dtypes import STAT
+from ..kernels.sparse import topk_dense_rows
 
 
 class StatLayout(NamedTuple):
@@ -66,6 +67,15 @@ def dense_leaf_values(sums: np.ndarray, layout: StatLayout, lambda_l2: float, le
     return -learning_rate * _safe_div(g, h + lambda_l2)
 
 
+def largest(scores: np.ndarray, k: int) -> np.ndarray:
+    """(n, k) int64: the columns of the k largest scores of each row, best first, ties to the smaller
+    column (the library's one top-k selection, kernels.sparse.topk_dense_rows)."""
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    idx = np.empty((scores.shape[0], k), np.int64)
+    topk_dense_rows(scores, k, idx, np.empty((scores.shape[0], k), np.float64))
+    return idx
+
+
 def sparse_leaf_values(sums: np.ndarray, layout: StatLayout, lambda_l2: float, learning_rate: float,
                        topk: int) -> tuple[np.ndarray, np.ndarray]:
     """k-sparse leaves (GBDT-MO eq. 19): each leaf keeps the topk outputs with the largest
@@ -75,6 +85,6 @@ def sparse_leaf_values(sums: np.ndarray, layout: StatLayout, lambda_l2: float, l
     """
     g, h = layout.grad(sums), layout.hess(sums) + lambda_l2
     gain = _safe_div(g * g, h)
-    cols = np.sort(np.argpartition(-gain, topk - 1, axis=1)[:, :topk], axis=1)
+    cols = np.sort(largest(gain, topk), axis=1)
     values = -learning_rate * _safe_div(np.take_along_axis(g, cols, 1), np.take_along_axis(h, cols, 1))
     return cols.astype(np.int32), values

@@ -12,6 +12,7 @@ from typing import Any, Callable
 import numpy as np
 from scipy.special import expit, log_softmax, logit, softmax
 
+from .._validation import check_indicator
 from ..kernels.objective import scaled_residual, sigmoid_grad_hess, softmax_grad_hess
 
 _EPS = 1e-15
@@ -199,11 +200,7 @@ class MultilabelLogloss(BinaryLogloss):
         if y.ndim != 2:
             raise ValueError(f"label for objective 'multilabel' must be a 2-D 0/1 indicator matrix "
                              f"(n_rows, n_labels), got shape {y.shape}")
-        bad = (y != 0) & (y != 1) & ~np.isnan(y)
-        if bad.any():
-            i, j = _first_bad(bad)
-            raise ValueError(f"label for objective 'multilabel' must be 0 or 1, got {y[i, j]:g} "
-                             f"at row {i}, column {j} (NaN marks a missing label)")
+        y = check_indicator(y, name="label for objective 'multilabel'", missing_ok=True)
         _check_observed(y, self.name)
         self.n_outputs = y.shape[1]
         return y

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..kernels.objective import project_rows
 from ..params import SKETCHES
+from .leaves import largest
 
 AUTO_EPS = 0.5
 #: extra columns and subspace iterations of the randomized SVD (Halko et al.'s usual choices)
@@ -119,7 +120,7 @@ def plan_sketch(method: str, k: int, d: int, rng: np.random.Generator,
         method = "random_projection"
     if method == "top_outputs":
         norms2 = column_sq_norms()
-        return SketchPlan(np.sort(np.argpartition(-norms2, k - 1)[:k]), None, None)
+        return SketchPlan(np.sort(largest(norms2.reshape(1, -1), k)[0]), None, None)
     if method == "random_sampling":
         norms2 = column_sq_norms()
         total = norms2.sum()

@@ -25,7 +25,7 @@ from sklearn.base import BaseEstimator
 from sklearn.preprocessing import normalize
 
 from .._fileio import atomic_write, open_npz
-from .._validation import check_int, check_real
+from .._validation import check_indicator, check_int, check_real
 from .beam_search import pack_forest, search
 from .io import row_of_entry
 from .label_tree import REPRESENTATIONS, LabelTree, grow_tree, label_representation
@@ -66,26 +66,9 @@ def _check_X(X, n_features: int | None = None, name: str = "X") -> sp.csr_matrix
 
 
 def _check_Y(Y, n_rows: int) -> sp.csr_matrix:
-    if sp.issparse(Y):
-        M = sp.csr_matrix(Y, copy=True)
-    else:
-        arr = np.asarray(Y)
-        if arr.ndim != 2:
-            raise ValueError(f"Y must be a 2-D 0/1 indicator (n_rows, n_labels) or CSR, got shape {arr.shape}")
-        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-            raise ValueError(f"Y must be a 0/1 indicator, got dtype {arr.dtype}")
-        M = sp.csr_matrix(arr)
-    if M.shape[0] != n_rows:
-        raise ValueError(f"Y has {M.shape[0]} rows but X has {n_rows}")
-    M.sum_duplicates()
-    M.eliminate_zeros()
-    if M.data.size and not np.all(M.data == 1):
-        row = row_of_entry(M.indptr, int(np.argmax(M.data != 1)))
-        raise ValueError(f"Y row {row} holds {M.data[M.data != 1][0]!r}; expected a 0/1 indicator")
-    if M.shape[1] < 1:
-        raise ValueError("Y has no label columns")
-    M.sort_indices()
-    return sp.csr_matrix((np.ones(M.nnz, np.float32), M.indices, M.indptr), shape=M.shape)
+    """The labels as CSR float32 ones (the library's one indicator check, for sparse and dense Y)."""
+    M = check_indicator(Y, n_rows)
+    return M if sp.issparse(M) else check_indicator(sp.csr_matrix(M))
 
 
 def _normalize_rows(X: sp.csr_matrix) -> sp.csr_matrix:
