@@ -29,7 +29,6 @@ import scipy.sparse as sp
 FORMATS = ("csv", "tsv", "parquet", "arff", "npz", "libsvm", "xmc")
 _SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet", ".arff": "arff",
              ".npz": "npz", ".svm": "libsvm", ".libsvm": "libsvm", ".xmc": "xmc", ".txt": "xmc"}
-_NULLS = ["", "?", "NA", "N/A", "n/a", "NaN", "nan", "-nan", "NULL", "null", "#N/A", "None"]
 
 
 class Data(NamedTuple):
@@ -57,54 +56,6 @@ def file_format(path: str, given: str | None) -> str:
         raise _fail(f"{path}: cannot tell the format from the suffix {suffix!r}; pass --format "
                     f"({', '.join(FORMATS)})")
     return _SUFFIXES[suffix]
-
-
-def _arrow_table(path: str, fmt: str):
-    """A pyarrow Table from a CSV / TSV / Parquet file; a malformed row names the file and its line."""
-    try:
-        import pyarrow.csv as pcsv
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise _fail(f"reading {fmt} files needs pyarrow: pip install 'multigrove[io]'") from None
-    import pyarrow as pa
-    if fmt == "parquet":
-        try:
-            return pq.read_table(path)
-        except (pa.ArrowException, OSError) as exc:
-            raise _fail(f"{path}: not a readable Parquet file ({exc})") from None
-    # one thread: the parser then knows each bad row's line number
-    read = pcsv.ReadOptions(use_threads=False)
-    parse = pcsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",")
-    convert = pcsv.ConvertOptions(null_values=_NULLS, strings_can_be_null=True)
-    try:
-        return pcsv.read_csv(path, read_options=read, parse_options=parse, convert_options=convert)
-    except pa.ArrowInvalid as exc:
-        text = str(exc)
-        if "Row #" in text:  # "CSV parse error: Row #3: Expected 2 columns, got 1: ..."
-            line = text.split("Row #", 1)[1].split(":", 1)[0]
-            raise _fail(f"{path}, line {line}: {text.split(':', 2)[-1].strip()}") from None
-        raise _fail(f"{path}: {text}") from None
-
-
-def _numeric_columns(table, path: str) -> np.ndarray:
-    """(n, columns) float64 from a pyarrow Table of numbers (and booleans); a value that is not a
-    number names its column and line."""
-    import pyarrow as pa
-    out = np.empty((table.num_rows, table.num_columns))
-    for j, (name, column) in enumerate(zip(table.column_names, table.columns)):
-        kind = column.type
-        if pa.types.is_boolean(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind) \
-                or pa.types.is_null(kind):
-            out[:, j] = column.cast(pa.float64()).to_numpy(zero_copy_only=False)
-            continue
-        values = column.to_pylist()
-        for i, v in enumerate(values):
-            try:
-                out[i, j] = np.nan if v is None else float(v)
-            except (TypeError, ValueError):
-                where = f"line {i + 2}" if path.lower().endswith((".csv", ".tsv", ".csv.gz", ".tsv.gz")) else f"row {i}"
-                raise _fail(f"{path}, {where}: column {name!r} holds {v!r}, not a number") from None
-    return out
 
 
 def _split_targets(M, names: list, targets: int, path: str) -> Data:
@@ -161,8 +112,12 @@ def read_data(path: str, targets: int = 1, fmt: str | None = None) -> Data:
             return _split_targets(a.X, a.names, targets, path)
     except ValueError as exc:  # the readers name the file and the line
         raise _fail(str(exc)) from None
-    table = _arrow_table(path, fmt)
-    return _split_targets(_numeric_columns(table, path), table.column_names, targets, path)
+    from .data.tables import numeric_columns, read_table
+    try:
+        table = read_table(path, fmt)
+        return _split_targets(numeric_columns(table, path), table.column_names, targets, path)
+    except (ValueError, ImportError) as exc:  # the reader names the file and the line
+        raise _fail(str(exc)) from None
 
 
 def _params(items: list[str] | None, config: str | None) -> dict:

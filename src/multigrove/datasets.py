@@ -5,8 +5,6 @@ working directory or the source checkout); it is never copied into the project.
 """
 from __future__ import annotations
 
-import csv
-import gzip
 import os
 from pathlib import Path
 
@@ -115,19 +113,18 @@ def load_otto(root=None) -> tuple[np.ndarray, np.ndarray]:
     X : ndarray of float32, shape (61878, 93)
     y : ndarray of int64, shape (61878,)
     """
+    from .data.tables import numeric_columns, read_table
     path = _folder("otto", root) / "otto_train.csv.gz"
-    with gzip.open(path, "rt", newline="") as fh:
-        reader = csv.reader(fh)
-        header = next(reader)
-        if header[0] != "id" or header[-1] != "target" or len(header) != 95:
-            raise ValueError(f"{path}: unexpected header {header[:3]}...{header[-2:]}")
-        X, y = [], []
-        for lineno, row in enumerate(reader, start=2):
-            if len(row) != 95:
-                raise ValueError(f"{path}, line {lineno}: expected 95 fields, got {len(row)}")
-            X.append([float(v) for v in row[1:94]])
-            y.append(int(row[94].split("_")[1]) - 1)
-    return np.asarray(X, dtype=np.float32), np.asarray(y, dtype=np.int64)
+    table = read_table(str(path))
+    names = table.column_names
+    if names[0] != "id" or names[-1] != "target" or len(names) != 95:
+        raise ValueError(f"{path}: unexpected header {names[:3]}...{names[-2:]}")
+    X = numeric_columns(table.select(names[1:94]), str(path)).astype(np.float32)
+    classes = np.asarray(table.column("target").to_pylist())
+    if not all(c.startswith("Class_") for c in np.unique(classes)):
+        raise ValueError(f"{path}: targets must be Class_1 .. Class_9")
+    y = np.char.replace(classes.astype(str), "Class_", "").astype(np.int64) - 1
+    return X, y
 
 
 # ---------------------------------------------------------------------- synthetic data
