@@ -3,11 +3,13 @@ it only once complete, so a failed write never leaves half a file or destroys th
 files are read without unpickling."""
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle  # only for its error type: nothing is ever unpickled
 import tempfile
 import zipfile
 from contextlib import contextmanager
+from typing import Iterable
 
 import numpy as np
 
@@ -39,3 +41,26 @@ def open_npz(path: str | os.PathLike, what: str):
         return fname, np.load(fname, allow_pickle=False)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as err:
         raise ValueError(f"{fname}: not a readable {what} ({err})") from None
+
+
+def checksum(parts: Iterable[bytes]) -> str:
+    """The sha256 hex digest of the concatenated parts: the one checksum of every model file."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part)
+    return h.hexdigest()
+
+
+def check_header(header, fmt: str, version: int, where: str) -> int:
+    """Raise ValueError unless ``header`` (a model file's parsed header) names format ``fmt`` and a
+    version this code reads (1 .. ``version``); return the file's version."""
+    got = header.get("format") if isinstance(header, dict) else None
+    if got != fmt:
+        raise ValueError(f"{where} is not a {fmt} model (its format is {got!r})")
+    found = header.get("version")
+    if not isinstance(found, int) or isinstance(found, bool) or found < 1:
+        raise ValueError(f"{where} has an invalid format version {found!r}")
+    if found > version:
+        raise ValueError(f"{where} has format version {found}, newer than this multigrove reads (<= {version}): "
+                         "upgrade multigrove")
+    return found

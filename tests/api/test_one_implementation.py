@@ -39,3 +39,23 @@ def test_training_metric_and_xmc_metric_agree_on_ties():
                                                             (1, 2, 3)))
     np.testing.assert_allclose([got["precision@1"], got["precision@2"], got["precision@3"]],
                                precision_at_k(truth, scores, 3))
+
+
+def test_both_model_files_check_their_header_and_checksum_the_same_way(tmp_path):
+    import json
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 3))
+    booster = mg.train({"num_leaves": 4}, mg.Dataset(X, X[:, 0]), 2)
+    text = booster.model_to_string().replace('"version":1', '"version":99', 1)
+    with pytest.raises(ValueError, match="has format version 99, newer than this multigrove reads"):
+        mg.Booster(model_str=text)
+    trees = LabelTreeClassifier(branching=2, n_trees=1).fit(X, (X[:, :3] > 0).astype(float))
+    path = tmp_path / "trees.npz"
+    trees.save(path)
+    with np.load(path) as z:
+        arrays = {name: z[name] for name in z.files}
+    meta = json.loads(str(arrays.pop("meta")))
+    meta["version"] = 99
+    np.savez(path, meta=np.array(json.dumps(meta)), **arrays)
+    with pytest.raises(ValueError, match="has format version 99, newer than this multigrove reads"):
+        LabelTreeClassifier.load(path)

@@ -192,7 +192,7 @@ def test_structurally_broken_model_is_refused_even_with_a_valid_checksum(model):
     doc["version"] = 99
     with pytest.raises(ValueError, match="format version 99, newer"):
         mg.Booster(model_str=json.dumps(doc))
-    with pytest.raises(ValueError, match="not a multigrove model"):
+    with pytest.raises(ValueError, match="not a multigrove.booster model"):
         mg.Booster(model_str=json.dumps({"format": "other"}))
 
 

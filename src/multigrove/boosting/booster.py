@@ -12,7 +12,6 @@ renamed over it, so an interrupted save never leaves a half-written model behind
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .._fileio import atomic_write
+from .._fileio import atomic_write, check_header, checksum
 from .._validation import check_features, check_int
 from ..kernels.predict import predict_leaf_raw, predict_raw
 from ..kernels.shap import tree_shap
@@ -277,7 +276,7 @@ class Booster:
         """The model file's text: versioned JSON with a sha256 checksum of the model (see the module docstring)."""
         model = self.model_to_dict()
         canon = json.dumps(model, sort_keys=True, separators=(",", ":"), allow_nan=False)
-        digest = hashlib.sha256(canon.encode("utf-8")).hexdigest()
+        digest = checksum([canon.encode("utf-8")])
         return json.dumps({"format": FORMAT, "version": VERSION, "sha256": digest, "model": model},
                           separators=(",", ":"), allow_nan=False)
 
@@ -319,19 +318,12 @@ class Booster:
         except json.JSONDecodeError as exc:
             raise ValueError(f"{where} is not valid JSON (truncated or not a multigrove model): "
                              f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            raise ValueError(f"{where} is not a multigrove model (expected \"format\": \"{FORMAT}\")")
-        version = doc.get("version")
-        if not isinstance(version, int) or version < 1:
-            raise ValueError(f"{where} has an invalid format version {version!r}")
-        if version > VERSION:
-            raise ValueError(f"{where} has format version {version}, newer than this multigrove reads "
-                             f"(<= {VERSION}): upgrade multigrove")
+        check_header(doc, FORMAT, VERSION, where)
         model = doc.get("model")
         if not isinstance(model, dict):
             raise ValueError(f"{where} has no 'model' object")
         canon = json.dumps(model, sort_keys=True, separators=(",", ":"), allow_nan=False)
-        if hashlib.sha256(canon.encode("utf-8")).hexdigest() != doc.get("sha256"):
+        if checksum([canon.encode("utf-8")]) != doc.get("sha256"):
             raise ValueError(f"{where} fails its sha256 checksum: the file was edited or corrupted")
         self._from_model_dict(model, where)
 

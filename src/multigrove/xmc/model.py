@@ -15,7 +15,6 @@ the checksum and the tree structure before use and never unpickles.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 
@@ -24,7 +23,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.preprocessing import normalize
 
-from .._fileio import atomic_write, open_npz
+from .._fileio import atomic_write, check_header, checksum, open_npz
 from .._validation import check_indicator, check_int, check_real
 from .beam_search import pack_forest, search
 from .io import row_of_entry
@@ -248,12 +247,9 @@ class LabelTreeClassifier(BaseEstimator):
 
     @staticmethod
     def _digest(arrays: dict[str, np.ndarray]) -> str:
-        h = hashlib.sha256()
-        for name in sorted(arrays):
-            a = arrays[name]
-            h.update(f"{name}:{a.dtype.str}:{a.shape}".encode())
-            h.update(a.tobytes())
-        return h.hexdigest()
+        return checksum(part for name in sorted(arrays)
+                        for part in (f"{name}:{arrays[name].dtype.str}:{arrays[name].shape}".encode(),
+                                     arrays[name].tobytes()))
 
     def save(self, path) -> None:
         """Write the model to ``path``: one .npz (no pickle), versioned, with a sha256 of every array; atomic.
@@ -290,12 +286,7 @@ class LabelTreeClassifier(BaseEstimator):
                 meta = json.loads(str(z["meta"]))
             except json.JSONDecodeError as err:
                 raise ValueError(f"{fname}: header is not valid JSON ({err})") from None
-            if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-                raise ValueError(f"{fname}: format {meta.get('format') if isinstance(meta, dict) else None!r}, "
-                                 f"expected {FORMAT!r}")
-            if meta.get("version") not in range(1, VERSION + 1):
-                raise ValueError(f"{fname}: model version {meta.get('version')!r}; this multigrove reads "
-                                 f"versions 1 to {VERSION}")
+            check_header(meta, FORMAT, VERSION, f"model file {fname!r}")
             arrays = {name: z[name] for name in z.files if name != "meta"}
         try:
             n_trees, D, L = int(meta["n_trees"]), int(meta["n_features"]), int(meta["n_labels"])
