@@ -17,8 +17,8 @@ def read_table(path: str, fmt: str = "csv"):
     try:
         import pyarrow.csv as pcsv
         import pyarrow.parquet as pq
-    except ImportError:
-        raise ImportError(f"reading {fmt} files needs pyarrow: pip install 'multigrove[io]'") from None
+    except ImportError as exc:
+        raise ImportError(f"reading {fmt} files needs a working pyarrow (pip install 'multigrove[io]'): {exc}") from None
     import pyarrow as pa
     if fmt == "parquet":
         try:
