@@ -149,7 +149,7 @@ def check_weight(weight, n_rows: int, name: str = "weight") -> np.ndarray | None
     return w
 
 
-def check_label(y, n_rows: int, name: str = "label") -> np.ndarray:
+def check_label(y, n_rows: int | None, name: str = "label", data_name: str = "the data") -> np.ndarray:
     """A 1-D or 2-D float64 label array with one row per data row, without inf (NaN, a missing label,
     is for the objective to accept or refuse: see boosting.losses)."""
     if y is None:
@@ -166,8 +166,8 @@ def check_label(y, n_rows: int, name: str = "label") -> np.ndarray:
         y = y[:, 0]
     if y.ndim not in (1, 2):
         raise ValueError(f"{name} must be 1-D or 2-D, got shape {y.shape}")
-    if y.shape[0] != n_rows:
-        raise ValueError(f"{name} has {y.shape[0]} rows but the data has {n_rows} rows: lengths must match")
+    if n_rows is not None and y.shape[0] != n_rows:
+        raise ValueError(f"{name} has {y.shape[0]} rows but {data_name} has {n_rows} rows: lengths must match")
     if y.ndim == 2 and y.shape[1] == 0:
         raise ValueError(f"{name} has 0 columns: at least one output is required")
     infinite = np.isinf(y)

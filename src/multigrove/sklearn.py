@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from ._validation import check_features, check_indicator, check_weight
+from ._validation import check_features, check_indicator, check_label, check_weight
 from .boosting.callbacks import record_evaluation
 from .boosting.engine import train
 from .data.dataset import Dataset
@@ -440,24 +440,11 @@ def _init_booster(init_model):
 
 
 def _regression_target(y, n_rows):
-    if sp.issparse(y):
-        y = y.toarray()
-    y = np.asarray(y)
-    if y.dtype.kind not in "biuf":
-        try:
-            y = y.astype(np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"y must hold numbers, got dtype {y.dtype}") from None
-    y = y.astype(np.float64)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y[:, 0]
-    if y.ndim not in (1, 2):
-        raise ValueError(f"y must be 1-D or 2-D, got shape {y.shape}")
-    if n_rows is not None and y.shape[0] != n_rows:
-        raise ValueError(f"y has {y.shape[0]} rows but X has {n_rows} rows: lengths must match")
-    if np.isinf(y).any():
-        raise ValueError("y must not contain inf (NaN marks a missing target)")
-    return y
+    """Regression targets as the Dataset checks them (the one label check), errors as ValueError."""
+    try:
+        return check_label(y, n_rows, name="y", data_name="X")
+    except TypeError as exc:  # scikit-learn's convention for targets that are not numbers
+        raise ValueError(str(exc)) from None
 
 
 def _indicator(y, n_rows, name):
