@@ -70,6 +70,14 @@ def test_validation_starts_from_the_init_model():
     assert whole.current_iteration() == 8
 
 
+def test_one_hundred_plus_one_hundred_rounds_equal_two_hundred():
+    X, Y = _data(n=400)
+    params = {"num_leaves": 5, "bagging_fraction": 0.8, "bagging_freq": 3, "feature_fraction": 0.8}
+    whole = mg.train(params, mg.Dataset(X, Y), 200)
+    half = mg.train(params, mg.Dataset(X, Y), 100)
+    _same_trees(mg.train(params, mg.Dataset(X, Y), 100, init_model=half), whole)
+
+
 def test_estimator_continues():
     X, Y = _data()
     whole = mg.GroveRegressor(n_estimators=10, num_leaves=7).fit(X, Y)
