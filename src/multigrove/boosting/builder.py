@@ -44,6 +44,10 @@ PARALLEL_MIN_WORK = 200_000
 #: (measured at 500k x 50, GOSS 0.2 / 0.1: the copy costs ~1 ms, the tree's kernels save ~6 ms)
 COMPACT_MAX_FRACTION = 0.5
 
+#: deterministic=True: row chunks per histogram whatever the number of threads (the chunks' private
+#: histograms are summed in chunk order, so the sums do not depend on which thread built which chunk)
+DETERMINISTIC_CHUNKS = 4
+
 BUILD_NONE, BUILD_LEFT, BUILD_RIGHT = 0, 1, 2
 
 
@@ -78,7 +82,9 @@ class LocalBuilder:
     def __init__(self, store: BinnedStore, n_threads: int, deterministic: bool = False):
         self.store = store
         self.n_threads = max(1, int(n_threads))
-        self.deterministic = deterministic  # no per-thread partial histograms: sums in row order on any thread count
+        # deterministic: a fixed number of row chunks, so that partial sums do not depend on the thread count
+        self.deterministic = deterministic
+        self.n_chunks = DETERMINISTIC_CHUNKS if deterministic else self.n_threads
         n = store.n_rows
         self._all_rows = np.arange(n, dtype=INDEX)
         self._tmp = np.empty(n, dtype=INDEX)
@@ -139,12 +145,12 @@ class LocalBuilder:
         store, width = self.tree_store, self.stats.shape[1]
         per_row = store.dense.shape[1] + store.bundle.shape[1] + store.sparse_bins.shape[0] / max(store.n_rows, 1)
         updates = n_rows * per_row
-        if self.n_threads == 1 or updates * width < PARALLEL_MIN_WORK \
-                or updates < CHUNK_MIN_UPDATES_PER_BIN * self.n_threads * store.total_bins:
+        if (self.n_threads == 1 and not self.deterministic) or updates * width < PARALLEL_MIN_WORK \
+                or updates < CHUNK_MIN_UPDATES_PER_BIN * self.n_chunks * store.total_bins:
             return 0
-        if self.n_threads * store.total_bins * width * 8 <= PRIVATE_HISTOGRAM_BUDGET and not self.deterministic:
+        if self.n_chunks * store.total_bins * width * 8 <= PRIVATE_HISTOGRAM_BUDGET:
             return 1
-        return min(self.n_threads, width)
+        return max(2, min(self.n_threads, width))  # column blocks: every block sums its rows in order
 
     def _scratch_for(self, schedule: int) -> np.ndarray:
         width = self.stats.shape[1]
@@ -152,7 +158,7 @@ class LocalBuilder:
             return self._no_scratch
         buf = self._scratch.get(width)
         if buf is None:
-            buf = self._scratch[width] = np.empty((self.n_threads, self.tree_store.total_bins, width), dtype=HIST)
+            buf = self._scratch[width] = np.empty((self.n_chunks, self.tree_store.total_bins, width), dtype=HIST)
         return buf
 
     def root(self, out: np.ndarray) -> np.ndarray:
