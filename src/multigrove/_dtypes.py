@@ -24,3 +24,7 @@ FEATURE_VALUE = np.float64
 
 #: largest number of value bins per feature (one more bin is kept for missing values)
 MAX_VALUE_BINS = 255
+
+#: the largest magnitude a weight or a regression target may have: gradient statistics are float32
+#: (largest 3.4e38), and a weight times a gradient must stay finite
+STAT_INPUT_LIMIT = 1e30

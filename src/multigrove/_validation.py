@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from ._dtypes import STAT_INPUT_LIMIT
 
 
 def _is_dataframe(X) -> bool:
@@ -144,6 +145,10 @@ def check_weight(weight, n_rows: int, name: str = "weight") -> np.ndarray | None
     if np.any(w < 0):
         bad = int(np.flatnonzero(w < 0)[0])
         raise ValueError(f"{name} must be >= 0, got {w[bad]} at row {bad}")
+    if np.any(w > STAT_INPUT_LIMIT):
+        bad = int(np.flatnonzero(w > STAT_INPUT_LIMIT)[0])
+        raise ValueError(f"{name} must be at most {STAT_INPUT_LIMIT:g} (the statistics are float32; only the ratios "
+                         f"of the weights matter, so rescale them), got {w[bad]:g} at row {bad}")
     if n_rows and w.sum() <= 0:
         raise ValueError(f"{name} must have a positive sum, got all zeros")
     return w

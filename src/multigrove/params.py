@@ -361,11 +361,16 @@ def _at_most(name: str, value: float, high: float) -> None:
         raise ValueError(f"{name} must be <= {high}, got {value}")
 
 
+#: the largest value of an integer parameter (they reach the kernels as int64)
+INT_PARAM_LIMIT = 2**62
+
+
 def _int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
     if isinstance(value, numbers.Real) and not isinstance(value, (bool, numbers.Integral)) \
             and float(value).is_integer():
         value = int(value)  # 3.0 from a config file is 3
-    return check_int(value, name, low, high)
+    # every integer parameter reaches the kernels as int64
+    return check_int(value, name, low, INT_PARAM_LIMIT if high is None else high)
 
 
 def _real(name: str, value: Any, low: float | None = None, low_open: bool = False) -> float:

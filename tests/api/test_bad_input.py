@@ -110,3 +110,14 @@ def test_bad_callbacks(data):
         mg.train({}, mg.Dataset(X, y), 5, callbacks=[mg.early_stopping(2)])
     with pytest.raises(ValueError, match="stopping_rounds must be >= 1, got 0"):
         mg.early_stopping(0)
+
+
+def test_values_beyond_the_float32_statistics_are_refused():
+    """Found by the fuzzing budget of `make fuzz`: these used to give NaN predictions or an OverflowError."""
+    X = np.random.default_rng(0).random((20, 2))
+    with pytest.raises(ValueError, match="weight must be at most 1e.30 .* got 1e.308 at row 0"):
+        mg.Dataset(X, X[:, 0], weight=np.r_[1e308, np.ones(19)])
+    with pytest.raises(ValueError, match="must be at most 1e.30 in magnitude .* at row 0, column 0"):
+        mg.train({}, mg.Dataset(X, np.r_[1e31, np.zeros(19)]), 2)
+    with pytest.raises(ValueError, match="min_data_in_leaf must be <="):
+        mg.train({"min_child_samples": 1e300}, mg.Dataset(X, X[:, 0]), 2)

@@ -12,6 +12,7 @@ from typing import Any, Callable
 import numpy as np
 from scipy.special import expit, log_softmax, logit, softmax
 
+from .._dtypes import STAT_INPUT_LIMIT
 from .._validation import check_indicator
 from ..kernels.objective import scaled_residual, sigmoid_grad_hess, softmax_grad_hess
 
@@ -121,6 +122,11 @@ class SquaredError(Loss):
     def check_label(self, y):
         y2 = y.reshape(len(y), -1)
         _check_observed(y2, self.name)
+        big = np.abs(np.nan_to_num(y2)) > STAT_INPUT_LIMIT
+        if big.any():
+            i, j = _first_bad(big)
+            raise ValueError(f"label for objective 'regression' must be at most {STAT_INPUT_LIMIT:g} in magnitude "
+                             f"(gradients are float32: rescale the targets), got {y2[i, j]:g} at row {i}, column {j}")
         self.n_outputs = y2.shape[1]
         return y2
 
@@ -279,8 +285,8 @@ class CustomObjective(Loss):
             if a.shape != out.shape:
                 raise ValueError(f"custom objective returned {name} of shape {shape}, expected "
                                  f"{out.shape if self.n_outputs > 1 else (out.shape[0],)}")
-            if not np.all(np.isfinite(a)):
-                raise ValueError(f"custom objective returned non-finite values in {name}")
+            if not np.all(np.isfinite(a)) or np.any(np.abs(a) > np.finfo(np.float32).max):
+                raise ValueError(f"custom objective returned non-finite values in {name} (or beyond float32's range)")
             out[...] = a
 
 
