@@ -21,6 +21,8 @@ worker's shard number.
 """
 from __future__ import annotations
 
+import inspect
+import textwrap
 import time
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
@@ -632,9 +634,11 @@ def _make_estimators():
             """The fitted model as a :class:`multigrove.GroveClassifier` (same parameters and fit)."""
             return self._local(GroveClassifier)
 
+    from .sklearn import _ATTRIBUTES, _PARAMETERS
     for cls in (DaskGroveRegressor, DaskGroveClassifier):  # picklable: found as multigrove.dask.<name>
         cls.__qualname__ = cls.__name__
         cls.__module__ = __name__
+        cls.__doc__ = inspect.cleandoc(cls.__doc__) + "\n" + textwrap.dedent(_PARAMETERS + _ATTRIBUTES)
     return DaskGroveRegressor, DaskGroveClassifier
 
 
