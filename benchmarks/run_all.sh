@@ -46,3 +46,6 @@ $PY benchmarks/shap_speed.py --repeats 3 --out benchmarks/results/shap_speed.jso
 $PY benchmarks/peak_memory.py --library multigrove --out benchmarks/results/peak_memory.jsonl
 $PY benchmarks/peak_memory.py --library xgboost --out benchmarks/results/peak_memory.jsonl
 $PY benchmarks/determinism.py --repeats 3 --out benchmarks/results/determinism.jsonl
+# issue 20: distributed training on a 2-worker LocalCluster vs one process (and lightgbm.dask)
+$PY -m pip install --quiet -e ".[dask]"
+$PY benchmarks/dask_scaling.py --out benchmarks/results/dask_scaling.jsonl

@@ -29,6 +29,15 @@ def _objects():
             if isinstance(obj, type) and obj.__module__.startswith("multigrove"):
                 out += [(f"{module.__name__}.{n}", m) for n, m in _public_members(obj)]
     out.append(("multigrove.xmc.LabelTreeClassifier", LabelTreeClassifier))
+    try:
+        import multigrove.dask as mgd
+    except ImportError:  # the dask extra is not installed
+        mgd = None
+    if mgd is not None:
+        out.append(("multigrove.dask.train", mgd.train))
+        for cls in (mgd.DaskGroveRegressor, mgd.DaskGroveClassifier):
+            out.append((f"multigrove.dask.{cls.__name__}", cls))
+            out += [(f"multigrove.dask.{n}", m) for n, m in _public_members(cls)]
     out += [(f"multigrove.xmc.{n}", m) for n, m in _public_members(LabelTreeClassifier)]
     return out
 

@@ -75,3 +75,13 @@ def test_one_link_function():
     users = [path for path in PKG.rglob("*.py") if path.parent.name != "kernels"
              and any(n in ("scipy.special.expit", "scipy.special.softmax") for n in _imports(path))]
     assert users == [PKG / "boosting" / "losses.py"], users
+
+
+def test_one_growth_code_path_for_local_and_distributed_training():
+    """multigrove.dask runs engine.boost (and so the one TreeGrower) over its DistributedRows builder;
+    it neither grows trees nor builds histograms itself."""
+    names = _imports(PKG / "dask.py")
+    assert "multigrove.boosting.engine.boost" in names
+    assert not any(n.startswith(("multigrove.boosting.grower", "multigrove.kernels")) for n in names), names
+    growers = [path for path in PKG.rglob("*.py") if "class TreeGrower" in path.read_text()]
+    assert growers == [PKG / "boosting" / "grower.py"]

@@ -167,13 +167,17 @@ class _GroveBase(BaseEstimator):
         validate_data(self, X, skip_check_array=True, reset=reset)
         return checked
 
-    def _fit(self, X, y_internal, objective, extra, sample_weight, eval_set, eval_sample_weight,
-             eval_names, callbacks, eval_label_fn, init_model=None):
+    def _check_estimator_params(self) -> None:
+        """The constructor arguments that are not training parameters."""
         if isinstance(self.n_estimators, bool) or not isinstance(self.n_estimators, (int, np.integer)) \
                 or self.n_estimators < 1:
             raise ValueError(f"n_estimators must be an integer >= 1, got {self.n_estimators!r}")
         if self.importance_type not in ("split", "gain"):
             raise ValueError(f"importance_type must be 'split' or 'gain', got {self.importance_type!r}")
+
+    def _fit(self, X, y_internal, objective, extra, sample_weight, eval_set, eval_sample_weight,
+             eval_names, callbacks, eval_label_fn, init_model=None):
+        self._check_estimator_params()
         Xc, names = X
         w = check_weight(sample_weight, Xc.shape[0], name="sample_weight")
         train_set = Dataset(Xc, y_internal, weight=w, feature_names=names)

@@ -155,12 +155,12 @@ def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: l
     if p.target_scaling == "standard" and loss.name != "regression":
         raise ValueError(f"target_scaling='standard' applies to objective 'regression', got '{loss.name}'")
     if loss.name == "regression" and p.scales_targets(loss.n_outputs):
-        loss.standardize(y, ds.weight)
+        loss.standardize(loss.moments(y, ds.weight))
     started = time.perf_counter()
     raw_features = ds.data if base is not None else None
     ds.construct(p, loss.n_outputs)
     info(p, f"binned {describe_store(ds)} in {time.perf_counter() - started:.2f} s; {loss.n_outputs} outputs")
-    booster = new_booster(p, loss, ds.n_features, ds.feature_names, y, ds.weight)
+    booster = new_booster(p, loss, ds.n_features, ds.feature_names, loss.moments(y, ds.weight))
     d = loss.n_outputs
     layout = stat_layout(loss, ds.weight, p, bool(np.isnan(y).any()) if y.dtype.kind == "f" else False)
     rows = TrainingShard(ds.store, y, ds.weight, loss, booster.init_score, layout, threads,
@@ -200,9 +200,9 @@ def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: l
     return boost(p, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads, first)
 
 
-def new_booster(p: Params, loss: Loss, n_features: int, feature_names: list, y: np.ndarray,
-                w: np.ndarray | None) -> Booster:
-    """An empty Booster for this objective, with the start score (the optimal constant)."""
+def new_booster(p: Params, loss: Loss, n_features: int, feature_names: list, moments: np.ndarray) -> Booster:
+    """An empty Booster for this objective, with the start score (the optimal constant, from the
+    labels' moments: see Loss.moments)."""
     d = loss.n_outputs
     booster = Booster()
     booster.objective, booster.n_features, booster.n_outputs = loss.name, n_features, d
@@ -212,7 +212,7 @@ def new_booster(p: Params, loss: Loss, n_features: int, feature_names: list, y: 
     booster.feature_names = list(feature_names)
     booster.params = p.to_dict(model_only=True)
     boost = p.boost_from_average and loss.name != "custom"
-    init = loss.init_score(y, w) if boost else loss.rescale(np.zeros((1, d))).reshape(d)  # 0 in the model's units
+    init = loss.init_from_moments(moments) if boost else loss.rescale(np.zeros((1, d))).reshape(d)  # 0 in the model's units
     booster.init_score = np.asarray(init, dtype=SCORE).reshape(d)  # training units: _train converts it
     return booster
 

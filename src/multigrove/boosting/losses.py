@@ -79,8 +79,22 @@ class Loss:
     def check_label(self, y: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def init_score(self, y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    def moments(self, y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+        """(3, d) per output, over the rows where its label is given: the sum of the weights, of
+        weight x label and of weight x label^2.  Moments of shards add up: the start score and target
+        scaling of a data set split over workers come from the summed moments."""
+        y2 = y.reshape(len(y), -1)
+        given = ~np.isnan(y2)
+        cell_w = given * (1.0 if w is None else w.reshape(-1, 1))
+        values = np.where(given, y2, 0.0)
+        return np.stack([cell_w.sum(axis=0), (cell_w * values).sum(axis=0), (cell_w * values ** 2).sum(axis=0)])
+
+    def init_from_moments(self, moments: np.ndarray) -> np.ndarray:
+        """The optimal constant start score from the (summed) moments."""
         return np.zeros(self.n_outputs)
+
+    def init_score(self, y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+        return self.init_from_moments(self.moments(y, w))
 
     def gradients(self, raw: np.ndarray, y: np.ndarray, out_g: np.ndarray, out_h: np.ndarray | None) -> None:
         raise NotImplementedError  # pragma: no cover - interface
@@ -130,17 +144,20 @@ class SquaredError(Loss):
         self.n_outputs = y2.shape[1]
         return y2
 
-    def standardize(self, y: np.ndarray, w: np.ndarray | None) -> None:
-        """Train on standardized targets: (weighted) mean and standard deviation of each column of y."""
-        self.shift = _wmean(y, w)
-        sd = np.sqrt(_wmean((y - self.shift) ** 2, w))
-        self.scale = np.where(sd > 0, sd, 1.0)
+    def standardize(self, moments: np.ndarray) -> None:
+        """Train on standardized targets: the (weighted) mean and standard deviation of each target,
+        from its moments (``moments``; summed over shards in a distributed run)."""
+        self.shift = moments[1] / moments[0]
+        sd = np.sqrt(np.maximum(moments[2] / moments[0] - self.shift ** 2, 0.0))
+        # a spread below the one-pass variance's rounding (about 1e-8 of the mean) is a constant target
+        self.scale = np.where(sd > 1e-6 * np.abs(self.shift), sd, 1.0)
 
     def _training_target(self, y):
         return y if self.scale is None else (y - self.shift) / self.scale
 
-    def init_score(self, y, w):
-        return _wmean(self._training_target(y), w)
+    def init_from_moments(self, moments):
+        mean = moments[1] / moments[0]
+        return mean if self.scale is None else (mean - self.shift) / self.scale
 
     def gradients(self, raw, y, out_g, out_h):
         if self.scale is None:
@@ -182,9 +199,8 @@ class BinaryLogloss(Loss):
         self.n_outputs = 1
         return y.reshape(-1, 1)
 
-    def init_score(self, y, w):
-        p = np.clip(_wmean(y, w), _EPS, 1 - _EPS)
-        return logit(p)
+    def init_from_moments(self, moments):
+        return logit(np.clip(moments[1] / moments[0], _EPS, 1 - _EPS))
 
     def gradients(self, raw, y, out_g, out_h):
         sigmoid_grad_hess(raw, y, out_g, out_h)
@@ -239,9 +255,13 @@ class SoftmaxCrossEntropy(Loss):
         self.n_outputs = k
         return y.astype(np.int64)
 
-    def init_score(self, y, w):
-        prior = np.bincount(y, weights=w, minlength=self.num_class).astype(np.float64)
-        prior = np.clip(prior / prior.sum(), _EPS, None)
+    def moments(self, y, w):
+        """As Loss.moments for the one-hot indicator of the classes."""
+        per_class = np.bincount(y, weights=w, minlength=self.num_class).astype(np.float64)
+        return np.stack([np.full(self.num_class, per_class.sum()), per_class, per_class])
+
+    def init_from_moments(self, moments):
+        prior = np.clip(moments[1] / max(moments[0][0], _EPS), _EPS, None)
         return np.log(prior) - np.log(prior).mean()
 
     def gradients(self, raw, y, out_g, out_h):

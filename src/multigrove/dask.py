@@ -1,0 +1,650 @@
+"""Data-parallel training on Dask's ``distributed`` scheduler.
+
+Each worker keeps the partitions it already holds, wrapped in a ``TrainingShard`` (and an
+``EvalShard`` per validation set) inside a Dask actor.  The client runs the library's one boosting
+loop (``engine.boost``) and one tree grower over ``DistributedRows``, a proxy with the
+``TrainingShard`` interface whose every request goes to all actors and whose answers are summed:
+histograms of the root and of the smaller child of each split, leaf sums, gradient column norms
+and Gram products for the sketches, metric parts.  No row leaves its worker; what travels is one
+histogram per split and worker, (bins x statistic columns) float64, which a sketch keeps at
+(bins x (k + 2)) whatever the number of outputs.
+
+What is global is computed globally: bin boundaries and the feature layout from a sample of every
+worker's rows (all of them up to ``bin_construct_sample_cnt``), the start score and target scaling
+from summed label moments, sketches from summed column norms and Gram products, metrics from summed
+metric parts.  Row sampling (bagging, GOSS) draws on each worker with the round's seed and the
+worker's shard number.
+
+    import multigrove.dask as mgd
+    booster = mgd.train(client, params, X, y, num_boost_round=100, valid_sets=[(Xv, yv)])
+    model = mgd.DaskGroveRegressor(n_estimators=100).fit(X, y)    # X, y: dask arrays or dataframes
+"""
+from __future__ import annotations
+
+import inspect
+import textwrap
+import time
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+
+import numpy as np
+
+from .boosting.booster import Booster
+from .boosting.engine import SEPARABLE, Validation, boost, new_booster, stat_layout  # noqa: F401
+from .boosting.leaves import StatLayout
+from .boosting.losses import make_loss
+from .boosting.metrics import add_parts
+from .data.binning import BinMapper
+from .data.bundling import plan_layout
+from .params import Params
+
+__all__ = ["train", "DaskGroveRegressor", "DaskGroveClassifier", "DistributedRows"]  # noqa: F822 - lazy
+
+
+def _dask():
+    try:
+        import dask
+        import dask.array as da
+        import distributed
+    except ImportError:
+        raise ImportError("multigrove.dask needs dask[distributed]: pip install 'multigrove[dask]'") from None
+    return dask, da, distributed
+
+
+# ---------------------------------------------------------------------- the worker side
+class ShardActor:
+    """One worker's rows: its training partitions (a ``TrainingShard`` once the bins are known) and
+    its partitions of each validation set (``EvalShard``).  Runs inside a Dask actor."""
+
+    def __init__(self, parts: list, valid_parts: list, n_threads: int, shard_id: int):
+        self.X, self.y, self.w = _stack(parts) if parts else (None, None, None)  # a worker with validation rows only
+        self.valid = [_stack(vp) if vp else None for vp in valid_parts]
+        self.n_threads, self.shard_id = n_threads, shard_id
+        self.rows = None
+        self.evals: list = []
+
+    def _threads(self):
+        from .boosting.engine import _numba_threads
+        return _numba_threads(self.n_threads)
+
+    # -------------------------------------------------------------- set-up
+    def summary(self) -> dict:
+        """Rows, features, label shape and largest label (class count), and whether any label is NaN
+        or weights are given."""
+        y = self.y
+        return {"n_rows": int(self.X.shape[0]), "n_features": int(self.X.shape[1]),
+                "label_cols": 1 if y.ndim == 1 else int(y.shape[1]),
+                "label_max": float(np.nanmax(y)) if y.size and not np.all(np.isnan(y)) else -np.inf,
+                "missing": bool(np.isnan(y).any()), "weighted": self.w is not None}
+
+    def sample(self, share: float, seed: int):
+        """This worker's rows for learning the bins: all of them (share >= 1) or a uniform sample."""
+        n = self.X.shape[0]
+        if share >= 1.0:
+            return self.X
+        take = int(np.ceil(share * n))
+        rows = np.sort(np.random.default_rng((seed, self.shard_id)).choice(n, take, replace=False))
+        return self.X[rows]
+
+    def setup(self, params: dict, num_class: int, mapper, layout) -> np.ndarray:
+        """Bin the rows, check the labels with the run's loss; return the labels' moments."""
+        from .data.storage import build_store
+        p = Params.from_dict(params)
+        some_label = self.y if self.y is not None else next(v[1] for v in self.valid if v is not None)
+        self.loss, label = make_loss(p.objective, num_class, p.num_outputs, some_label, None)
+        self.label = label if self.y is not None else None
+        with self._threads():
+            self.store = None if self.X is None else build_store(self.X, mapper, layout)
+            self.valid_stores = []
+            for v in self.valid:
+                self.valid_stores.append(None if v is None else build_store(v[0], mapper, layout))
+        self.X = None  # the binned store is all training needs
+        return None if self.label is None else self.loss.moments(self.label, self.w)
+
+    def start(self, scaling, init_score, layout: StatLayout) -> None:
+        """Create the training shard (and validation shards) at the start score."""
+        import copy
+
+        from .boosting.shard import EvalShard, TrainingShard
+        if scaling is not None:
+            self.loss.shift, self.loss.scale = scaling
+        if self.store is not None:
+            self.rows = TrainingShard(self.store, self.label, self.w, self.loss, init_score, layout, self.n_threads,
+                                      shard_id=self.shard_id)
+        self.evals = []
+        for v, store in zip(self.valid, self.valid_stores):
+            if v is None:
+                self.evals.append(None)
+                continue
+            vloss = copy.copy(self.loss)
+            self.evals.append(EvalShard(store, vloss.check_label(v[1]), v[2], vloss, init_score))
+
+    # -------------------------------------------------------------- the TrainingShard requests
+    def call(self, method: str, *args):
+        with self._threads():
+            return getattr(self.rows, method)(*args)
+
+    def root(self, n_bins: int, n_cols: int):
+        out = np.empty((n_bins, n_cols))
+        with self._threads():
+            total = self.rows.root(out)
+        return out, total
+
+    def split(self, requests, shapes):
+        outs = [None if shape is None else np.empty(shape) for shape in shapes]
+        with self._threads():
+            self.rows.split(requests, outs)
+        return [o for o in outs if o is not None]
+
+    def set_split_statistics(self, spec):
+        with self._threads():
+            self.rows.set_split_statistics(spec)
+
+    def eval_call(self, index: int, method: str, *args):
+        shard = self.evals[index]
+        if shard is None:
+            return None
+        with self._threads():
+            return getattr(shard, method)(*args)
+
+
+def _stack(parts: list) -> tuple:
+    """(X, y, w) of a worker's partitions, concatenated (empty partitions are fine)."""
+    X = np.concatenate([np.asarray(p[0], dtype=np.float64) for p in parts])
+    y = np.concatenate([np.asarray(p[1], dtype=np.float64) for p in parts])
+    ws = [p[2] for p in parts]
+    w = None if all(v is None for v in ws) else np.concatenate(
+        [np.ones(len(p[1])) if v is None else np.asarray(v, dtype=np.float64) for p, v in zip(parts, ws)])
+    return X, y, w
+
+
+# ---------------------------------------------------------------------- the client side
+class DistributedRows:
+    """The ``TrainingShard`` interface over every worker's shard: requests go to all actors and
+    their answers are summed (histograms, leaf sums, norms, metric parts).  Counts round trips and
+    the bytes of the arrays that come back (``traffic``)."""
+
+    def __init__(self, actors: list, layout: StatLayout, n_rows: int, n_bins: int):
+        self.actors, self.layout, self.n_rows, self.n_bins = actors, layout, n_rows, n_bins
+        self._split_layout = layout
+        self.traffic = {"round_trips": 0, "bytes_in": 0}
+
+    def _all(self, method: str, *args) -> list:
+        futures = [getattr(a, method)(*args) for a in self.actors]
+        try:
+            results = [f.result() for f in futures]
+        except Exception as exc:  # a worker died or raised: say so on the client, never hang
+            raise RuntimeError(f"multigrove.dask: a worker failed during '{method}': {type(exc).__name__}: {exc}") \
+                from exc
+        self.traffic["round_trips"] += 1
+        self.traffic["bytes_in"] += sum(_nbytes(r) for r in results)
+        return results
+
+    # the requests the engine makes of its training rows
+    def compute_gradients(self) -> None:
+        self._all("call", "compute_gradients")
+
+    def freeze_outputs(self, outputs: Sequence[int]) -> None:
+        self._all("call", "freeze_outputs", list(outputs))
+
+    def column_sq_norms(self) -> np.ndarray:
+        return np.sum(self._all("call", "column_sq_norms"), axis=0)
+
+    def gram_product(self, V: np.ndarray) -> np.ndarray:
+        return np.sum(self._all("call", "gram_product", V), axis=0)
+
+    def set_split_statistics(self, spec) -> StatLayout:
+        from .boosting.shard import split_layout
+        self._all("set_split_statistics", spec)
+        self._split_layout = split_layout(self.layout, spec)
+        return self._split_layout
+
+    def draw_rows(self, spec) -> None:
+        self._all("call", "draw_rows", spec)
+
+    def begin_tree(self, max_leaves: int) -> None:
+        self._all("call", "begin_tree", max_leaves)
+
+    def root(self, out: np.ndarray) -> np.ndarray:
+        results = self._all("root", out.shape[0], out.shape[1])
+        out[...] = np.sum([h for h, _ in results], axis=0)
+        return np.sum([t for _, t in results], axis=0)
+
+    def split(self, requests, outs) -> None:
+        shapes = [None if o is None else o.shape for o in outs]
+        results = self._all("split", list(requests), shapes)
+        built = [o for o in outs if o is not None]
+        for i, out in enumerate(built):
+            out[...] = np.sum([r[i] for r in results], axis=0)
+
+    def leaf_sums(self, n_leaves: int) -> np.ndarray:
+        return np.sum(self._all("call", "leaf_sums", n_leaves), axis=0)
+
+    def apply_tree(self, tree) -> None:
+        self._all("call", "apply_tree", tree)
+
+    def metric_parts(self, metrics, eval_at, per_output: bool = False):
+        return _sum_parts(self._all("call", "metric_parts", metrics, eval_at, per_output))
+
+
+class DistributedEval:
+    """A validation set spread over the workers (the ``EvalShard`` interface, summed)."""
+
+    def __init__(self, rows: DistributedRows, index: int):
+        self.rows, self.index = rows, index
+
+    def add_trees(self, trees) -> None:
+        self.rows._all("eval_call", self.index, "add_trees", trees)
+
+    def metric_parts(self, metrics, eval_at, per_output: bool = False):
+        parts = [p for p in self.rows._all("eval_call", self.index, "metric_parts", metrics, eval_at, per_output)
+                 if p is not None]
+        return _sum_parts(parts)
+
+
+def _sum_parts(per_worker: list) -> list:
+    total = per_worker[0]
+    for parts in per_worker[1:]:
+        total = add_parts(total, parts)
+    return total
+
+
+def _nbytes(obj) -> int:
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if isinstance(obj, (list, tuple)):
+        return sum(_nbytes(o) for o in obj)
+    return 0
+
+
+# ---------------------------------------------------------------------- data placement
+def _blocks(collection, name: str):
+    """The row blocks of a dask array or dataframe (2-D for X), as delayed objects."""
+    dask, da, _ = _dask()
+    if hasattr(collection, "to_dask_array"):  # a dask dataframe or series
+        collection = collection.to_dask_array(lengths=True)
+    if not isinstance(collection, da.Array):
+        raise TypeError(f"{name} must be a dask array or dataframe, got {type(collection).__name__}")
+    if collection.ndim == 2 and collection.numblocks[1] != 1:
+        collection = collection.rechunk({1: collection.shape[1]})
+    return collection
+
+
+def _aligned_parts(client, X, y, w, what: str):
+    """Futures of (X, y, w) blocks, one per row partition, with the worker that holds each."""
+    X = _blocks(X, f"{what} X")
+    y = _blocks(y, f"{what} y")
+    if X.ndim != 2:
+        raise ValueError(f"{what} X must be 2-D, got {X.ndim} dimensions")
+    if X.chunks[0] != y.chunks[0]:
+        if any(np.isnan(c) for c in X.chunks[0] + y.chunks[0]):
+            raise ValueError(f"{what}: X and y have unknown partition lengths; compute them (lengths=True)")
+        if sum(X.chunks[0]) != sum(y.chunks[0]):
+            raise ValueError(f"{what}: X has {sum(X.chunks[0])} rows but y has {sum(y.chunks[0])}")
+        y = y.rechunk({0: X.chunks[0]})  # same rows, other partition boundaries: align y to X
+    if w is not None:
+        w = _blocks(w, f"{what} sample_weight")
+        if sum(w.chunks[0]) != sum(X.chunks[0]):
+            raise ValueError(f"{what}: sample_weight has {sum(w.chunks[0])} rows but X has {sum(X.chunks[0])}")
+        w = w.rechunk({0: X.chunks[0]})
+    xb = X.to_delayed().ravel()
+    yb = y.to_delayed().ravel()
+    wb = [None] * len(xb) if w is None else list(w.to_delayed().ravel())
+    dask, _, _ = _dask()
+    parts = [dask.delayed(tuple)([xd, yd, wd]) for xd, yd, wd in zip(xb, yb, wb)]
+    futures = client.compute(parts)
+    from distributed import wait
+    wait(futures)
+    holders = client.who_has(futures)
+    return [(f, sorted(holders[f.key])[0]) for f in futures]
+
+
+def _by_worker(placed: list) -> dict:
+    out: dict = {}
+    for future, worker in placed:
+        out.setdefault(worker, []).append(future)
+    return out
+
+
+# ---------------------------------------------------------------------- train
+def train(client, params: Mapping[str, Any] | None, X, y, num_boost_round: int = 100, sample_weight=None,
+          valid_sets: Iterable[tuple] | None = None, valid_names: Iterable[str] | None = None,
+          callbacks: Iterable = None) -> Booster:
+    """Train on data spread over a Dask cluster; returns an ordinary :class:`multigrove.Booster`.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    params : dict
+        As :func:`multigrove.train` takes them (a callable objective is not supported here: the
+        objective must be a named one).  ``num_threads`` is each worker's thread count.
+    X : dask array or dataframe, shape (n_rows, n_features)
+        Each worker trains on the partitions it holds; X is never gathered to the client.
+    y : dask array, series or dataframe
+        Labels, partitioned like X (other partition boundaries are realigned; a different number
+        of rows is an error).
+    num_boost_round : int, default 100
+    sample_weight : dask array or series, optional
+    valid_sets : list of (X, y) or (X, y, sample_weight) tuples of dask collections, optional
+        Evaluated after every round with the metrics summed over all rows.
+    valid_names : list of str, optional
+    callbacks : list, optional
+        As for :func:`multigrove.train` (early stopping, record_evaluation, log_evaluation, ...).
+
+    Returns
+    -------
+    Booster
+        Its ``dask_traffic`` dict holds the round trips to the workers and the bytes they sent back.
+    """
+    p = Params.from_dict(params)
+    if callable(p.objective):
+        raise ValueError("multigrove.dask.train takes a named objective; a callable objective needs the labels "
+                         "in one process (use multigrove.train)")
+    if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) or num_boost_round < 0:
+        raise ValueError(f"num_boost_round must be an integer >= 0, got {num_boost_round!r}")
+    valid_sets = list(valid_sets or [])
+    valid_names = list(valid_names or [])
+    placed = _by_worker(_aligned_parts(client, X, y, sample_weight, "training data"))
+    valid_placed = []
+    for i, vs in enumerate(valid_sets):
+        if not isinstance(vs, (tuple, list)) or len(vs) not in (2, 3):
+            raise ValueError(f"valid_sets[{i}] must be (X, y) or (X, y, sample_weight)")
+        valid_placed.append(_by_worker(_aligned_parts(client, vs[0], vs[1], vs[2] if len(vs) == 3 else None,
+                                                      f"valid_sets[{i}]")))
+    actors, training_actors = _start_actors(client, p, placed, valid_placed)
+    return _train_on(p, actors, training_actors, valid_names, len(valid_placed), int(num_boost_round),
+                     list(callbacks or []))
+
+
+def _start_actors(client, p: Params, placed: dict, valid_placed: list) -> tuple[list, list]:
+    """One ShardActor on every worker that holds rows (training or validation); also those with training rows."""
+    workers = sorted(set(placed) | {w for vp in valid_placed for w in vp})
+    threads = p.threads if "num_threads" in p.given else 1
+    actors = []
+    for shard_id, worker in enumerate(workers):
+        future = client.submit(ShardActor, placed.get(worker, []), [vp.get(worker, []) for vp in valid_placed],
+                               threads, shard_id, actor=True, workers=[worker], allow_other_workers=False)
+        actors.append(future.result())
+    return actors, [a for a, w in zip(actors, workers) if w in placed]
+
+
+class _Run(NamedTuple):
+    """A distributed training run once the workers are set up."""
+    booster: Booster     # empty, with the start score
+    loss: Any            # the client's copy (target scaling included)
+    mapper: BinMapper
+    rows: DistributedRows      # the workers that hold training rows
+    everyone: DistributedRows  # every worker (validation rows included)
+
+
+def _global_bins(p: Params, training: list, n_rows: int, n_outputs: int):
+    """Bins and the feature layout learnt from a sample of every worker's rows."""
+    mapper = BinMapper(p.max_bin, p.bin_construct_sample_cnt, p.seed)
+    share = min(1.0, p.bin_construct_sample_cnt / n_rows)
+    sample = np.concatenate([a.sample(share, p.seed).result() for a in training])
+    mapper.fit(sample)
+    layout = plan_layout(mapper, sample, p.is_enable_sparse, p.enable_bundle, p.max_conflict_rate,
+                         p.sparse_threshold_for(n_outputs))
+    return mapper, layout
+
+
+def _prepare(p: Params, actors: list, training: list) -> _Run:
+    """Learn the bins, bin every worker's rows, compute the start score and target scaling from the
+    summed label moments, and start every worker's shards."""
+    summaries = [a.summary().result() for a in training]
+    n_rows = sum(s["n_rows"] for s in summaries)
+    if n_rows == 0:
+        raise ValueError("the training data has no rows")
+    n_features = summaries[0]["n_features"]
+    if any(s["n_features"] != n_features for s in summaries):
+        raise ValueError("the partitions of X do not all have the same number of features")
+    num_class = p.num_class
+    if p.objective == "multiclass" and num_class == 0:
+        num_class = int(max(s["label_max"] for s in summaries)) + 1
+    loss, _ = make_loss(p.objective, num_class, p.num_outputs, _label_stub(summaries, num_class, p), None)
+    mapper, layout = _global_bins(p, training, n_rows, loss.n_outputs)
+    per_actor = [a.setup(p.to_dict(), num_class, mapper, layout) for a in actors]
+    moments = np.sum([m for m in (f.result() for f in per_actor) if m is not None], axis=0)
+    if loss.name == "regression" and p.scales_targets(loss.n_outputs):
+        loss.standardize(moments)
+    scaling = (loss.shift, loss.scale) if loss.name == "regression" and loss.scale is not None else None
+    booster = new_booster(p, loss, n_features, [f"f{i}" for i in range(n_features)], moments)
+    weighted, missing = any(s["weighted"] for s in summaries), any(s["missing"] for s in summaries)
+    layout_stats = stat_layout(loss, np.ones(1) if weighted else None, p, missing)
+    for f in [a.start(scaling, booster.init_score, layout_stats) for a in actors]:
+        f.result()
+    booster.init_score = loss.unscale(booster.init_score.reshape(1, -1)).reshape(-1)
+    n_bins = int(mapper.hist_offsets[-1])
+    return _Run(booster, loss, mapper, DistributedRows(training, layout_stats, n_rows, n_bins),
+                DistributedRows(actors, layout_stats, n_rows, n_bins))
+
+
+def _train_on(p: Params, actors: list, training: list, valid_names: list, n_valid: int, rounds: int,
+              callbacks: list) -> Booster:
+    run = _prepare(p, actors, training)
+    valids = [Validation(valid_names[i] if i < len(valid_names) else f"valid_{i}", DistributedEval(run.everyone, i),
+                         None) for i in range(n_valid)]
+    started = time.perf_counter()
+    booster = boost(p, run.booster, run.loss, run.rows, valids, run.mapper, None, callbacks, rounds,
+                    max(1, p.threads))
+    booster.dask_traffic = dict(run.rows.traffic, seconds=time.perf_counter() - started,
+                                validation_round_trips=run.everyone.traffic["round_trips"])
+    return booster
+
+
+def _label_stub(summaries: list, num_class: int, p: Params) -> np.ndarray:
+    """A two-row label of the run's shape, for the client's copy of the loss (its n_outputs)."""
+    cols = summaries[0]["label_cols"]
+    if p.objective == "multiclass":
+        return np.array([0.0, num_class - 1.0])
+    if p.objective in ("binary",):
+        return np.array([0.0, 1.0])
+    return np.tile([[0.0], [1.0]], (1, cols)) if cols > 1 or p.objective == "multilabel" else np.array([0.0, 1.0])
+
+
+# ---------------------------------------------------------------------- estimators
+def _client(client):
+    if client is not None:
+        return client
+    _, _, distributed = _dask()
+    try:
+        return distributed.default_client()
+    except ValueError:
+        raise ValueError("no Dask client: pass client= to fit, or create a distributed.Client first") from None
+
+
+def _map_predict(X, predict, n_out: int):
+    """predict(block) over the row blocks of a dask collection (a dask array comes back), or on X directly."""
+    _, da, _ = _dask()
+    if hasattr(X, "to_dask_array"):
+        X = X.to_dask_array(lengths=True)
+    if not isinstance(X, da.Array):
+        return predict(X)
+    X = X.rechunk({1: X.shape[1]}) if X.ndim == 2 and X.numblocks[1] != 1 else X
+    if n_out == 1:
+        return X.map_blocks(lambda b: predict(b), drop_axis=1, dtype=np.float64)
+    return X.map_blocks(lambda b: predict(b), chunks=(X.chunks[0], (n_out,)), dtype=np.float64)
+
+
+class _DaskFit:
+    """What the Dask estimators share: training through multigrove.dask.train and mapped prediction."""
+
+    def _dask_fit(self, client, X, y, objective, extra, sample_weight, eval_set, eval_names, callbacks):
+        from .boosting.callbacks import record_evaluation
+        self._check_estimator_params()
+        self.evals_result_ = {}
+        cbs = list(callbacks or [])
+        if eval_set:
+            cbs.append(record_evaluation(self.evals_result_))
+        self.booster_ = train(_client(client), self._train_params(objective, extra), X, y, int(self.n_estimators),
+                              sample_weight=sample_weight, valid_sets=eval_set, valid_names=eval_names, callbacks=cbs)
+        self.n_features_in_ = self.booster_.n_features
+        self.best_iteration_ = self.booster_.best_iteration
+        return self
+
+    def _local(self, cls):
+        from sklearn.utils.validation import check_is_fitted
+        check_is_fitted(self, "booster_")
+        model = cls(**self.get_params())
+        for name, value in vars(self).items():
+            if name.endswith("_") and not name.startswith("_"):
+                setattr(model, name, value)
+        return model
+
+
+def _make_estimators():
+    from .sklearn import GroveClassifier, GroveRegressor
+
+    class DaskGroveRegressor(_DaskFit, GroveRegressor):
+        """:class:`multigrove.GroveRegressor` trained on a Dask cluster (see :func:`multigrove.dask.train`).
+
+        Takes the parameters of GroveRegressor.  ``fit`` takes dask arrays or dataframes and the
+        ``client`` (default: the current one); ``predict`` maps the model over the partitions of a
+        Dask collection (a dask array comes back) or predicts a NumPy array directly.
+        """
+
+        def fit(self, X, y, sample_weight=None, eval_set=None, eval_names=None, callbacks=None, client=None):
+            """Fit on Dask collections.
+
+            Parameters
+            ----------
+            X : dask array or dataframe, shape (n_samples, n_features)
+            y : dask array or series / dataframe, shape (n_samples,) or (n_samples, n_targets)
+            sample_weight : dask array or series, optional
+            eval_set : list of (X, y) pairs of dask collections, optional
+            eval_names : list of str, optional
+            callbacks : list, optional
+            client : distributed.Client, optional
+
+            Returns
+            -------
+            self
+            """
+            self.n_outputs_ = 1 if y.ndim == 1 else int(y.shape[1])
+            return self._dask_fit(client, X, y, "regression", {}, sample_weight, eval_set, eval_names, callbacks)
+
+        def predict(self, X, raw_score=False, num_iteration=None):
+            """Predictions; a dask array for a Dask collection X.
+
+            Parameters
+            ----------
+            X : dask array or dataframe, or array-like
+            raw_score : bool, default False
+            num_iteration : int, optional
+
+            Returns
+            -------
+            dask array or ndarray
+            """
+            booster = self.booster_
+            return _map_predict(X, lambda b: booster.predict(b, raw_score=raw_score, num_iteration=num_iteration),
+                                self.n_outputs_)
+
+        def to_local(self):
+            """The fitted model as a :class:`multigrove.GroveRegressor` (same parameters and fit)."""
+            return self._local(GroveRegressor)
+
+    class DaskGroveClassifier(_DaskFit, GroveClassifier):
+        """:class:`multigrove.GroveClassifier` trained on a Dask cluster (see :func:`multigrove.dask.train`).
+
+        y: class labels (1-D; two classes: binary, more: softmax) or a 0/1 indicator (2-D: multi-label).
+        ``predict`` / ``predict_proba`` map the model over the partitions of a Dask collection.
+        """
+
+        def fit(self, X, y, sample_weight=None, eval_set=None, eval_names=None, callbacks=None, client=None):
+            """Fit on Dask collections.
+
+            Parameters
+            ----------
+            X : dask array or dataframe, shape (n_samples, n_features)
+            y : dask array or series, class labels (n_samples,), or a 0/1 indicator (n_samples, n_labels)
+            sample_weight : dask array or series, optional
+            eval_set : list of (X, y) pairs of dask collections, optional
+            eval_names : list of str, optional
+            callbacks : list, optional
+            client : distributed.Client, optional
+
+            Returns
+            -------
+            self
+            """
+            y = _blocks(y, "y")
+            if y.ndim == 2 and y.shape[1] > 1:
+                self.multilabel_ = True
+                self.n_classes_ = self.n_outputs_ = int(y.shape[1])
+                self.classes_ = np.arange(self.n_classes_)
+                return self._dask_fit(client, X, y, "multilabel", {}, sample_weight, eval_set, eval_names, callbacks)
+            y = y.reshape(-1) if y.ndim == 2 else y
+            self.multilabel_ = False
+            _, da, _ = _dask()
+            self.classes_ = np.asarray(da.unique(y).compute())
+            k = self.classes_.shape[0]
+            if k < 2:
+                raise ValueError(f"y holds only one class ({self.classes_[0]!r}); a classifier needs at least 2")
+            self.n_classes_ = k
+            self.n_outputs_ = 1 if k == 2 else k
+            classes = self.classes_
+            codes = y.map_blocks(lambda b: np.searchsorted(classes, b).astype(np.float64), dtype=np.float64)
+            evals = None
+            if eval_set:
+                evals = [(Xv, _blocks(yv, "eval_set y").map_blocks(
+                    lambda b: np.searchsorted(classes, b).astype(np.float64), dtype=np.float64)) for Xv, yv in eval_set]
+            objective, extra = ("binary", {}) if k == 2 else ("multiclass", {"num_class": k})
+            return self._dask_fit(client, X, codes, objective, extra, sample_weight, evals, eval_names, callbacks)
+
+        def predict_proba(self, X, num_iteration=None):
+            """Class probabilities, (n, n_classes); a dask array for a Dask collection X.
+
+            Parameters
+            ----------
+            X : dask array or dataframe, or array-like
+            num_iteration : int, optional
+
+            Returns
+            -------
+            dask array or ndarray
+            """
+            booster, binary = self.booster_, not self.multilabel_ and self.n_classes_ == 2
+
+            def proba(b):
+                p = booster.predict(b, num_iteration=num_iteration)
+                return np.column_stack([1.0 - p, p]) if binary else p
+            return _map_predict(X, proba, self.n_classes_)
+
+        def predict(self, X, num_iteration=None):
+            """Predicted classes, or a 0/1 matrix for multi-label y; a dask array for a Dask collection X.
+
+            Parameters
+            ----------
+            X : dask array or dataframe, or array-like
+            num_iteration : int, optional
+
+            Returns
+            -------
+            dask array or ndarray
+            """
+            proba = self.predict_proba(X, num_iteration=num_iteration)
+            if self.multilabel_:
+                return (proba > 0.5).astype(np.int64)
+            classes = self.classes_
+            if hasattr(proba, "map_blocks"):
+                return proba.map_blocks(lambda b: classes[np.argmax(b, axis=1)], drop_axis=1, dtype=classes.dtype)
+            return classes[np.argmax(proba, axis=1)]
+
+        def to_local(self):
+            """The fitted model as a :class:`multigrove.GroveClassifier` (same parameters and fit)."""
+            return self._local(GroveClassifier)
+
+    from .sklearn import _ATTRIBUTES, _PARAMETERS
+    for cls in (DaskGroveRegressor, DaskGroveClassifier):  # picklable: found as multigrove.dask.<name>
+        cls.__qualname__ = cls.__name__
+        cls.__module__ = __name__
+        cls.__doc__ = inspect.cleandoc(cls.__doc__) + "\n" + textwrap.dedent(_PARAMETERS + _ATTRIBUTES)
+    return DaskGroveRegressor, DaskGroveClassifier
+
+
+def __getattr__(name):  # the estimators (and scikit-learn) load on first use
+    if name in ("DaskGroveRegressor", "DaskGroveClassifier"):
+        regressor, classifier = _make_estimators()
+        globals().update(DaskGroveRegressor=regressor, DaskGroveClassifier=classifier)
+        return globals()[name]
+    raise AttributeError(f"module 'multigrove.dask' has no attribute {name!r}")

@@ -1,0 +1,143 @@
+"""Distributed training on a 2-process LocalCluster: the same trees as one process, on the same bins."""
+import numpy as np
+import pytest
+
+import multigrove as mg
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+mgd = pytest.importorskip("multigrove.dask")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def _data(n=2400, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    Z = np.nan_to_num(X)
+    Y = np.column_stack([Z[:, 0] + Z[:, 1] ** 2, np.sin(Z[:, 2]), Z[:, 3] * Z[:, 4]])
+    return X, Y
+
+
+def _same_model(dist, local, X):
+    assert dist.num_trees() == local.num_trees()
+    for a, b in zip(dist.trees, local.trees):
+        np.testing.assert_array_equal(a.split_feature, b.split_feature)
+        np.testing.assert_array_equal(a.threshold, b.threshold)
+    np.testing.assert_allclose(dist.predict(X), local.predict(X), rtol=1e-6, atol=1e-6)
+
+
+def _labels(kind, Y):
+    if kind == "regression":
+        return Y
+    if kind == "multiclass":
+        return (Y[:, 0] > 0.5).astype(float) + (Y[:, 1] > 0.3)
+    return (Y > np.median(Y, axis=0)).astype(float)
+
+
+CASES = [
+    ("regression", {}),
+    ("regression", {"sketch": "random_projection", "sketch_k": 2}),
+    ("regression", {"growth_policy": "depthwise", "max_depth": 4}),
+    ("multiclass", {"num_class": 3}),
+    ("multiclass", {"num_class": 3, "sketch": "top_outputs", "sketch_k": 2, "growth_policy": "depthwise"}),
+    ("multilabel", {}),
+    ("multilabel", {"leaf_sparsity": 2}),
+    ("regression", {"multi_strategy": "one_vs_all"}),
+]
+
+
+@pytest.mark.parametrize("objective,extra", CASES)
+def test_same_trees_as_one_process(client, objective, extra):
+    X, Y = _data()
+    y = _labels(objective, Y)
+    params = {"objective": objective, "num_leaves": 12, **extra}
+    dist = mgd.train(client, params, da.from_array(X, chunks=(500, 6)), da.from_array(y, chunks=500), 8)
+    _same_model(dist, mg.train(params, mg.Dataset(X, y), 8), X)
+    assert dist.dask_traffic["round_trips"] > 0 and dist.dask_traffic["bytes_in"] > 0
+
+
+def test_uneven_empty_and_misaligned_partitions_weights_and_validation(client):
+    X, Y = _data(seed=1)
+    w = np.random.default_rng(2).uniform(0.5, 2, size=X.shape[0])
+    chunks = (1700, 0, 100, 600)  # uneven, one empty
+    dX = da.from_array(X, chunks=(chunks, 6))
+    dy = da.from_array(Y, chunks=(800, 3))  # other boundaries: realigned to X's
+    dw = da.from_array(w, chunks=1200)
+    Xv, Yv = _data(n=600, seed=3)
+    result, local_result = {}, {}
+    params = {"num_leaves": 10, "metric": "l2", "bagging_fraction": 1.0}
+    dist = mgd.train(client, params, dX, dy, 12, sample_weight=dw,
+                     valid_sets=[(da.from_array(Xv, chunks=(250, 6)), da.from_array(Yv, chunks=(250, 3)))],
+                     callbacks=[mg.record_evaluation(result), mg.early_stopping(5, verbose=False, per_output=False)])
+    train = mg.Dataset(X, Y, weight=w)
+    local = mg.train(params, train, 12, valid_sets=[mg.Dataset(Xv, Yv, reference=train)],
+                     callbacks=[mg.record_evaluation(local_result), mg.early_stopping(5, verbose=False,
+                                                                                      per_output=False)])
+    _same_model(dist, local, X)
+    np.testing.assert_allclose(result["valid_0"]["l2"], local_result["valid_0"]["l2"], rtol=1e-9)
+    assert dist.best_iteration == local.best_iteration
+
+
+def test_estimators_fit_predict_and_to_local(client):
+    import pickle
+    X, Y = _data(seed=4)
+    dX = da.from_array(X, chunks=(800, 6))
+    reg = mgd.DaskGroveRegressor(n_estimators=6, num_leaves=8).fit(dX, da.from_array(Y, chunks=(800, 3)))
+    local = mg.GroveRegressor(n_estimators=6, num_leaves=8).fit(X, Y)
+    pred = reg.predict(dX)
+    assert isinstance(pred, da.Array)
+    np.testing.assert_allclose(pred.compute(), local.predict(X), rtol=1e-6, atol=1e-6)
+    plain = reg.to_local()
+    assert type(plain) is mg.GroveRegressor
+    np.testing.assert_allclose(plain.predict(X), local.predict(X), rtol=1e-6, atol=1e-6)
+    assert pickle.loads(pickle.dumps(reg)).predict(X).shape == (X.shape[0], 3)
+    labels = np.where(Y[:, 0] > 0.5, "high", "low")
+    clf = mgd.DaskGroveClassifier(n_estimators=6, num_leaves=8).fit(dX, da.from_array(labels, chunks=800))
+    local_clf = mg.GroveClassifier(n_estimators=6, num_leaves=8).fit(X, labels)
+    assert list(clf.classes_) == ["high", "low"]
+    np.testing.assert_array_equal(clf.predict(dX).compute(), local_clf.predict(X))
+    np.testing.assert_allclose(clf.predict_proba(dX).compute(), local_clf.predict_proba(X), rtol=1e-6, atol=1e-6)
+    assert type(clf.to_local()) is mg.GroveClassifier
+
+
+def test_dataframes(client):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, Y = _data(seed=5)
+    frame = dd.from_pandas(pd.DataFrame(X, columns=[f"c{i}" for i in range(6)]), npartitions=3)
+    target = dd.from_pandas(pd.Series(Y[:, 0]), npartitions=3)
+    dist = mgd.train(client, {"num_leaves": 8}, frame, target, 5)
+    _same_model(dist, mg.train({"num_leaves": 8}, mg.Dataset(X, Y[:, 0]), 5), X)
+
+
+def test_bad_input_and_a_dead_worker(client):
+    X, Y = _data(n=600)
+    dX = da.from_array(X, chunks=(200, 6))
+    with pytest.raises(ValueError, match="X has 600 rows but y has 500"):
+        mgd.train(client, {}, dX, da.from_array(Y[:500], chunks=(250, 3)), 2)
+    with pytest.raises(ValueError, match="named objective"):
+        mgd.train(client, {"objective": lambda p, d: (p, p)}, dX, da.from_array(Y, chunks=(200, 3)), 2)
+    with pytest.raises(TypeError, match="dask array or dataframe"):
+        mgd.train(client, {}, X, Y, 2)
+    with pytest.raises(ValueError, match="unknown parameter 'bogus'"):
+        mgd.train(client, {"bogus": 1}, dX, da.from_array(Y, chunks=(200, 3)), 2)
+
+    import os
+    import signal
+    pids = client.run(os.getpid)
+
+    def kill_a_worker(env):
+        if env.iteration == 2:
+            os.kill(pids[sorted(pids)[0]], signal.SIGKILL)
+    with pytest.raises(RuntimeError, match="a worker failed"):
+        mgd.train(client, {"num_leaves": 8}, dX, da.from_array(Y, chunks=(200, 3)), 50, callbacks=[kill_a_worker])
+    client.wait_for_workers(2, timeout=60)  # the nanny restarts it for the next tests
