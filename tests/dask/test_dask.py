@@ -141,3 +141,10 @@ def test_bad_input_and_a_dead_worker(client):
     with pytest.raises(RuntimeError, match="a worker failed"):
         mgd.train(client, {"num_leaves": 8}, dX, da.from_array(Y, chunks=(200, 3)), 50, callbacks=[kill_a_worker])
     client.wait_for_workers(2, timeout=60)  # the nanny restarts it for the next tests
+
+
+def test_a_worker_without_data(client):
+    X, Y = _data(n=800, seed=6)
+    one_partition = da.from_array(X, chunks=(800, 6))  # one block: one of the two workers holds nothing
+    dist = mgd.train(client, {"num_leaves": 8}, one_partition, da.from_array(Y, chunks=(800, 3)), 5)
+    _same_model(dist, mg.train({"num_leaves": 8}, mg.Dataset(X, Y), 5), X)
