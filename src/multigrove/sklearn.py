@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from ._validation import check_features, check_indicator, check_label, check_weight
+from ._validation import check_features, check_indicator, check_int, check_label, check_weight
 from .boosting.callbacks import record_evaluation
 from .boosting.engine import train
 from .data.dataset import Dataset
@@ -411,6 +411,35 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         if self.multilabel_:
             return (proba > 0.5).astype(np.int64)
         return self.classes_[np.argmax(proba, axis=1)]
+
+    def predict_top_k(self, X, k=5, num_iteration=None):
+        """Every row's k most probable classes or labels, best first, with their probabilities.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix, shape (n_samples, n_features)
+        k : int, default 5
+            At most the number of classes (labels).
+        num_iteration : int, optional
+
+        Returns
+        -------
+        classes : ndarray, shape (n_samples, k)
+            Class labels (``classes_`` entries; label ids for multi-label y), best first (ties: the
+            earlier class).
+        probabilities : ndarray of float64, shape (n_samples, k)
+            Their predicted probabilities.  For multi-label and multi-class models the leaf values are
+            merged sparsely (see :meth:`multigrove.Booster.predict`, ``top_k``); the pair of label ids
+            and scores is what ``multigrove.xmc.metrics`` takes.
+        """
+        k = check_int(k, "k", 1, self.n_classes_)
+        if not self.multilabel_ and self.n_classes_ == 2:
+            proba = self.predict_proba(X, num_iteration=num_iteration)
+            order = np.argsort(-proba, axis=1, kind="stable")[:, :k]
+            return self.classes_[order], np.take_along_axis(proba, order, axis=1)
+        Xc, _ = self._check_X(X, reset=False)
+        idx, scores = self.booster_.predict(Xc, num_iteration=num_iteration, top_k=k)
+        return (idx if self.multilabel_ else self.classes_[idx]), scores
 
     def decision_function(self, X, num_iteration=None):
         """Raw scores (log-odds for binary and multi-label, softmax inputs for multi-class).

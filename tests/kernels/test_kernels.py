@@ -397,3 +397,33 @@ def test_an_output_without_curvature_scores_zero_instead_of_dividing_by_zero():
     # after bin 0: left 1^2/1 + 0 (no curvature) and right 1^2/2 + 0^2/0.5 = 1.5; after bin 1: 1 + 5 = 6
     assert bin_[0] == 1
     assert gain[0] == pytest.approx(6.0)  # the children's scores (the parent's is subtracted later)
+
+
+@SETTINGS
+@given(st.integers(0, 2**31 - 1), st.integers(1, 5), st.integers(1, 6), st.integers(1, 6))
+def test_predict_top_k_equals_naive(seed, n_trees, d, k):
+    from scipy.special import logsumexp
+
+    from multigrove.kernels.predict import predict_top_k
+    assume(k <= d)
+    rng = np.random.default_rng(seed)
+    F, n = 4, 40
+    trees = [_random_tree(rng, F, d, int(rng.integers(0, 7)), bool(rng.integers(2))) for _ in range(n_trees)]
+    X = rng.normal(size=(n, F))
+    s = stack_trees(trees)
+    start = np.round(rng.normal(size=d), 1)  # ties in the start scores
+    no_csr = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0))
+    raw = np.tile(start, (n, 1))
+    predict_raw(X, *no_csr, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
+                s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"],
+                s["leaf_vals"], raw)
+    idx, val, lse = np.empty((n, k), np.int64), np.empty((n, k)), np.empty(n)
+    predict_top_k(X, *no_csr, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
+                  s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"],
+                  s["leaf_vals"], start, np.argsort(-start, kind="stable").astype(np.int64), float(logsumexp(start)),
+                  sum(t.leaf_value.shape[1] for t in trees), 3, idx, val, lse)
+    for i in range(n):  # the naive twin: rank every output (ties: the smaller output first)
+        order = sorted(range(d), key=lambda c: (-raw[i, c], c))[:k]
+        np.testing.assert_array_equal(idx[i], order)
+        np.testing.assert_allclose(val[i], raw[i, order], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(lse, logsumexp(raw, axis=1), rtol=1e-9, atol=1e-9)

@@ -16,12 +16,14 @@ import json
 import os
 from pathlib import Path
 
+import numba
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import logsumexp
 
 from .._fileio import atomic_write, check_header, checksum
 from .._validation import check_features, check_int
-from ..kernels.predict import predict_leaf_raw, predict_raw
+from ..kernels.predict import predict_leaf_raw, predict_raw, predict_top_k
 from ..kernels.shap import tree_shap
 from .losses import link
 from .tree import Tree, stack_trees
@@ -125,7 +127,8 @@ class Booster:
 
     # ------------------------------------------------------------------ prediction
     def predict(self, X, raw_score: bool = False, num_iteration: int | None = None,
-                pred_leaf: bool = False, start_iteration: int = 0, pred_contrib: bool = False) -> np.ndarray:
+                pred_leaf: bool = False, start_iteration: int = 0, pred_contrib: bool = False,
+                top_k: int | None = None):
         """Predict for raw features X.
 
         Parameters
@@ -150,6 +153,13 @@ class Booster:
             last axis: (n_rows, n_features + 1), the LightGBM / XGBoost layout.  For every row and
             output, the values sum to the raw score.  Vector and k-sparse leaves are explained in
             one walk per tree.
+        top_k : int, optional
+            Return ``(indices, scores)``, each (n_rows, top_k): every row's top_k outputs by score,
+            best first (ties: the smaller output), with their predictions (probabilities, or raw scores
+            with raw_score=True; multiclass probabilities are normalised over every class).  The
+            leaf values a row reaches are merged in a sparse accumulator: with k-sparse leaves a row
+            costs O(T k) for T trees of k-value leaves, never O(n_outputs); with dense leaves every
+            output is touched (O(T n_outputs)).  ``multigrove.xmc.metrics`` takes the pair directly.
 
         Returns
         -------
@@ -159,11 +169,14 @@ class Booster:
             as asked.  One-output models return shape (n,).
         """
         X, _ = check_features(X, n_features=self.n_features, allow_empty=True)
-        if pred_leaf and pred_contrib:
-            raise ValueError("pred_leaf and pred_contrib cannot both be True")
+        if sum(bool(v) for v in (pred_leaf, pred_contrib, top_k is not None)) > 1:
+            raise ValueError("give at most one of pred_leaf, pred_contrib and top_k")
         trees = self._trees_for(num_iteration, start_iteration)
         if pred_contrib:
             return self._contributions(X, trees, start_iteration == 0)
+        if top_k is not None:
+            return self._top_k(X, trees, check_int(top_k, "top_k", 1, self.n_outputs), raw_score,
+                               start_iteration == 0)
         rows = _raw_rows(X)
         s = self._stacked(trees)
         if pred_leaf:
@@ -198,6 +211,25 @@ class Booster:
                           s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"], s["leaf_vals"], depth,
                           out[lo: lo + _CONTRIB_BLOCK])
         return out[:, :, 0] if d == 1 else out
+
+    def _top_k(self, X, trees: list[Tree], k: int, raw_score: bool, with_start: bool) -> tuple:
+        """(indices, scores) of every row's k best outputs (see predict)."""
+        n = X.shape[0]
+        start = self.init_score if with_start else np.zeros(self.n_outputs)
+        order = np.argsort(-start, kind="stable").astype(np.int64)
+        lse = float(logsumexp(start))
+        s = self._stacked(trees)
+        widest = sum(int(t.leaf_value.shape[1]) for t in trees)
+        idx, val, row_lse = np.empty((n, k), np.int64), np.empty((n, k)), np.empty(n)
+        chunks = max(1, min(n, 4 * numba.get_num_threads()))
+        predict_top_k(*_raw_rows(X), s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
+                      s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"],
+                      s["leaf_vals"], start, order, lse, max(widest, 1), chunks, idx, val, row_lse)
+        if raw_score or self.objective in ("regression", "custom"):
+            return idx, val
+        if self.objective == "multiclass":
+            return idx, np.exp(val - row_lse[:, None])
+        return idx, link(self.objective, val)
 
     def _link(self, raw: np.ndarray) -> np.ndarray:
         return link(self.objective, raw)

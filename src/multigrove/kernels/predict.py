@@ -7,6 +7,8 @@ child ``c`` is leaf ``~c``), and leaf outputs in CSR form (``leaf_ptr``, ``leaf_
 vector leaves (all columns), one-output trees (one column) and k-sparse leaves alike, and
 prediction adds only the stored entries.
 """
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -121,3 +123,87 @@ def predict_leaf_raw(X, indptr, indices, data, node_feature, node_threshold, nod
         for t in range(n_trees):
             out[i, t] = _leaf_raw(X, indptr, indices, data, i, t, node_feature, node_threshold, node_default_left,
                                   node_left, node_right, tree_node_offset)
+
+
+@njit(cache=True)
+def _push_top(idx, val, filled, k, c, v):
+    """Insert label c with score v into the ranked (idx, val)[:filled] (best first, ties: the smaller
+    label first), keeping at most k; returns the new fill."""
+    pos = filled
+    while pos > 0 and (val[pos - 1] < v or (val[pos - 1] == v and idx[pos - 1] > c)):
+        pos -= 1
+    if pos >= k:
+        return filled
+    last = filled if filled < k else k - 1
+    for j in range(last, pos, -1):
+        idx[j] = idx[j - 1]
+        val[j] = val[j - 1]
+    idx[pos] = c
+    val[pos] = v
+    return filled + 1 if filled < k else k
+
+
+@njit(parallel=True, cache=True)
+def predict_top_k(X, indptr, indices, data, node_feature, node_threshold, node_default_left, node_left, node_right,
+                  tree_node_offset, tree_leaf_offset, leaf_ptr, leaf_cols, leaf_vals, start, start_order,
+                  start_lse, max_touched, n_chunks, out_idx, out_val, out_lse):
+    """OUT out_idx (n, k) int64, out_val (n, k) float64: each row's k best outputs by raw score
+    (start score + its trees' leaf values), best first, ties to the smaller output; OUT out_lse (n,):
+    log sum_c exp(raw score c) over every output (the softmax normalizer).
+
+    The leaf values a row reaches are summed in a sparse accumulator (a dense scratch of the outputs
+    per chunk of rows, reset through the list of outputs touched), so a row costs O(entries of its
+    leaves + k * those entries), not O(outputs): an output no leaf touches scores its start score, and
+    the best of those come first in ``start_order`` (every output by descending start score, ties to the
+    smaller), read only until k untouched ones are found.  start_lse = log sum_c exp(start c).
+    max_touched >= the entries a row can reach (the sum of the trees' widest leaves)."""
+    n_trees = tree_node_offset.shape[0] - 1
+    n_rows = X.shape[0] if indptr.shape[0] == 0 else indptr.shape[0] - 1
+    n_out = start.shape[0]
+    k = out_idx.shape[1]
+    for chunk in prange(n_chunks):
+        acc = np.zeros(n_out)
+        seen = np.zeros(n_out, np.bool_)
+        touched = np.empty(max_touched, np.int64)
+        for i in range(chunk * n_rows // n_chunks, (chunk + 1) * n_rows // n_chunks):
+            n_touched = 0
+            for t in range(n_trees):
+                leaf = _leaf_raw(X, indptr, indices, data, i, t, node_feature, node_threshold, node_default_left,
+                                 node_left, node_right, tree_node_offset)
+                row = tree_leaf_offset[t] + leaf
+                for p in range(leaf_ptr[row], leaf_ptr[row + 1]):
+                    c = leaf_cols[p]
+                    if not seen[c]:
+                        seen[c] = True
+                        touched[n_touched] = c
+                        n_touched += 1
+                    acc[c] += leaf_vals[p]
+            filled = 0
+            shift = start_lse
+            for j in range(n_touched):
+                c = touched[j]
+                score = start[c] + acc[c]
+                filled = _push_top(out_idx[i], out_val[i], filled, k, c, score)
+                if score > shift:
+                    shift = score
+            untouched = 0
+            for j in range(start_order.shape[0]):
+                if untouched == k:
+                    break
+                c = start_order[j]
+                if not seen[c]:
+                    filled = _push_top(out_idx[i], out_val[i], filled, k, c, start[c])
+                    untouched += 1
+            # the softmax normalizer: every start score, with the touched outputs' start terms replaced
+            total = math.exp(start_lse - shift)
+            for j in range(n_touched):
+                c = touched[j]
+                total += math.exp(start[c] + acc[c] - shift) - math.exp(start[c] - shift)
+            out_lse[i] = shift + math.log(max(total, 1e-300))
+            for j in range(filled, k):
+                out_idx[i, j] = -1
+                out_val[i, j] = -np.inf
+            for j in range(n_touched):
+                c = touched[j]
+                acc[c] = 0.0
+                seen[c] = False
