@@ -29,6 +29,9 @@ def _objects():
             if isinstance(obj, type) and obj.__module__.startswith("multigrove"):
                 out += [(f"{module.__name__}.{n}", m) for n, m in _public_members(obj)]
     out.append(("multigrove.xmc.LabelTreeClassifier", LabelTreeClassifier))
+    from multigrove.xmc.embedding import LEMLProjection
+    out.append(("multigrove.xmc.embedding.LEMLProjection", LEMLProjection))
+    out += [(f"multigrove.xmc.embedding.{n}", m) for n, m in _public_members(LEMLProjection)]
     try:
         import multigrove.dask as mgd
     except ImportError:  # the dask extra is not installed
@@ -59,7 +62,7 @@ def test_numpydoc_docstring(name, obj):
     doc = inspect.getdoc(obj)
     assert doc and len(doc.strip()) > 20, f"{name} has no docstring"
     if isinstance(obj, type):
-        if name.endswith(("GroveRegressor", "GroveClassifier", "LabelTreeClassifier", "Dataset")):
+        if name.endswith(("GroveRegressor", "GroveClassifier", "LabelTreeClassifier", "Dataset", "LEMLProjection")):
             assert "Parameters\n----------" in doc, f"{name}: its docstring lists no Parameters section"
             assert "Attributes\n----------" in doc, f"{name}: its docstring lists no Attributes section"
     elif _takes_parameters(obj) and not name.endswith(("__init__",)):

@@ -37,16 +37,18 @@ def check_sparse_features(X, name: str = "X") -> sp.csr_matrix | sp.csc_matrix:
         where = int(np.searchsorted(indptr, bad, side="right") - 1)
         raise ValueError(f"{name} has {inner} index {int(indices[bad])} in {outer} {where}, outside "
                          f"[0, {minor})")
-    steps = np.diff(indices)
     cross = indptr[1:-1] - 1  # the step from each row's last entry to the next row's first may go down
-    inside = np.ones(steps.shape, bool)
-    inside[cross[(cross >= 0) & (cross < steps.size)]] = False
-    if np.any(inside & (steps <= 0)):
-        bad = int(np.flatnonzero(inside & (steps <= 0))[0])
+    inside = np.ones(max(indices.shape[0] - 1, 0), bool)
+    inside[cross[(cross >= 0) & (cross < inside.size)]] = False
+    if np.any(inside & (np.diff(indices) < 0)):  # unsorted (scikit-learn's projections give such): sort a copy
+        X = X.sorted_indices()
+        indices = np.asarray(X.indices)
+    steps = np.diff(indices)
+    if np.any(inside & (steps == 0)):
+        bad = int(np.flatnonzero(inside & (steps == 0))[0])
         where = int(np.searchsorted(indptr, bad, side="right") - 1)
-        what = "duplicate" if steps[bad] == 0 else "unsorted"
-        raise ValueError(f"{name} has {what} {inner} indices in {outer} {where}: call {name}.sum_duplicates() "
-                         f"(which also sorts them) first")
+        raise ValueError(f"{name} has duplicate {inner} indices in {outer} {where}: call {name}.sum_duplicates() "
+                         f"first (it adds them up)")
     if X.dtype == object or not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_):
         raise TypeError(f"{name} must hold numbers, got dtype {X.dtype}")
     if np.iscomplexobj(X.data):
