@@ -62,7 +62,7 @@ def test_one_output_layout_and_multiclass():
     contrib = clf.booster_.predict(X, pred_contrib=True)
     assert contrib.shape == (X.shape[0], 5, 3)
     np.testing.assert_allclose(contrib.sum(axis=1), clf.decision_function(X), rtol=1e-9, atol=1e-9)
-    with pytest.raises(ValueError, match="pred_leaf and pred_contrib"):
+    with pytest.raises(ValueError, match="at most one of pred_leaf, pred_contrib and top_k"):
         reg.predict(X, pred_leaf=True, pred_contrib=True)
 
 
