@@ -49,3 +49,5 @@ $PY benchmarks/determinism.py --repeats 3 --out benchmarks/results/determinism.j
 # issue 20: distributed training on a 2-worker LocalCluster vs one process (and lightgbm.dask)
 $PY -m pip install --quiet -e ".[dask]"
 $PY benchmarks/dask_scaling.py --out benchmarks/results/dask_scaling.jsonl
+# issue 19 (part): top-k prediction on Delicious
+$PY benchmarks/top_k_predict.py --repeats 3 --out benchmarks/results/top_k_predict.jsonl
