@@ -20,12 +20,7 @@ _EPS = 1e-15
 
 
 def _wmean(a: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-    """Weighted mean of each column over the rows where it is not NaN (a missing label)."""
-    missing = np.isnan(a)
-    if not missing.any():
-        return np.average(a, axis=0, weights=w)
-    cell_w = ~missing * (1.0 if w is None else w.reshape(-1, *([1] * (a.ndim - 1))))
-    return np.where(missing, 0.0, a * cell_w).sum(axis=0) / cell_w.sum(axis=0)
+    return np.average(a, axis=0, weights=w)
 
 
 def link(objective: str, raw: np.ndarray) -> np.ndarray:
