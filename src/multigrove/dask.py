@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from .boosting.booster import Booster
-from .boosting.engine import SEPARABLE, Validation, boost, new_booster, stat_layout  # noqa: F401
+from .boosting.engine import Validation, boost, new_booster, stat_layout
 from .boosting.leaves import StatLayout
 from .boosting.losses import make_loss
 from .boosting.metrics import add_parts
@@ -289,11 +289,13 @@ def _aligned_parts(client, X, y, w, what: str):
     xb = X.to_delayed().ravel()
     yb = y.to_delayed().ravel()
     wb = [None] * len(xb) if w is None else list(w.to_delayed().ravel())
-    dask, _, _ = _dask()
+    dask, _, distributed = _dask()
     parts = [dask.delayed(tuple)([xd, yd, wd]) for xd, yd, wd in zip(xb, yb, wb)]
     futures = client.compute(parts)
-    from distributed import wait
-    wait(futures)
+    distributed.wait(futures)
+    for future in futures:  # a partition that failed to compute raises its own error here
+        if future.status == "error":
+            future.result()
     holders = client.who_has(futures)
     return [(f, sorted(holders[f.key])[0]) for f in futures]
 
@@ -492,7 +494,7 @@ class _DaskFit:
 
 
 def _make_estimators():
-    from .sklearn import GroveClassifier, GroveRegressor
+    from .sklearn import GroveClassifier, GroveRegressor, class_codes
 
     class DaskGroveRegressor(_DaskFit, GroveRegressor):
         """:class:`multigrove.GroveRegressor` trained on a Dask cluster (see :func:`multigrove.dask.train`).
@@ -574,22 +576,16 @@ def _make_estimators():
                 self.classes_ = np.arange(self.n_classes_)
                 return self._dask_fit(client, X, y, "multilabel", {}, sample_weight, eval_set, eval_names, callbacks)
             y = y.reshape(-1) if y.ndim == 2 else y
-            self.multilabel_ = False
             _, da, _ = _dask()
-            self.classes_ = np.asarray(da.unique(y).compute())
-            k = self.classes_.shape[0]
-            if k < 2:
-                raise ValueError(f"y holds only one class ({self.classes_[0]!r}); a classifier needs at least 2")
-            self.n_classes_ = k
-            self.n_outputs_ = 1 if k == 2 else k
-            classes = self.classes_
-            codes = y.map_blocks(lambda b: np.searchsorted(classes, b).astype(np.float64), dtype=np.float64)
-            evals = None
-            if eval_set:
-                evals = [(Xv, _blocks(yv, "eval_set y").map_blocks(
-                    lambda b: np.searchsorted(classes, b).astype(np.float64), dtype=np.float64)) for Xv, yv in eval_set]
-            objective, extra = ("binary", {}) if k == 2 else ("multiclass", {"num_class": k})
-            return self._dask_fit(client, X, codes, objective, extra, sample_weight, evals, eval_names, callbacks)
+            classes = np.asarray(da.unique(y).compute())
+            objective, extra = self._set_classes(classes)
+
+            def codes(labels, name):
+                return _blocks(labels, name).map_blocks(lambda b: class_codes(classes, b, name).astype(np.float64),
+                                                        dtype=np.float64)
+            evals = [(Xv, codes(yv, "eval_set y")) for Xv, yv in eval_set] if eval_set else None
+            return self._dask_fit(client, X, codes(y, "y"), objective, extra, sample_weight, evals, eval_names,
+                                  callbacks)
 
         def predict_proba(self, X, num_iteration=None):
             """Class probabilities, (n, n_classes); a dask array for a Dask collection X.

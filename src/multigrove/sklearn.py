@@ -346,28 +346,23 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
                              callbacks, eval_label, init_model)
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
-        self.classes_, codes = np.unique(y, return_inverse=True)
-        self.multilabel_ = False
-        k = self.classes_.shape[0]
-        if k < 2:
-            raise ValueError(f"y holds only one class ({self.classes_[0]!r}); a classifier needs at least 2 classes")
-        self.n_classes_ = k
-        self.n_outputs_ = 1 if k == 2 else k
-        classes = self.classes_
+        classes, codes = np.unique(y, return_inverse=True)
+        objective, extra = self._set_classes(classes)
 
         def eval_label(yv):
-            yv = np.asarray(yv).reshape(-1)
-            idx = np.searchsorted(classes, yv)
-            idx = np.clip(idx, 0, len(classes) - 1)
-            bad = classes[idx] != yv
-            if bad.any():
-                raise ValueError(f"eval_set y holds label {yv[np.flatnonzero(bad)[0]]}, "
-                                 f"not among the training classes {classes[:10].tolist()}")
-            return idx
-        objective = "binary" if k == 2 else "multiclass"
-        extra = {} if k == 2 else {"num_class": k}
+            return class_codes(classes, yv, "eval_set y")
         return self._fit(Xc, codes, objective, extra, sample_weight, eval_set, eval_sample_weight, eval_names,
                          callbacks, eval_label, init_model)
+
+    def _set_classes(self, classes: np.ndarray) -> tuple[str, dict]:
+        """Record the classes of a 1-D y (the fitted attributes); return the objective and its extra
+        parameters (two classes: binary, more: multiclass)."""
+        k = classes.shape[0]
+        if k < 2:
+            raise ValueError(f"y holds only one class ({classes[0]!r}); a classifier needs at least 2 classes")
+        self.classes_, self.multilabel_, self.n_classes_ = classes, False, k
+        self.n_outputs_ = 1 if k == 2 else k
+        return ("binary", {}) if k == 2 else ("multiclass", {"num_class": k})
 
     def predict_proba(self, X, num_iteration=None):
         """Class probabilities.
@@ -462,6 +457,17 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         tags.input_tags.allow_nan = True
         tags.input_tags.sparse = True
         return tags
+
+
+def class_codes(classes: np.ndarray, y, name: str) -> np.ndarray:
+    """The positions of y's labels in the sorted ``classes`` (a label not among them raises, naming it)."""
+    y = np.asarray(y).reshape(-1)
+    idx = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
+    bad = classes[idx] != y
+    if bad.any():
+        raise ValueError(f"{name} holds label {y[np.flatnonzero(bad)[0]]}, "
+                         f"not among the training classes {classes[:10].tolist()}")
+    return idx
 
 
 def _init_booster(init_model):

@@ -29,14 +29,6 @@ def data():
     return X, Y
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
-
 def _local(X, Y):
     p = Params.from_dict(PARAMS)
     ds = mg.Dataset(X, Y).construct(p, 2)

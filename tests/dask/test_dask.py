@@ -10,14 +10,6 @@ distributed = pytest.importorskip("distributed")
 mgd = pytest.importorskip("multigrove.dask")
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
-
 def _data(n=2400, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 6))
@@ -107,6 +99,9 @@ def test_estimators_fit_predict_and_to_local(client):
     np.testing.assert_array_equal(clf.predict(dX).compute(), local_clf.predict(X))
     np.testing.assert_allclose(clf.predict_proba(dX).compute(), local_clf.predict_proba(X), rtol=1e-6, atol=1e-6)
     assert type(clf.to_local()) is mg.GroveClassifier
+    with pytest.raises(ValueError, match="eval_set y holds label mid, not among the training classes"):
+        mgd.DaskGroveClassifier(n_estimators=2).fit(dX, da.from_array(labels, chunks=800),
+                                                    eval_set=[(dX, da.from_array(np.full(len(X), "mid"), chunks=800))])
 
 
 def test_dataframes(client):
