@@ -472,9 +472,17 @@ class _DaskFit:
 
     def _dask_fit(self, client, X, y, objective, extra, sample_weight, eval_set, eval_names, callbacks):
         from .boosting.callbacks import record_evaluation
+        from .boosting.callbacks import early_stopping
         self._check_estimator_params()
         self.evals_result_ = {}
         cbs = list(callbacks or [])
+        # early stopping watches the eval_set: holding out rows of a Dask collection would move data, so
+        # early_stopping="auto" stops early only when an eval_set is given, and True needs one
+        if self.early_stopping is True and not eval_set:
+            raise ValueError("early_stopping=True needs an eval_set with the Dask estimators (they hold out no "
+                             "rows of the training collection); pass eval_set or early_stopping='auto'/False")
+        if eval_set and self.early_stopping is not False and not any(getattr(cb, "stops_early", False) for cb in cbs):
+            cbs.append(early_stopping(int(self.n_iter_no_change), verbose=False))
         if eval_set:
             cbs.append(record_evaluation(self.evals_result_))
         self.booster_ = train(_client(client), self._train_params(objective, extra), X, y, int(self.n_estimators),

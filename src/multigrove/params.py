@@ -30,7 +30,7 @@ TARGET_SCALINGS = ("auto", "none", "standard")
 SAMPLE_STRATEGIES = ("bagging", "goss")
 SKETCHES = ("none", "top_outputs", "random_sampling", "random_projection", "svd", "auto")
 SPARSE_SPLITS = ("unrestricted", "restricted")
-GROW_POLICIES = ("leafwise", "depthwise")
+GROW_POLICIES = ("leafwise", "depthwise", "symmetric")
 METRICS = ("l2", "rmse", "binary_logloss", "binary_error", "multi_logloss", "multi_error",
            "multilabel_logloss", "precision_at_k")
 METRIC_ALIASES = {
@@ -54,7 +54,8 @@ ALIASES = {
     "num_thread": "num_threads", "nthread": "num_threads", "n_jobs": "num_threads",
     "random_state": "seed", "random_seed": "seed",
     "num_classes": "num_class",
-    "grow_policy": "growth_policy", "tree_growth": "growth_policy",
+    "grow_policy": "growth_policy", "tree_growth": "growth_policy", "depth": "max_depth",
+    "l2_leaf_reg": "lambda_l2",
     "metrics": "metric", "eval_metric": "metric",
     "strategy": "multi_strategy",
     "sketch_method": "sketch", "sketch_dim": "sketch_k", "topk": "leaf_sparsity",
@@ -78,6 +79,15 @@ SPARSE_THRESHOLD_WIDE = 0.5
 #: LightGBM's best log loss in 0.84-0.89x LightGBM's time; rf1 and scm20d: lower RMSE, BENCHMARKS.md)
 SINGLE_OUTPUT_LEAVES = 31
 MULTI_OUTPUT_LEAVES = 127
+
+#: min_data_in_leaf=None: LightGBM's 20 rows per leaf, at most one leaf's worth per 50 training rows
+MIN_DATA_IN_LEAF = 20
+MIN_DATA_ROWS_PER_LEAF = 50
+
+#: levels of a symmetric tree when max_depth is -1 (CatBoost's default depth: 64 leaves)
+SYMMETRIC_DEPTH = 6
+#: the deepest symmetric tree (2^16 leaves; every level's nodes all split)
+SYMMETRIC_MAX_DEPTH = 16
 
 #: parameters that decide how a Dataset is binned (the rest only affect training)
 DATASET_PARAMS = ("max_bin", "bin_construct_sample_cnt", "seed", "enable_bundle", "max_conflict_rate",
@@ -107,7 +117,9 @@ class Params:
     #                                        every target weighs the same in the summed gain; "auto": for
     #                                        multi_output trees of several targets (rf1: 1.0095 vs 1.0407 test RMSE)
     multi_strategy: str = "multi_output"   # one tree for all outputs, or one tree per output per round
-    growth_policy: str = "leafwise"        # best-first (GBDT-MO Alg. 5) or level by level
+    growth_policy: str = "leafwise"        # best-first (GBDT-MO Alg. 5), level by level, or "symmetric":
+    #                                        oblivious trees, one split per level (CatBoost's), depth max_depth
+    #                                        (-1: SYMMETRIC_DEPTH), capped by num_leaves when it is given
     sketch: Any = None                     # score splits on a k-column sketch of the gradients (SketchBoost);
     #                                        None: "random_projection" for a multi-output tree of more than
     #                                        sketch_k outputs with dense leaves, else "none" (see sketch_for)
@@ -117,9 +129,12 @@ class Params:
     learning_rate: float = 0.1
     num_leaves: Any = None                 # None: 31 for one-output trees, 127 for multi-output trees (see leaves_for)
     max_depth: int = -1                    # -1 = no limit
-    min_data_in_leaf: int = 20
+    min_data_in_leaf: Any = None           # None: min(20, max(1, n_rows // 50)) (see min_data_for)
     min_sum_hessian_in_leaf: float = 1e-3  # on the mean over outputs of a child's Hessian sums
-    lambda_l2: float = 0.0
+    lambda_l2: float = 3.0                 # CatBoost's l2_leaf_reg: on the accuracy panel (BENCHMARKS.md, issue 23)
+    #                                        it lowers the test loss of 15 of 18 small sets, most on multi-label
+    #                                        log loss (rare labels' leaves shrink); on large data leaves hold
+    #                                        hundreds of rows and 3 changes little (Otto)
     min_gain_to_split: float = 0.0
     max_bin: int = 255
     bin_construct_sample_cnt: int = 200_000
@@ -135,6 +150,8 @@ class Params:
     top_rate: float = 0.2                  # GOSS: rows kept for the largest gradients ...
     other_rate: float = 0.1                # ... and rows drawn from the rest, their statistics times (1 - a) / b
     feature_fraction: float = 1.0          # share of features each tree may split on
+    bagging_temperature: float = 0.0       # > 0: Bayesian bootstrap, row weights (-log U)^T every round
+    random_strength: float = 0.0           # noise on split scores, in units of a noise split's gain
     boost_from_average: bool = True
     num_threads: int = 0                   # 0 = every core this process may use
     deterministic: bool = False            # the same model file whatever num_threads: histograms are summed in
@@ -236,7 +253,11 @@ class Params:
         if md == 0:
             raise ValueError("max_depth must be >= 1 or -1 (no limit), got 0")
         set_("max_depth", md)
-        set_("min_data_in_leaf", _int("min_data_in_leaf", self.min_data_in_leaf, low=1))
+        if self.growth_policy == "symmetric" and md > SYMMETRIC_MAX_DEPTH:
+            raise ValueError(f"max_depth must be <= {SYMMETRIC_MAX_DEPTH} with growth_policy='symmetric' "
+                             f"(2^max_depth leaves), got {md}")
+        if self.min_data_in_leaf is not None:
+            set_("min_data_in_leaf", _int("min_data_in_leaf", self.min_data_in_leaf, low=1))
         set_("min_sum_hessian_in_leaf", _real("min_sum_hessian_in_leaf", self.min_sum_hessian_in_leaf, low=0.0))
         set_("lambda_l2", _real("lambda_l2", self.lambda_l2, low=0.0))
         set_("min_gain_to_split", _real("min_gain_to_split", self.min_gain_to_split, low=0.0))
@@ -273,6 +294,11 @@ class Params:
             set_(name, _real(name, getattr(self, name), low=0.0, low_open=True))
             _at_most(name, getattr(self, name), 1.0)
         set_("top_rate", _real("top_rate", self.top_rate, low=0.0))
+        set_("bagging_temperature", _real("bagging_temperature", self.bagging_temperature, low=0.0))
+        set_("random_strength", _real("random_strength", self.random_strength, low=0.0))
+        if self.data_sample_strategy == "goss" and self.bagging_temperature > 0:
+            raise ValueError("bagging_temperature cannot be used with data_sample_strategy='goss' (GOSS weights the "
+                             f"rows itself), got bagging_temperature={self.bagging_temperature}")
         set_("bagging_freq", _int("bagging_freq", self.bagging_freq, low=0))
         if self.top_rate + self.other_rate > 1.0:
             raise ValueError(f"top_rate + other_rate must be <= 1, got {self.top_rate} + {self.other_rate}")
@@ -298,16 +324,40 @@ class Params:
     def leaves_for(self, n_outputs: int) -> int:
         """The leaves per tree: num_leaves, or when it is None, 31 for one-output trees and
         MULTI_OUTPUT_LEAVES for a multi-output tree, which stands in for n_outputs trees of 31 leaves
-        (measured in BENCHMARKS.md: Otto, rf1 and scm20d reach a lower test loss, Otto sooner).
+        (measured in BENCHMARKS.md: Otto, rf1 and scm20d reach a lower test loss, Otto sooner);
+        symmetric trees: 2^depth, at most num_leaves.
 
         Parameters
         ----------
         n_outputs : int
             Outputs of the model being trained.
         """
+        if self.growth_policy == "symmetric":
+            full = 2 ** self.depth_limit()
+            return full if self.num_leaves is None else min(self.num_leaves, full)
         if self.num_leaves is not None:
             return self.num_leaves
         return MULTI_OUTPUT_LEAVES if self._multi_output_tree(n_outputs) else SINGLE_OUTPUT_LEAVES
+
+    def min_data_for(self, n_rows: int) -> int:
+        """min_data_in_leaf, or when it is None, min(20, max(1, n_rows // 50)): LightGBM's 20, but on
+        fewer than 1,000 rows a leaf may hold 2 % of them (on andro's 36 training rows 20 forbids every
+        split; on the panel's sets under 1,000 rows the scaled minimum lowers the test loss on 9 of 12).
+
+        Parameters
+        ----------
+        n_rows : int
+            Training rows.
+        """
+        if self.min_data_in_leaf is not None:
+            return self.min_data_in_leaf
+        return int(min(MIN_DATA_IN_LEAF, max(1, n_rows // MIN_DATA_ROWS_PER_LEAF)))
+
+    def depth_limit(self) -> int:
+        """max_depth, or SYMMETRIC_DEPTH for symmetric trees without one (-1: no limit otherwise)."""
+        if self.growth_policy == "symmetric" and self.max_depth < 0:
+            return SYMMETRIC_DEPTH
+        return self.max_depth
 
     def sketch_for(self, n_outputs: int) -> str:
         """The split-scoring sketch: sketch, or when it is None, a random projection to sketch_k

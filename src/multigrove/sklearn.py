@@ -13,13 +13,22 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from ._validation import check_features, check_indicator, check_int, check_label, check_weight
-from .boosting.callbacks import record_evaluation
+from sklearn.model_selection import train_test_split
+
+from ._validation import check_features, check_indicator, check_int, check_label, check_real, check_weight
+from .boosting.callbacks import early_stopping, record_evaluation
 from .boosting.engine import train
 from .data.dataset import Dataset
 from .params import Params
 
 _D = {f.name: f.default for f in dataclasses.fields(Params)}
+#: early_stopping="auto" turns early stopping on above this many rows (scikit-learn's
+#: HistGradientBoosting rule: on small data a validation split costs more than it saves)
+EARLY_STOPPING_MIN_ROWS = 10_000
+#: the share of the training rows held out for early stopping when no eval_set is given
+VALIDATION_FRACTION = 0.1
+#: rounds without improvement of the validation loss before training stops
+N_ITER_NO_CHANGE = 20
 #: Params fields that are not constructor arguments: the estimator sets them from y
 _SET_BY_ESTIMATOR = ("objective", "num_class", "num_outputs", "metric", "eval_at", "given")
 #: constructor arguments passed through to train() under the same name: every other training parameter
@@ -35,13 +44,16 @@ _PARAMETERS = """
         Leaves per tree; None: 31 for one-output trees, 127 for a multi-output tree.
     max_depth : int, default -1
         -1: no limit.
-    min_data_in_leaf : int, default 20
+    min_data_in_leaf : int or None, default None
+        None: min(20, max(1, n_rows // 50)).
     min_sum_hessian_in_leaf : float, default 1e-3
-    lambda_l2 : float, default 0.0
+    lambda_l2 : float, default 3.0
     min_gain_to_split : float, default 0.0
     multi_strategy : {"multi_output", "one_vs_all"}, default "multi_output"
         One tree for all outputs, or one tree per output per round.
-    growth_policy : {"leafwise", "depthwise"}, default "leafwise"
+    growth_policy : {"leafwise", "depthwise", "symmetric"}, default "leafwise"
+        Best-first, level by level, or symmetric (oblivious) trees: one split shared by every node of
+        a level, max_depth levels (-1: 6), 2^depth leaves (at most num_leaves when it is given).
     sketch : str or None, default None
         Score splits on a sketch of the gradients ("none", "top_outputs", "random_sampling",
         "random_projection", "svd", "auto"); None: "random_projection" for a multi-output tree of more
@@ -58,6 +70,18 @@ _PARAMETERS = """
     top_rate, other_rate : float, default 0.2 and 0.1
         GOSS.
     feature_fraction : float, default 1.0
+    bagging_temperature : float, default 0.0
+        > 0: Bayesian bootstrap, every round each row's gradients and Hessians are weighted by
+        (-log U)^bagging_temperature (1: Exp(1) weights).
+    random_strength : float, default 0.0
+        Gaussian noise on the split scores, in units of the gain a split on pure noise would have.
+    early_stopping : {"auto", True, False}, default "auto"
+        Stop when the validation loss has not improved for n_iter_no_change rounds and keep the best
+        round: on an eval_set when one is given, else on validation_fraction of the training rows
+        (held out, stratified for classes).  "auto": on when there are more than 10,000 training rows
+        (the Dask estimators: when an eval_set is given).
+    validation_fraction : float, default 0.1
+    n_iter_no_change : int, default 20
     boost_from_average : bool, default True
     target_scaling : {"auto", "standard", "none"}, default "auto"
     metric_per_output : bool, default False
@@ -88,6 +112,8 @@ _ATTRIBUTES = """
         ``{data_name: {metric_name: [values]}}`` of the eval_set, one value per round.
     best_iteration_ : int
         The best round found by early stopping (0 when none ran).
+    validation_indices_ : ndarray of int or None
+        The training rows held out for early stopping (None when none were).
     feature_importances_ : ndarray (n_features,)
     n_estimators_ : int
         Rounds the model holds.
@@ -111,9 +137,12 @@ class _GroveBase(BaseEstimator):
                  max_conflict_rate=_D["max_conflict_rate"], data_sample_strategy=_D["data_sample_strategy"],
                  bagging_fraction=_D["bagging_fraction"], bagging_freq=_D["bagging_freq"], top_rate=_D["top_rate"],
                  other_rate=_D["other_rate"], feature_fraction=_D["feature_fraction"],
+                 bagging_temperature=_D["bagging_temperature"], random_strength=_D["random_strength"],
                  boost_from_average=_D["boost_from_average"], target_scaling=_D["target_scaling"],
-                 metric_per_output=_D["metric_per_output"],
-                 num_threads=_D["num_threads"], deterministic=_D["deterministic"], seed=_D["seed"], verbosity=_D["verbosity"], importance_type="split"):
+                 metric_per_output=_D["metric_per_output"], early_stopping="auto",
+                 validation_fraction=VALIDATION_FRACTION, n_iter_no_change=N_ITER_NO_CHANGE,
+                 num_threads=_D["num_threads"], deterministic=_D["deterministic"], seed=_D["seed"],
+                 verbosity=_D["verbosity"], importance_type="split"):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.num_leaves = num_leaves
@@ -140,6 +169,11 @@ class _GroveBase(BaseEstimator):
         self.top_rate = top_rate
         self.other_rate = other_rate
         self.feature_fraction = feature_fraction
+        self.bagging_temperature = bagging_temperature
+        self.random_strength = random_strength
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
         self.boost_from_average = boost_from_average
         self.target_scaling = target_scaling
         self.metric_per_output = metric_per_output
@@ -174,14 +208,56 @@ class _GroveBase(BaseEstimator):
             raise ValueError(f"n_estimators must be an integer >= 1, got {self.n_estimators!r}")
         if self.importance_type not in ("split", "gain"):
             raise ValueError(f"importance_type must be 'split' or 'gain', got {self.importance_type!r}")
+        if not (self.early_stopping == "auto" or isinstance(self.early_stopping, (bool, np.bool_))):
+            raise ValueError(f"early_stopping must be 'auto', True or False, got {self.early_stopping!r}")
+        check_real(self.validation_fraction, "validation_fraction", 0.0, low_open=True)
+        if not self.validation_fraction < 1.0:
+            raise ValueError(f"validation_fraction must be in (0, 1), got {self.validation_fraction!r}")
+        check_int(self.n_iter_no_change, "n_iter_no_change", 1)
+
+    def _stops_early(self, n_rows: int, eval_set, callbacks) -> bool:
+        """Whether fit adds early stopping: early_stopping=True, or "auto" on more than
+        EARLY_STOPPING_MIN_ROWS rows; never when a callback already stops early."""
+        if any(getattr(cb, "stops_early", False) for cb in callbacks or []):
+            return False
+        if self.early_stopping == "auto":
+            return n_rows > EARLY_STOPPING_MIN_ROWS
+        return bool(self.early_stopping)
+
+    def _validation_split(self, y, objective: str) -> tuple[np.ndarray, np.ndarray]:
+        """(training rows, validation rows): validation_fraction of the rows drawn with the seed,
+        stratified by class for binary and multiclass labels when every class has two rows."""
+        n = y.shape[0]
+        stratify = None
+        if objective in ("binary", "multiclass") and np.bincount(y.astype(np.int64)).min(initial=n) >= 2:
+            stratify = y
+        fit_rows, valid_rows = train_test_split(np.arange(n), test_size=self.validation_fraction,
+                                                random_state=self.seed, stratify=stratify)
+        if fit_rows.size == 0 or valid_rows.size == 0:
+            raise ValueError(f"validation_fraction={self.validation_fraction} leaves no training or no validation "
+                             f"rows of {n}: give more rows, another fraction, or early_stopping=False")
+        return np.sort(fit_rows), np.sort(valid_rows)
 
     def _fit(self, X, y_internal, objective, extra, sample_weight, eval_set, eval_sample_weight,
              eval_names, callbacks, eval_label_fn, init_model=None):
         self._check_estimator_params()
         Xc, names = X
         w = check_weight(sample_weight, Xc.shape[0], name="sample_weight")
-        train_set = Dataset(Xc, y_internal, weight=w, feature_names=names)
+        cbs = list(callbacks or [])
         valid_sets, valid_names = [], []
+        self.validation_indices_ = None
+        held_out = None
+        if self._stops_early(Xc.shape[0], eval_set, callbacks):
+            cbs.append(early_stopping(int(self.n_iter_no_change), verbose=False))
+            if not eval_set:  # hold out validation_fraction of the training rows
+                fit_rows, valid_rows = self._validation_split(y_internal, objective)
+                self.validation_indices_ = valid_rows
+                held_out = (Xc[valid_rows], y_internal[valid_rows], None if w is None else w[valid_rows])
+                Xc, y_internal, w = Xc[fit_rows], y_internal[fit_rows], None if w is None else w[fit_rows]
+        train_set = Dataset(Xc, y_internal, weight=w, feature_names=names)
+        if held_out is not None:
+            valid_sets.append(Dataset(held_out[0], held_out[1], weight=held_out[2], reference=train_set))
+            valid_names.append("validation")
         for i, pair in enumerate(eval_set or []):
             if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
                 raise ValueError(f"eval_set[{i}] must be a pair (X, y)")
@@ -190,7 +266,6 @@ class _GroveBase(BaseEstimator):
             valid_sets.append(Dataset(Xv, eval_label_fn(pair[1]), weight=wv, reference=train_set))
             valid_names.append(eval_names[i] if eval_names and i < len(eval_names) else f"valid_{i}")
         self.evals_result_ = {}
-        cbs = list(callbacks or [])
         if valid_sets:
             cbs.append(record_evaluation(self.evals_result_))
         self.booster_ = train(self._train_params(objective, extra), train_set,

@@ -142,3 +142,64 @@ def test_early_stopping_on_one_chosen_output():
     assert len(curve) == model.best_iteration + 10
     with pytest.raises(ValueError, match=r"metric_name='l1'.*\['l2'\]"):
         mg.train({"metric": "l2"}, train, 5, valid_sets=[valid], callbacks=[mg.early_stopping(3, metric_name="l1")])
+
+
+# ---------------------------------------------------------------------- estimators: early_stopping="auto"
+def _classes(n, seed=0):
+    X, y = mg.datasets.make_multiclass(n_rows=n, n_features=6, n_classes=3, seed=seed)
+    return X, y
+
+
+def test_auto_early_stopping_holds_out_the_fraction_it_says_on_large_data():
+    X, y = _classes(12_000)
+    clf = mg.GroveClassifier(n_estimators=400, learning_rate=0.5, validation_fraction=0.2, n_iter_no_change=5,
+                             verbosity=-1).fit(X, y)
+    held = clf.validation_indices_
+    assert held.size == int(np.ceil(0.2 * 12_000))
+    assert np.unique(held).size == held.size
+    # stratified: every class keeps its share in the held-out rows
+    np.testing.assert_allclose(np.bincount(y[held]) / held.size, np.bincount(y) / y.size, atol=0.002)
+    assert "validation" in clf.evals_result_
+    curve = clf.evals_result_["validation"]["multi_logloss"]
+    best = clf.best_iteration_
+    assert 0 < best < 400 and len(curve) == best + 5  # stopped n_iter_no_change rounds after the best
+    assert curve[best - 1] == min(curve)
+    # prediction uses the best round
+    np.testing.assert_array_equal(clf.predict_proba(X), clf.booster_.predict(X, num_iteration=best))
+    # training saw the other rows only
+    kept = np.setdiff1d(np.arange(12_000), held)
+    assert sum(t.leaf_count.sum() for t in clf.booster_.trees[:1]) == kept.size
+
+
+def test_auto_early_stopping_is_off_on_small_data_and_true_turns_it_on():
+    X, y = _classes(600)
+    off = mg.GroveClassifier(n_estimators=30, verbosity=-1).fit(X, y)
+    assert off.validation_indices_ is None and off.n_estimators_ == 30 and off.best_iteration_ == 0
+    on = mg.GroveClassifier(n_estimators=500, learning_rate=0.5, early_stopping=True, n_iter_no_change=3,
+                            verbosity=-1).fit(X, y)
+    assert on.validation_indices_.size == 60 and 0 < on.best_iteration_ < 500
+    never = mg.GroveClassifier(n_estimators=30, early_stopping=False, verbosity=-1).fit(*_classes(12_000))
+    assert never.validation_indices_ is None and never.n_estimators_ == 30
+
+
+def test_early_stopping_uses_a_given_eval_set_or_callback_instead_of_holding_out():
+    X, Y = mg.datasets.make_multioutput_regression(n_rows=1000, n_targets=2, seed=1)
+    reg = mg.GroveRegressor(n_estimators=2000, learning_rate=0.5, early_stopping=True, n_iter_no_change=3,
+                            verbosity=-1).fit(X[:800], Y[:800], eval_set=[(X[800:], Y[800:])])
+    assert reg.validation_indices_ is None and 0 < reg.best_iteration_ < 2000
+    # a user's own early stopping callback is the only one
+    reg2 = mg.GroveRegressor(n_estimators=2000, learning_rate=0.5, early_stopping=True, verbosity=-1).fit(
+        X[:800], Y[:800], eval_set=[(X[800:], Y[800:])], callbacks=[mg.early_stopping(50, verbose=False)])
+    assert reg2.n_estimators_ > reg.n_estimators_
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(early_stopping="yes"), "early_stopping must be"),
+    (dict(validation_fraction=1.0), "validation_fraction"),
+    (dict(validation_fraction=0.0), "validation_fraction"),
+    (dict(n_iter_no_change=0), "n_iter_no_change"),
+])
+def test_bad_early_stopping_settings(kwargs, message):
+    X, y = _classes(100)
+    with pytest.raises(ValueError, match=message):
+        mg.GroveClassifier(n_estimators=5, **kwargs).fit(X, y)

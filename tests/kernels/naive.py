@@ -67,6 +67,36 @@ def best_split_per_feature(hist, offsets, total, k, h_col, h_stride, h_scale, co
     return gains, bins, dleft
 
 
+def level_split_gains(hists, totals, offsets, k, h_col, h_stride, h_scale, count_col, mask, lam, min_data, min_hess):
+    """(2, total_bins): for every candidate (missing left?, threshold bin) the sum over the nodes of
+    score(left) + score(right) - score(node), over the nodes where both sides keep min_data rows and
+    min_hess mean Hessian; NaN for bins that are no threshold (last value bin, missing bin, masked)."""
+    out = np.full((2, offsets[-1]), np.nan)
+
+    def score(s):
+        h = np.array([h_scale * s[h_col + j * h_stride] for j in range(k)])
+        den = h + lam
+        return float(np.sum(np.where(den > 0, s[:k] ** 2 / np.where(den > 0, den, 1), 0.0))), float(h.mean())
+    for f in range(offsets.size - 1):
+        if not mask[f]:
+            continue
+        lo, miss = offsets[f], offsets[f + 1] - 1
+        for direction in (0, 1):
+            for t in range(miss - lo - 1):
+                total_gain = 0.0
+                for hist, total in zip(hists, totals):
+                    left = hist[lo:lo + t + 1].sum(axis=0) + (hist[miss] if direction else 0)
+                    right = total - left
+                    if left[count_col] < min_data or right[count_col] < min_data:
+                        continue
+                    (sl, hl), (sr, hr), (sp, _) = score(left), score(right), score(total)
+                    if hl < min_hess or hr < min_hess:
+                        continue
+                    total_gain += sl + sr - sp
+                out[direction, lo + t] = total_gain
+    return out
+
+
 def partition(rows, start, end, binned, feature, thr, miss, default_left):
     seg = rows[start:end]
     b = binned[seg, feature]

@@ -12,7 +12,8 @@ from multigrove.kernels.histogram import (build_histogram_chunks, build_histogra
 from multigrove.kernels.partition import (add_leaf_values, partition_rows, partition_rows_parallel,
                                          split_and_build)
 from multigrove.kernels.predict import predict_leaf_raw, predict_raw, predict_store
-from multigrove.kernels.split import (best_split_per_feature_serial, best_splits, left_sums, node_score)
+from multigrove.kernels.split import (add_split_gains, best_split_per_feature_serial, best_splits, left_sums,
+                                     node_score)
 
 from . import naive
 from .helpers import scan, scan_params, store_of
@@ -174,7 +175,7 @@ def test_best_splits_subtracts_and_scans_both_children(problem, const_hess, scan
     feat = (np.empty((2, F)), np.empty((2, F), np.int32), np.empty((2, F), np.bool_), np.empty((2, F), np.bool_))
     out = (np.empty(2), np.empty(2, np.int32), np.empty(2, np.int32), np.empty(2, np.bool_), np.empty((2, C)))
     best_splits(child, h1, 2, subtract, totals, offsets, mask, params, parallel, np.array([scan_first, True]),
-                *feat, *out)
+                np.zeros((2, F)), *feat, *out)
     np.testing.assert_allclose(h1, sibling, atol=1e-9)
     gain, feature, bin_, dleft, lsums = out
     for node, hist in enumerate((child, sibling)):
@@ -427,3 +428,28 @@ def test_predict_top_k_equals_naive(seed, n_trees, d, k):
         np.testing.assert_array_equal(idx[i], order)
         np.testing.assert_allclose(val[i], raw[i, order], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(lse, logsumexp(raw, axis=1), rtol=1e-9, atol=1e-9)
+
+
+@SETTINGS
+@given(binned_problem(), st.integers(1, 4), st.integers(1, 3))
+def test_add_split_gains_equals_naive(problem, k, n_nodes):
+    """Symmetric trees: the summed gain of every candidate over a level's nodes."""
+    rng, binned, offsets, _, stats, rows = problem
+    C = stats.shape[1]
+    k = min(k, C - 1)
+    h_stride = 1 if 2 * k + 1 <= C else 0
+    h_col, h_scale = (k, 1.0) if h_stride else (C - 1, 0.5)
+    stats = stats.copy()
+    stats[:, k:C - 1] = np.abs(stats[:, k:C - 1])  # Hessians are not negative
+    params = scan_params(k, h_col, h_stride, h_scale, C - 1, 1.0, 2, 1e-3)
+    node_of_row = rng.integers(0, n_nodes, rows.size)
+    hists = [naive.histogram(binned, rows[node_of_row == i], stats, offsets) for i in range(n_nodes)]
+    totals = [h[offsets[0]:offsets[1]].sum(0) for h in hists]
+    mask = rng.random(offsets.size - 1) < 0.8
+    out = np.zeros((2, offsets[-1]))
+    for hist, total in zip(hists, totals):
+        add_split_gains(hist, total, offsets, mask, params, out)
+    expected = naive.level_split_gains(hists, totals, offsets, k, h_col, h_stride, h_scale, C - 1, mask, 1.0, 2, 1e-3)
+    is_threshold = ~np.isnan(expected)
+    np.testing.assert_allclose(out[is_threshold], expected[is_threshold], rtol=1e-9, atol=1e-9)
+    assert not out[~is_threshold].any()  # no threshold: left at zero

@@ -3,7 +3,7 @@ amplification of the drawn rows and the compact copy of a sample's rows, each ag
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from multigrove.kernels.sampling import row_sq_norms, scale_rows, take_rows, uniform_select
+from multigrove.kernels.sampling import row_sq_norms, scale_rows, scale_rows_by, take_rows, uniform_select
 
 SETTINGS = settings(max_examples=30, deadline=None)
 
@@ -54,6 +54,19 @@ def test_scale_rows_scales_the_given_rows_and_columns_only(n, c, seed):
     expected = stats.copy()
     expected[rows, :c] *= np.float32(3.5)
     scale_rows(stats, rows, c, np.float32(3.5))
+    np.testing.assert_array_equal(stats, expected)
+
+
+@SETTINGS
+@given(n=st.integers(0, 200), c=st.integers(1, 5), seed=st.integers(0, 2**16))
+def test_scale_rows_by_weights_each_row_and_leaves_the_count(n, c, seed):
+    rng = np.random.default_rng(seed)
+    stats = rng.normal(size=(n, c + 1)).astype(np.float32)
+    weights = rng.exponential(size=n).astype(np.float32)
+    expected = stats.copy()
+    for i in range(n):  # the naive twin: row by row
+        expected[i, :c] = expected[i, :c] * weights[i]
+    scale_rows_by(stats, weights, c)
     np.testing.assert_array_equal(stats, expected)
 
 

@@ -87,3 +87,25 @@ def test_yeast_multilabel_logloss_vs_lightgbm():
         return float(-(Yte * np.log(P) + (1 - Yte) * np.log(1 - P)).mean())
     print(f"yeast: multigrove mean label log loss {ll(P):.4f} | LightGBM {ll(ref):.4f}")
     assert ll(P) <= 0.5 and ll(P) <= ll(ref) + 0.005
+
+
+@pytest.mark.parametrize("name", ["andro", "slump", "jura"])
+def test_pure_defaults_vs_catboost_defaults(name):
+    """Issue 23's protocol (benchmarks/accuracy_panel.py): GroveRegressor() against
+    CatBoostRegressor(loss_function="MultiRMSE") and one LGBMRegressor() per target, every setting at
+    its default, 75/25 split (seed 0), RMSE of the standardized targets."""
+    shared_data_or_skip(name)
+    cb = pytest.importorskip("catboost")
+    from sklearn.model_selection import train_test_split
+    X, Y = datasets.load_multi_target(name)
+    Xtr, Xte, Ytr, Yte = train_test_split(X, Y, test_size=0.25, random_state=0)
+
+    def loss(P):
+        return float(np.sqrt(np.mean(((Yte - P) / Ytr.std(0)) ** 2)))
+    ours = loss(mg.GroveRegressor(num_threads=2).fit(Xtr, Ytr).predict(Xte))
+    theirs = loss(cb.CatBoostRegressor(loss_function="MultiRMSE", thread_count=2, verbose=0,
+                                       allow_writing_files=False).fit(Xtr, Ytr).predict(Xte))
+    per_target = loss(np.column_stack([lgb.LGBMRegressor(n_jobs=2, verbose=-1).fit(Xtr, Ytr[:, j]).predict(Xte)
+                                       for j in range(Y.shape[1])]))
+    print(f"{name}: multigrove {ours:.4f} | CatBoost {theirs:.4f} | LightGBM per target {per_target:.4f}")
+    assert ours <= 1.02 * theirs and ours <= per_target

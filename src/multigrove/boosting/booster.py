@@ -23,10 +23,10 @@ from scipy.special import logsumexp
 
 from .._fileio import atomic_write, check_header, checksum
 from .._validation import check_features, check_int
-from ..kernels.predict import predict_leaf_raw, predict_raw, predict_top_k
+from ..kernels.predict import predict_leaf_raw, predict_oblivious, predict_raw, predict_top_k
 from ..kernels.shap import tree_shap
 from .losses import link
-from .tree import Tree, stack_trees
+from .tree import Tree, stack_oblivious, stack_trees
 
 FORMAT = "multigrove.booster"
 
@@ -186,9 +186,18 @@ class Booster:
             return out
         start = self.init_score if start_iteration == 0 else np.zeros_like(self.init_score)
         raw = np.tile(start, (X.shape[0], 1))
-        predict_raw(*rows, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
-                    s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"],
-                    s["leaf_cols"], s["leaf_vals"], raw)
+        if "oblivious" not in s:  # symmetric trees have their own kernel (tree.stack_oblivious)
+            symmetric = self.params.get("growth_policy") == "symmetric"
+            s["oblivious"] = stack_oblivious(trees) if symmetric else None
+        if s["oblivious"] is not None:
+            o = s["oblivious"]
+            predict_oblivious(*rows, o["level_feature"], o["level_threshold"], o["level_default_left"],
+                              o["tree_depth"], o["index_offset"], o["leaf_of_index"], s["tree_leaf_offset"],
+                              s["leaf_ptr"], s["leaf_cols"], s["leaf_vals"], raw)
+        else:
+            predict_raw(*rows, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
+                        s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"],
+                        s["leaf_cols"], s["leaf_vals"], raw)
         out = raw if raw_score else self._link(raw)
         return out[:, 0] if self.n_outputs == 1 else out
 

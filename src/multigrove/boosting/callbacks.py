@@ -198,6 +198,7 @@ def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbos
                 print(f"Early stopping per output, best iterations are: {[b + 1 for b in bests]}")
             raise EarlyStopException(max(bests), list(res), bests)
     _callback.order = 30
+    _callback.stops_early = True  # the estimators add no early stopping of their own next to it
     _callback.per_output = per_output if metric_name is None else False  # the setting ...
     _callback.needs_per_output_metrics = metric_name is not None and "[" in metric_name
     _callback.watch_per_output = per_output is True  # ... as train() resolves it for each run

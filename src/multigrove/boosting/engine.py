@@ -220,7 +220,7 @@ def new_booster(p: Params, loss: Loss, n_features: int, feature_names: list, mom
 def stat_layout(loss: Loss, weight: np.ndarray | None, p: Params, missing_labels: bool = False) -> StatLayout:
     """Where gradients, Hessians and the count live in the statistics matrix (a constant Hessian is
     stored when row weights, GOSS or missing labels change it per cell, else it is not)."""
-    scaled = weight is not None or p.data_sample_strategy == "goss" or missing_labels
+    scaled = weight is not None or p.data_sample_strategy == "goss" or missing_labels or p.bagging_temperature > 0
     return StatLayout.make(loss.n_outputs, None if scaled else loss.hess_constant)
 
 
@@ -320,11 +320,12 @@ class _TreeMaker:
         self.num_leaves = p.leaves_for(n_outputs)
         sketched = p.multi_strategy == "multi_output" and self.sketch != "none"
         # with a sketch, splits are scored densely on the sketch and only the leaves are sparse
-        self.cfg = GrowerConfig(num_leaves=self.num_leaves, max_depth=p.max_depth, min_data_in_leaf=p.min_data_in_leaf,
+        self.cfg = GrowerConfig(num_leaves=self.num_leaves, max_depth=p.depth_limit(),
+                                min_data_in_leaf=p.min_data_for(rows.n_rows),
                                 min_sum_hessian_in_leaf=p.min_sum_hessian_in_leaf, lambda_l2=p.lambda_l2,
                                 min_gain_to_split=p.min_gain_to_split, growth_policy=p.growth_policy,
                                 n_threads=threads, topk=0 if sketched else self.topk,
-                                restricted=p.sparse_split == "restricted")
+                                restricted=p.sparse_split == "restricted", random_strength=p.random_strength)
         self.growers: dict[StatLayout, TreeGrower] = {}
         self.n_features = offsets.shape[0] - 1
 
@@ -335,30 +336,38 @@ class _TreeMaker:
 
     def _sample_spec(self, iteration: int) -> SampleSpec:
         p = self.p
+        bayesian = dict(temperature=p.bagging_temperature, weight_seed=(p.seed, 4, iteration))
         if p.data_sample_strategy == "goss":
             warm_up = int(1.0 / p.learning_rate)  # early gradients are all large: every row (as LightGBM)
             strategy = "goss" if iteration >= warm_up else "all"
             return SampleSpec(strategy, 1.0, p.top_rate, p.other_rate, (p.seed, 1, iteration))
         if p.bagging_freq > 0 and p.bagging_fraction < 1.0:  # one draw per period of bagging_freq rounds
-            return SampleSpec("bagging", p.bagging_fraction, 0.0, 0.0, (p.seed, 1, iteration // p.bagging_freq))
-        return SampleSpec("all", 1.0, 0.0, 0.0, (p.seed,))
+            return SampleSpec("bagging", p.bagging_fraction, 0.0, 0.0, (p.seed, 1, iteration // p.bagging_freq),
+                              **bayesian)
+        return SampleSpec("all", 1.0, 0.0, 0.0, (p.seed,), **bayesian)
 
-    def _grow(self, rows, slay: StatLayout, column_rng: np.random.Generator) -> GrownTree:
+    def _grow(self, rows, slay: StatLayout, column_rng: np.random.Generator, noise_rng: np.random.Generator,
+              column: int | None = None) -> GrownTree:
         rows.begin_tree(self.num_leaves)
         mask = feature_mask(self.n_features, self.p.feature_fraction, column_rng)
-        return self._grower(slay).grow(rows, mask)
+        grad_sq_sum = 0.0
+        if self.p.random_strength > 0:  # the noise scale: sum of ||g_i||^2 of the tree's outputs (a sketch
+            norms = rows.column_sq_norms()  # of them is unbiased for it)
+            grad_sq_sum = float(norms.sum() if column is None else norms[column])
+        return self._grower(slay).grow(rows, mask, noise_rng, grad_sq_sum)
 
     def __call__(self, rows, mapper, iteration: int) -> list[Tree]:
         p, d = self.p, self.d
         trees = []
         # a round's draws depend on the seed and the round's number only (continued training repeats them)
         column_rng = np.random.default_rng((p.seed, 2, iteration))
+        noise_rng = np.random.default_rng((p.seed, 3, iteration))
         if p.multi_strategy == "multi_output":
             sketch_rng = np.random.default_rng((p.seed, 0, iteration))
             plan = plan_sketch(self.sketch, p.sketch_k, d, sketch_rng, rows.column_sq_norms, rows.gram_product)
             slay = rows.set_split_statistics(plan)
             rows.draw_rows(self._sample_spec(iteration))
-            grown = self._grow(rows, slay, column_rng)
+            grown = self._grow(rows, slay, column_rng, noise_rng)
             sums = grown.leaf_sums if slay is self.layout else rows.leaf_sums(grown.n_leaves)
             if self.topk:
                 cols, values = sparse_leaf_values(sums, self.layout, p.lambda_l2, p.learning_rate, self.topk)
@@ -372,7 +381,7 @@ class _TreeMaker:
         rows.draw_rows(self._sample_spec(iteration))  # one sample for the round's d trees
         for col in range(d):
             slay = rows.set_split_statistics(OutputColumn(col))
-            grown = self._grow(rows, slay, column_rng)
+            grown = self._grow(rows, slay, column_rng, noise_rng, col)
             values = dense_leaf_values(grown.leaf_sums, slay, p.lambda_l2, p.learning_rate)
             trees.append(_make_tree(grown, mapper, values, np.array([col], dtype=np.int32), None))
             rows.apply_tree(trees[-1])

@@ -1,11 +1,22 @@
-"""Grow one tree from histograms: leaf-wise (best-first, GBDT-MO Alg. 5) or depth-wise.
+"""Grow one tree from histograms: leaf-wise (best-first, GBDT-MO Alg. 5), depth-wise or symmetric.
 
 The grower never touches a row: a ``HistogramBuilder`` (``builder.py``) gives it the root's
 histogram and, at every split, partitions the rows and returns the histogram of the smaller
 child.  The larger child's histogram is the parent's minus it, computed in the parent's buffer
 (LightGBM's subtraction trick), and one kernel call per split does that subtraction and scans
 both children.  Depth-wise growth sends the splits of a whole level to the builder at once, so a
-distributed builder pays one round trip per level.
+distributed builder pays one round trip per level.  Symmetric (oblivious) growth, CatBoost's tree
+shape, splits every node of a level by the one (feature, threshold, missing direction) whose gain
+summed over the level is largest: 2^depth leaves, a strong regulariser on small data, and a tree a
+row descends by ``depth`` comparisons whose results form its leaf's number (``Tree.oblivious``).
+
+``random_strength`` adds Gaussian noise to the scores that choose a split (CatBoost's idea: a
+near-tie between candidates is decided at random, which decorrelates the trees).  Its scale is the
+gain a split on pure noise would have: ``sum_i ||g_i||^2 / H`` (H: the node's Hessian sum per
+output), which is what a threshold drawn at random gains when the gradients carry no signal; it
+shrinks with the gradients as training converges.  Leaf-wise and depth-wise growth add one draw to
+each feature's best score (the feature is chosen with noise, its threshold without); symmetric
+growth adds one to every candidate's summed score, scaled by the nodes of the level.
 """
 from __future__ import annotations
 
@@ -14,7 +25,7 @@ import dataclasses
 import numpy as np
 
 from .._dtypes import HIST
-from ..kernels.split import ScanParams, best_splits
+from ..kernels.split import ScanParams, add_split_gains, best_splits, left_sums, node_score
 from .builder import BUILD_LEFT, BUILD_NONE, BUILD_RIGHT, HistogramBuilder, SplitRequest
 from .leaves import StatLayout
 
@@ -30,10 +41,11 @@ class GrowerConfig:
     min_sum_hessian_in_leaf: float = 1e-3
     lambda_l2: float = 0.0
     min_gain_to_split: float = 0.0
-    growth_policy: str = "leafwise"
+    growth_policy: str = "leafwise"  # "leafwise", "depthwise" or "symmetric" (needs max_depth >= 1)
     n_threads: int = 2
     topk: int = 0               # > 0: score splits for leaves keeping their top-k outputs
     restricted: bool = False    # with topk: GBDT-MO Alg. 4 (shared outputs) instead of Alg. 3
+    random_strength: float = 0.0  # noise on split scores, in units of a noise split's gain (module docstring)
 
 
 class HistogramPool:
@@ -105,9 +117,26 @@ class TreeGrower:
                      np.empty((2, layout.n_cols)))
         self._totals = np.empty((2, layout.n_cols))
         self._active = np.empty(2, np.bool_)
+        self._no_noise = np.zeros((2, n_features))
+        self._rng = None
+        self._noise_scale = 0.0
 
     # ------------------------------------------------------------------ public
-    def grow(self, builder: HistogramBuilder, feature_mask: np.ndarray | None = None) -> GrownTree:
+    def grow(self, builder: HistogramBuilder, feature_mask: np.ndarray | None = None,
+             rng: np.random.Generator | None = None, grad_sq_sum: float = 0.0) -> GrownTree:
+        """Grow one tree.
+
+        Parameters
+        ----------
+        builder : HistogramBuilder
+            The rows of the tree.
+        feature_mask : ndarray of bool (n_features,), optional
+            Features the tree may split on (None: all).
+        rng : numpy.random.Generator, optional
+            Draws the split-score noise (needed when random_strength > 0).
+        grad_sq_sum : float
+            sum over rows of ||g_i||^2 of the split statistics (the noise scale's numerator).
+        """
         cfg = self.cfg
         n_features = self.offsets.shape[0] - 1
         self._mask = np.ones(n_features, np.bool_) if feature_mask is None else feature_mask
@@ -117,6 +146,16 @@ class TreeGrower:
         root = _Leaf(0, 0, builder.root(root_hist), -1, False)
         root.hist = root_hist
         leaves = [root]
+        self._rng = rng
+        self._noise_scale = 0.0
+        if cfg.random_strength > 0:
+            if rng is None:
+                raise ValueError("random_strength > 0 needs a random generator (rng)")
+            h_per_output = float(np.mean(self.layout.hess(root.total)))
+            self._noise_scale = cfg.random_strength * grad_sq_sum / h_per_output if h_per_output > 0 else 0.0
+        if cfg.growth_policy == "symmetric":
+            leaves = self._grow_symmetric(builder, root)
+            return self._finish(leaves)
         self._evaluate(root, None, self._mask, subtract=False)
         if cfg.growth_policy == "leafwise":
             while len(leaves) < cfg.num_leaves:
@@ -175,26 +214,13 @@ class TreeGrower:
         """Record the split of ``leaf`` (it becomes the left child); return the right child, the
         builder request, the buffer for the smaller child's histogram and what to scan afterwards."""
         cfg, count_col = self.cfg, self.layout.count_col
-        f, left_total = leaf.feature, leaf.left_total
-        right_total = leaf.total - left_total
         default_left = leaf.default_left
-        if not leaf.hist[self.offsets[f + 1] - 1, count_col] > 0:
+        if not leaf.hist[self.offsets[leaf.feature + 1] - 1, count_col] > 0:
             # no missing value seen here: send future ones to the larger side
-            default_left = left_total[count_col] >= right_total[count_col]
-        node = len(self._nodes)
-        self._nodes.append((f, leaf.bin, default_left, leaf.gain, leaf.total[count_col]))
-        self._children.append([~leaf.index, ~new_index])
-        if leaf.parent >= 0:
-            self._children[leaf.parent][0 if leaf.is_left else 1] = node
-        # the direction the tree records: the partition of rows outside the histograms (a sample's
-        # left-out rows, another worker's) must agree with it
-        request_fields = (leaf.index, new_index, f, leaf.bin, default_left)
+            default_left = leaf.left_total[count_col] >= leaf.total[count_col] - leaf.left_total[count_col]
+        right, request_fields, parent_hist = self._record_split(leaf, new_index, default_left)
         mask = leaf.scan_mask
-        right = _Leaf(new_index, leaf.depth + 1, right_total, node, False)
-        parent_hist = leaf.hist
-        leaf.hist, leaf.depth, leaf.total, leaf.parent, leaf.is_left = None, leaf.depth + 1, left_total, node, True
-        leaf.gain = -np.inf
-        left_small = left_total[count_col] <= right_total[count_col]
+        left_small = leaf.total[count_col] <= right.total[count_col]
         small, large = (leaf, right) if left_small else (right, leaf)
         can_small = self._can_split(small.depth, small.total[count_col])
         can_large = self._can_split(large.depth, large.total[count_col])
@@ -205,6 +231,89 @@ class TreeGrower:
         build = BUILD_LEFT if left_small else BUILD_RIGHT
         return right, SplitRequest(*request_fields, build), out, (small, large, out, parent_hist, can_small,
                                                                    can_large, mask)
+
+    def _record_split(self, leaf: _Leaf, new_index: int, default_left: bool):
+        """Record the split of ``leaf`` as a node; ``leaf`` becomes the left child (its histogram
+        detached). Return the right child, the request's fields and the parent's histogram."""
+        count_col = self.layout.count_col
+        f, left_total = leaf.feature, leaf.left_total
+        right_total = leaf.total - left_total
+        node = len(self._nodes)
+        self._nodes.append((f, leaf.bin, default_left, leaf.gain, leaf.total[count_col]))
+        self._children.append([~leaf.index, ~new_index])
+        if leaf.parent >= 0:
+            self._children[leaf.parent][0 if leaf.is_left else 1] = node
+        # the direction the tree records: the partition of rows outside the histograms (a sample's
+        # left-out rows, another worker's) must agree with it
+        request_fields = (leaf.index, new_index, f, leaf.bin, default_left)
+        right = _Leaf(new_index, leaf.depth + 1, right_total, node, False)
+        parent_hist = leaf.hist
+        leaf.hist, leaf.depth, leaf.total, leaf.parent, leaf.is_left = None, leaf.depth + 1, left_total, node, True
+        leaf.gain = -np.inf
+        return right, request_fields, parent_hist
+
+    # ------------------------------------------------------------------ symmetric trees
+    def _grow_symmetric(self, builder: HistogramBuilder, root: _Leaf) -> list[_Leaf]:
+        """Split whole levels by one shared split until max_depth levels or num_leaves leaves are
+        reached or no shared split gains more than min_gain_to_split."""
+        cfg = self.cfg
+        depth = cfg.max_depth
+        leaves = [root]
+        offsets = self.offsets
+        is_threshold = np.zeros(int(offsets[-1]), np.bool_)  # value bins but the last, allowed features
+        for f in np.flatnonzero(self._mask):
+            is_threshold[offsets[f]: offsets[f + 1] - 2] = True
+        gains = np.empty((2, is_threshold.shape[0]))
+        for level in range(depth):
+            if 2 * len(leaves) > cfg.num_leaves:
+                break
+            gains[:] = 0.0
+            for leaf in leaves:
+                add_split_gains(leaf.hist, leaf.total, offsets, self._mask, self.params, gains)
+            candidate = is_threshold & (gains > cfg.min_gain_to_split)
+            if not candidate.any():
+                break
+            scores = np.where(candidate, gains, -np.inf)
+            if self._noise_scale > 0:
+                scores += self._rng.normal(0.0, self._noise_scale * len(leaves), scores.shape)
+            direction, flat_bin = divmod(int(np.argmax(scores)), is_threshold.shape[0])
+            feature = int(np.searchsorted(offsets, flat_bin, side="right") - 1)
+            last = level + 1 == depth or 4 * len(leaves) > cfg.num_leaves
+            leaves += self._split_symmetric(builder, leaves, feature, flat_bin - int(offsets[feature]),
+                                            bool(direction), last)
+        for leaf in leaves:
+            self.pool.put(leaf.hist)
+            leaf.hist = None
+        return leaves
+
+    def _split_symmetric(self, builder: HistogramBuilder, level: list[_Leaf], feature: int, threshold_bin: int,
+                         default_left: bool, last: bool) -> list[_Leaf]:
+        """Split every leaf of a level by the same split; children get histograms unless ``last``."""
+        count_col = self.layout.count_col
+        requests, outs, pending, rights = [], [], [], []
+        for leaf in level:
+            leaf.feature, leaf.bin, leaf.default_left = feature, threshold_bin, default_left
+            leaf.left_total = np.empty(self.layout.n_cols)
+            left_sums(leaf.hist, self.offsets, feature, threshold_bin, default_left, leaf.left_total)
+            leaf.gain = float(node_score(leaf.left_total, self.params) + node_score(
+                leaf.total - leaf.left_total, self.params) - node_score(leaf.total, self.params))
+            right, fields, parent_hist = self._record_split(leaf, len(level) + len(rights), default_left)
+            rights.append(right)
+            if last:
+                self.pool.put(parent_hist)
+                requests.append(SplitRequest(*fields, BUILD_NONE))
+                outs.append(None)
+                continue
+            left_small = leaf.total[count_col] <= right.total[count_col]
+            out = self.pool.get()
+            requests.append(SplitRequest(*fields, BUILD_LEFT if left_small else BUILD_RIGHT))
+            outs.append(out)
+            pending.append((leaf, right, left_small, out, parent_hist))
+        builder.split(requests, outs)
+        for leaf, right, left_small, out, parent_hist in pending:
+            np.subtract(parent_hist, out, out=parent_hist)  # the larger child: parent - smaller
+            leaf.hist, right.hist = (out, parent_hist) if left_small else (parent_hist, out)
+        return rights
 
     def _evaluate(self, first: _Leaf, second: _Leaf | None, mask: np.ndarray, subtract: bool,
                   scan_small: bool = True) -> None:
@@ -220,17 +329,20 @@ class TreeGrower:
         active = self._active
         active[0] = scan_small and self._can_split(first.depth, first.total[self.layout.count_col])
         active[1] = second is not None
-        gain, feature, bin_, dleft, left_sums = self._out
+        gain, feature, bin_, dleft, sums_left = self._out
         feat_gain, feat_bin, feat_left, feat_splittable = self._feat
+        noise = self._no_noise
+        if self._noise_scale > 0:
+            noise = self._rng.normal(0.0, self._noise_scale, self._no_noise.shape)
         best_splits(first.hist, first.hist if second is None else second.hist, n_nodes, subtract, totals,
-                    self.offsets, mask, self.params, self._parallel, active, feat_gain, feat_bin,
-                    feat_left, feat_splittable, gain, feature, bin_, dleft, left_sums)
+                    self.offsets, mask, self.params, self._parallel, active, noise, feat_gain, feat_bin,
+                    feat_left, feat_splittable, gain, feature, bin_, dleft, sums_left)
         for i, leaf in enumerate((first, second)[:n_nodes]):
             leaf.scan_mask = feat_splittable[i].copy()
             leaf.gain = float(gain[i])
             if np.isfinite(leaf.gain):
                 leaf.feature, leaf.bin, leaf.default_left = int(feature[i]), int(bin_[i]), bool(dleft[i])
-                leaf.left_total = left_sums[i].copy()
+                leaf.left_total = sums_left[i].copy()
 
     def _finish(self, leaves: list[_Leaf]) -> GrownTree:
         leaves = sorted(leaves, key=lambda lf: lf.index)

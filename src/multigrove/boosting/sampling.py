@@ -9,6 +9,10 @@
   gradient row, taken over the statistics splits are scored on: the sketch when one is on, since
   those are the gradients whose sums decide the splits (and k columns are cheaper than d).  As in
   LightGBM, the first floor(1 / learning_rate) rounds use every row: early gradients are all large.
+* Bayesian bootstrap (``bagging_temperature`` T > 0, CatBoost's): every round each row's gradients
+  and Hessians are multiplied by a weight (-log U)^T, U uniform on (0, 1]: T = 1 gives Exp(1)
+  weights (the Bayesian bootstrap of Rubin 1981), T -> 0 weights of 1, larger T heavier tails.
+  Unlike bagging no row is dropped, so every tree still sees rare feature values.
 * Column sampling (``feature_fraction``): each tree may split on round(fraction F) features (at
   least one), drawn uniformly.
 """
@@ -63,6 +67,12 @@ def row_magnitudes(G: np.ndarray) -> np.ndarray:
     out = np.empty(G.shape[0], np.float32)
     row_sq_norms(G, out)
     return out
+
+
+def bayesian_weights(n_rows: int, temperature: float, rng: np.random.Generator) -> np.ndarray:
+    """(n_rows,) float32 Bayesian bootstrap weights (-log U)^temperature."""
+    u = 1.0 - rng.random(n_rows)  # in (0, 1]
+    return np.power(-np.log(u), temperature).astype(np.float32)
 
 
 def feature_mask(n_features: int, fraction: float, rng: np.random.Generator) -> np.ndarray | None:

@@ -18,14 +18,14 @@ import numpy as np
 from .._dtypes import HIST, INDEX, SCORE, STAT
 from ..kernels.partition import add_leaf_values
 from ..kernels.predict import predict_store
-from ..kernels.sampling import scale_rows
+from ..kernels.sampling import scale_rows, scale_rows_by
 from ..kernels.split import segment_sums
 from ..kernels.store import BinnedStore
 from .builder import LocalBuilder, SplitRequest
 from .leaves import StatLayout
 from .losses import Loss, observed
 from .metrics import MetricPart, metric_parts
-from .sampling import ALL_ROWS, bagging_rows, goss_rows, row_magnitudes
+from .sampling import ALL_ROWS, bagging_rows, bayesian_weights, goss_rows, row_magnitudes
 from .sketch import SketchPlan, apply_sketch, column_sq_norms, gram_product
 from .tree import Tree, stack_trees
 
@@ -42,6 +42,8 @@ class SampleSpec(NamedTuple):
     top_rate: float
     other_rate: float
     seed: tuple            # a shard draws with default_rng((*seed, shard id))
+    temperature: float = 0.0  # > 0: Bayesian bootstrap weights (-log U)^temperature on every row, drawn
+    weight_seed: tuple = ()   # every round with default_rng((*weight_seed, shard id))
 
 
 def split_layout(layout: StatLayout, spec: SketchPlan | OutputColumn) -> StatLayout:
@@ -156,7 +158,8 @@ class TrainingShard:
 
     def draw_rows(self, spec: SampleSpec) -> None:
         """Draw the rows of this round's trees; GOSS multiplies the drawn small-gradient rows' gradients
-        and Hessians (full and split statistics) by (1 - a) / b."""
+        and Hessians (full and split statistics) by (1 - a) / b, the Bayesian bootstrap every row's by
+        its weight."""
         rng = np.random.default_rng((*spec.seed, self.shard_id))
         if spec.strategy == "bagging":
             self.sample = bagging_rows(self.n_rows, spec.bagging_fraction, rng)
@@ -171,6 +174,12 @@ class TrainingShard:
             self.sample = sample
         else:
             self.sample = ALL_ROWS
+        if spec.temperature > 0:
+            weights = bayesian_weights(self.n_rows, spec.temperature,
+                                       np.random.default_rng((*spec.weight_seed, self.shard_id)))
+            scale_rows_by(self.S, weights, self.layout.count_col)
+            if self.split_stats is not self.S:
+                scale_rows_by(self.split_stats, weights, self._split_layout.count_col)
 
     # ------------------------------------------------------------------ the builder
     def begin_tree(self, max_leaves: int) -> None:

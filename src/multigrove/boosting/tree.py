@@ -57,6 +57,40 @@ class Tree:
                     best = max(best, depth[node] + 1)
         return int(best)
 
+    def oblivious_levels(self) -> tuple | None:
+        """The tree as a symmetric (oblivious) tree, or None when it is not one: every node of a
+        level splits on the same (feature, threshold, missing direction) and every leaf is at the
+        same depth D.  Returns (features (D,), thresholds (D,), default_left (D,), leaf_of_index
+        (2^D,)): a row whose comparison at level l sends it right sets bit l of an index, and
+        ``leaf_of_index[index]`` is its leaf."""
+        if self.n_internal == 0:
+            return np.zeros(0, np.int32), np.zeros(0), np.zeros(0, np.bool_), np.zeros(1, np.int32)
+        level, splits = [0], []
+        while True:
+            key = {(int(self.split_feature[n]), float(self.threshold[n]), bool(self.default_left[n])) for n in level}
+            if len(key) != 1:
+                return None
+            splits.append(key.pop())
+            children = [int(c) for n in level for c in (self.left_child[n], self.right_child[n])]
+            if all(c < 0 for c in children):
+                break
+            if any(c < 0 for c in children):
+                return None
+            level = children
+        depth = len(splits)
+        # children are listed level by level, left before right: entry i of the last level's list
+        # has the path bits of i read from the most significant (the root's) down
+        leaves = np.array([~c for c in children], np.int32)
+        bits = np.arange(2 ** depth)
+        path = np.zeros_like(bits)
+        for level_index in range(depth):  # reverse the bit order: the root's decision is bit 0
+            path |= ((bits >> level_index) & 1) << (depth - 1 - level_index)
+        leaf_of_index = np.empty(2 ** depth, np.int32)
+        leaf_of_index[path] = leaves
+        features, thresholds, default_left = zip(*splits)
+        return (np.array(features, np.int32), np.array(thresholds, np.float64), np.array(default_left, np.bool_),
+                leaf_of_index)
+
     def child_cover(self, child: int) -> float:
         """Training rows that reached a child reference (an internal node, or leaf ~child)."""
         return float(self.internal_count[child] if child >= 0 else self.leaf_count[~child])
@@ -214,3 +248,22 @@ def stack_trees(trees: list[Tree]) -> dict:
                    if trees else np.zeros(0, np.float64)),
     )
 
+
+
+def stack_oblivious(trees: list[Tree]) -> dict | None:
+    """The level arrays of a forest of symmetric trees for ``kernels.predict.predict_oblivious``,
+    or None when a tree is not symmetric."""
+    levels = [t.oblivious_levels() for t in trees]
+    if not trees or any(lv is None for lv in levels):
+        return None
+    depth = np.array([lv[0].shape[0] for lv in levels], np.int64)
+    max_depth = int(depth.max())
+    feature = np.zeros((len(trees), max(max_depth, 1)), np.int32)
+    threshold = np.zeros(feature.shape)
+    default_left = np.zeros(feature.shape, np.bool_)
+    for t, lv in enumerate(levels):
+        feature[t, :depth[t]], threshold[t, :depth[t]], default_left[t, :depth[t]] = lv[:3]
+    index_offset = np.concatenate([[0], np.cumsum([lv[3].shape[0] for lv in levels])]).astype(np.int64)
+    return dict(level_feature=feature, level_threshold=threshold, level_default_left=default_left,
+                tree_depth=depth, index_offset=index_offset,
+                leaf_of_index=np.concatenate([lv[3] for lv in levels]).astype(np.int32))

@@ -93,6 +93,28 @@ def predict_raw(X, indptr, indices, data, node_feature, node_threshold, node_def
 
 
 @njit(parallel=True, cache=True)
+def predict_oblivious(X, indptr, indices, data, level_feature, level_threshold, level_default_left, tree_depth,
+                      index_offset, leaf_of_index, tree_leaf_offset, leaf_ptr, leaf_cols, leaf_vals, out):
+    """OUT out (n, d) float64: as predict_raw for a forest of symmetric trees, given by levels: tree t
+    compares feature level_feature[t, l] with level_threshold[t, l] (missing: level_default_left[t, l])
+    at each level l < tree_depth[t]; a right turn at level l sets bit l of the row's index, and the
+    row's leaf is leaf_of_index[index_offset[t] + index].  No branch depends on the previous
+    comparison, so the levels' loads do not wait on one another as a tree walk's do."""
+    n_trees = tree_depth.shape[0]
+    n_rows = X.shape[0] if indptr.shape[0] == 0 else indptr.shape[0] - 1
+    for i in prange(n_rows):
+        for t in range(n_trees):
+            index = 0
+            for level in range(tree_depth[t]):
+                x = _value(X, indptr, indices, data, i, level_feature[t, level])
+                right = not level_default_left[t, level] if np.isnan(x) else x > level_threshold[t, level]
+                index |= np.int64(right) << level
+            row = tree_leaf_offset[t] + leaf_of_index[index_offset[t] + index]
+            for p in range(leaf_ptr[row], leaf_ptr[row + 1]):
+                out[i, leaf_cols[p]] += leaf_vals[p]
+
+
+@njit(parallel=True, cache=True)
 def predict_store(store, rows, node_feature, node_bin, node_default_left, node_left, node_right,
                   tree_node_offset, tree_leaf_offset, leaf_ptr, leaf_cols, leaf_vals, out):
     """OUT out (n, d) float64: as predict_raw, for the rows ``rows`` (m,) int32 of a binned store

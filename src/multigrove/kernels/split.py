@@ -349,13 +349,16 @@ def left_sums(hist, offsets, feature, threshold_bin, default_left, out):
 
 
 @njit(cache=True)
-def best_splits(h0, h1, n_nodes, subtract, totals, offsets, feature_mask, p, parallel, active, feat_gain, feat_bin,
-                feat_left, feat_splittable, out_gain, out_feature, out_bin, out_left, out_left_sums):
+def best_splits(h0, h1, n_nodes, subtract, totals, offsets, feature_mask, p, parallel, active, feature_noise,
+                feat_gain, feat_bin, feat_left, feat_splittable, out_gain, out_feature, out_bin, out_left,
+                out_left_sums):
     """The best split of one or two nodes, after turning h1 from the parent's histogram into the
     sibling's (h1 -= h0) when ``subtract``: one call per split of the tree.
 
     IN  h0 (total_bins, C); IN/OUT h1 (total_bins, C); totals (n_nodes, C); offsets, feature_mask, p:
         as best_split_per_feature; parallel: scan on all threads; active (>= n_nodes,) bool: nodes to scan.
+    IN  feature_noise (>= n_nodes, F): added to each feature's best score when choosing the node's
+        feature among those whose gain passes min_gain_to_split (random_strength; zeros for none).
     OUT feat_gain, feat_bin, feat_left, feat_splittable (>= n_nodes, F): per feature, as
         best_split_per_feature.
     OUT out_gain (n_nodes,): gain over the parent (-inf when no split passes min_data_in_leaf,
@@ -369,20 +372,89 @@ def best_splits(h0, h1, n_nodes, subtract, totals, offsets, feature_mask, p, par
     else:
         best_split_per_feature_serial(h0, h1, subtract, scan, totals, offsets, feature_mask, p, feat_gain, feat_bin,
                                       feat_left, feat_splittable)
+    n_features = offsets.shape[0] - 1
     for node in range(n_nodes):
-        f = np.argmax(feat_gain[node])
         out_gain[node] = -np.inf
         out_feature[node] = -1
-        if not np.isfinite(feat_gain[node, f]):
+        parent_score = node_score(totals[node], p)
+        f = -1
+        best = -np.inf
+        for ff in range(n_features):
+            score = feat_gain[node, ff]
+            if np.isfinite(score) and score - parent_score > p.min_gain_to_split \
+                    and score + feature_noise[node, ff] > best:
+                best = score + feature_noise[node, ff]
+                f = ff
+        if f < 0:
             continue
-        gain = feat_gain[node, f] - node_score(totals[node], p)
-        if gain <= p.min_gain_to_split:
-            continue
-        out_gain[node] = gain
+        out_gain[node] = feat_gain[node, f] - parent_score
         out_feature[node] = f
         out_bin[node] = feat_bin[node, f]
         out_left[node] = feat_left[node, f]
         left_sums(h0 if node == 0 else h1, offsets, f, feat_bin[node, f], feat_left[node, f], out_left_sums[node])
+
+
+@njit(cache=True)
+def _add_feature_gains(f, hist, total, parent_score, offsets, p, acc, buf, heap, out_gain):
+    lo = offsets[f]
+    miss = offsets[f + 1] - 1
+    n_cols = hist.shape[1]
+    n_total = total[p.count_col]
+    # without missing values here both directions make the same partition: score one, add to both
+    n_directions = 2 if hist[miss, p.count_col] > 0 else 1
+    for direction in range(n_directions):
+        missing_left = direction == 1
+        for c in range(n_cols):
+            acc[c] = hist[miss, c] if missing_left else 0.0
+        gain = 0.0
+        for t in range(miss - lo - 1):
+            for c in range(n_cols):
+                acc[c] += hist[lo + t, c]
+            # an empty bin repeats the previous threshold's partition and gain
+            if t == 0 or hist[lo + t, p.count_col] > 0:
+                gain = 0.0
+                n_left = acc[p.count_col]
+                if n_left >= p.min_data_in_leaf and n_total - n_left >= p.min_data_in_leaf \
+                        and _hess_mean(acc, total, p, True) >= p.min_sum_hessian \
+                        and _hess_mean(acc, total, p, False) >= p.min_sum_hessian:
+                    gain = _split_score(acc, total, p, buf, heap) - parent_score
+            out_gain[direction, lo + t] += gain
+            if n_directions == 1:
+                out_gain[1, lo + t] += gain
+
+
+@njit(cache=True)
+def _add_gain_tasks(f0, f1, hist, total, parent_score, offsets, feature_mask, p, out_gain):
+    acc = np.empty(hist.shape[1])
+    buf = np.empty(p.k)
+    heap = np.empty(max(p.topk, 1))
+    for f in range(f0, f1):
+        if feature_mask[f]:
+            _add_feature_gains(f, hist, total, parent_score, offsets, p, acc, buf, heap, out_gain)
+
+
+@njit(parallel=True, cache=True)
+def add_split_gains(hist, total, offsets, feature_mask, p, out_gain):
+    """Add one node's gain of every candidate split to ``out_gain``: symmetric (oblivious) trees
+    split every node of a level by the same (feature, threshold, missing direction), the one whose
+    gain summed over the level's nodes is largest.
+
+    IN  hist (total_bins, C): the node's histogram; total (C,): its sums; offsets (F + 1,) int64;
+        feature_mask (F,) bool: features allowed to split; p: ScanParams.
+    IN/OUT out_gain (2, total_bins) float64: [missing goes left, value bin b of the threshold
+        "left holds bins <= b"] += score(left) + score(right) - score(node), for thresholds that
+        leave min_data_in_leaf rows and min_sum_hessian on both sides of this node (others add 0:
+        the node is split anyway, its side with few rows keeps a leaf value shrunk by lambda_l2).
+        The last value bin and the missing bin of a feature are never thresholds (left unchanged).
+    """
+    n_features = offsets.shape[0] - 1
+    if total[p.count_col] < 2 * p.min_data_in_leaf:
+        return  # no threshold leaves min_data_in_leaf rows on both sides
+    parent_score = node_score(total, p)
+    n_blocks = min(n_features, 32)
+    for blk in prange(n_blocks):  # contiguous feature blocks; scratch allocated once per block
+        _add_gain_tasks(blk * n_features // n_blocks, (blk + 1) * n_features // n_blocks, hist, total,
+                        parent_score, offsets, feature_mask, p, out_gain)
 
 
 @njit(parallel=True, cache=True)
