@@ -200,7 +200,7 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--table", metavar="JSONL")
     ap.add_argument("--baseline", default="catboost", help="the system --table divides by")
-    ap.add_argument("--ablation", default="", help="comma-separated LEVERS to run (all: 'all')")
+    ap.add_argument("--ablation", default="", help="LEVERS to run, separated by semicolons (all: 'all')")
     ap.add_argument("--worker", action="store_true")
     ap.add_argument("--set", help=argparse.SUPPRESS)
     ap.add_argument("--system", help=argparse.SUPPRESS)
@@ -211,7 +211,7 @@ def main():
         return worker(args)
     skip = set(filter(None, args.skip.split(",")))
     if args.ablation:
-        levers = LEVERS if args.ablation == "all" else {k: LEVERS[k] for k in args.ablation.split(",")}
+        levers = LEVERS if args.ablation == "all" else {k: LEVERS[k] for k in args.ablation.split(";")}
         for name in args.sets.split(","):
             for label, params in levers.items():
                 cmd = [__file__, "--worker", "--set", name, "--system", "mg", "--mode", args.mode,

@@ -51,3 +51,8 @@ $PY -m pip install --quiet -e ".[dask]"
 $PY benchmarks/dask_scaling.py --out benchmarks/results/dask_scaling.jsonl
 # issue 19 (part): top-k prediction on Delicious
 $PY benchmarks/top_k_predict.py --repeats 3 --out benchmarks/results/top_k_predict.jsonl
+# issue 23: accuracy at every library's defaults, the ablation, symmetric trees, Otto time to quality again
+$PY benchmarks/accuracy_panel.py --mode defaults --out benchmarks/results/accuracy_panel.jsonl
+$PY benchmarks/accuracy_panel.py --ablation all --threads 1 --out benchmarks/results/accuracy_ablation.jsonl
+$PY benchmarks/symmetric_trees.py --repeats 3 --out benchmarks/results/symmetric_trees.jsonl
+$PY benchmarks/otto_time_to_target.py --systems lgbm,mg --repeats 3 --out benchmarks/results/otto_ttt_issue23.jsonl

@@ -483,9 +483,10 @@ class _DaskFit:
                              "rows of the training collection); pass eval_set or early_stopping='auto'/False")
         if eval_set and self.early_stopping is not False and not any(getattr(cb, "stops_early", False) for cb in cbs):
             cbs.append(early_stopping(int(self.n_iter_no_change), verbose=False))
+        rounds = self._rounds(any(getattr(cb, "stops_early", False) for cb in cbs))
         if eval_set:
             cbs.append(record_evaluation(self.evals_result_))
-        self.booster_ = train(_client(client), self._train_params(objective, extra), X, y, int(self.n_estimators),
+        self.booster_ = train(_client(client), self._train_params(objective, extra), X, y, rounds,
                               sample_weight=sample_weight, valid_sets=eval_set, valid_names=eval_names, callbacks=cbs)
         self.n_features_in_ = self.booster_.n_features
         self.best_iteration_ = self.booster_.best_iteration

@@ -29,6 +29,11 @@ EARLY_STOPPING_MIN_ROWS = 10_000
 VALIDATION_FRACTION = 0.1
 #: rounds without improvement of the validation loss before training stops
 N_ITER_NO_CHANGE = 20
+#: n_estimators=None: the rounds of a fit without early stopping (LightGBM's and scikit-learn's 100) and
+#: the most rounds of one that stops early (the validation loss picks the number: Otto's pure defaults
+#: reach a test log loss of 0.448 instead of 0.480 with 100 rounds, BENCHMARKS.md issue 23)
+ROUNDS = 100
+ROUNDS_STOPPING_EARLY = 1000
 #: Params fields that are not constructor arguments: the estimator sets them from y
 _SET_BY_ESTIMATOR = ("objective", "num_class", "num_outputs", "metric", "eval_at", "given")
 #: constructor arguments passed through to train() under the same name: every other training parameter
@@ -37,8 +42,10 @@ _PASSED = tuple(f.name for f in dataclasses.fields(Params) if f.name not in _SET
 _PARAMETERS = """
     Parameters
     ----------
-    n_estimators : int, default 100
-        Boosting rounds (one multi-output tree a round, or one tree per output with one_vs_all).
+    n_estimators : int or None, default None
+        Boosting rounds, at most (one multi-output tree a round, or one tree per output with
+        one_vs_all).  None: 1000 when the fit stops early (early_stopping on, or an early stopping
+        callback given), where the validation loss picks the number of rounds, else 100.
     learning_rate : float, default 0.1
     num_leaves : int or None, default None
         Leaves per tree; None: 31 for one-output trees, 127 for a multi-output tree.
@@ -126,7 +133,7 @@ def _is_default(name: str, value) -> bool:
 
 
 class _GroveBase(BaseEstimator):
-    def __init__(self, n_estimators=100, *, learning_rate=_D["learning_rate"], num_leaves=_D["num_leaves"],
+    def __init__(self, n_estimators=None, *, learning_rate=_D["learning_rate"], num_leaves=_D["num_leaves"],
                  max_depth=_D["max_depth"], min_data_in_leaf=_D["min_data_in_leaf"],
                  min_sum_hessian_in_leaf=_D["min_sum_hessian_in_leaf"], lambda_l2=_D["lambda_l2"],
                  min_gain_to_split=_D["min_gain_to_split"], multi_strategy=_D["multi_strategy"],
@@ -203,9 +210,9 @@ class _GroveBase(BaseEstimator):
 
     def _check_estimator_params(self) -> None:
         """The constructor arguments that are not training parameters."""
-        if isinstance(self.n_estimators, bool) or not isinstance(self.n_estimators, (int, np.integer)) \
-                or self.n_estimators < 1:
-            raise ValueError(f"n_estimators must be an integer >= 1, got {self.n_estimators!r}")
+        if self.n_estimators is not None and (isinstance(self.n_estimators, bool) or not isinstance(
+                self.n_estimators, (int, np.integer)) or self.n_estimators < 1):
+            raise ValueError(f"n_estimators must be an integer >= 1 or None, got {self.n_estimators!r}")
         if self.importance_type not in ("split", "gain"):
             raise ValueError(f"importance_type must be 'split' or 'gain', got {self.importance_type!r}")
         if not (self.early_stopping == "auto" or isinstance(self.early_stopping, (bool, np.bool_))):
@@ -214,6 +221,12 @@ class _GroveBase(BaseEstimator):
         if not self.validation_fraction < 1.0:
             raise ValueError(f"validation_fraction must be in (0, 1), got {self.validation_fraction!r}")
         check_int(self.n_iter_no_change, "n_iter_no_change", 1)
+
+    def _rounds(self, stops_early: bool) -> int:
+        """n_estimators, or when it is None ROUNDS_STOPPING_EARLY or ROUNDS."""
+        if self.n_estimators is not None:
+            return int(self.n_estimators)
+        return ROUNDS_STOPPING_EARLY if stops_early else ROUNDS
 
     def _stops_early(self, n_rows: int, eval_set, callbacks) -> bool:
         """Whether fit adds early stopping: early_stopping=True, or "auto" on more than
@@ -247,7 +260,9 @@ class _GroveBase(BaseEstimator):
         valid_sets, valid_names = [], []
         self.validation_indices_ = None
         held_out = None
-        if self._stops_early(Xc.shape[0], eval_set, callbacks):
+        stops = self._stops_early(Xc.shape[0], eval_set, callbacks)
+        rounds = self._rounds(stops or any(getattr(cb, "stops_early", False) for cb in cbs))
+        if stops:
             cbs.append(early_stopping(int(self.n_iter_no_change), verbose=False))
             if not eval_set:  # hold out validation_fraction of the training rows
                 fit_rows, valid_rows = self._validation_split(y_internal, objective)
@@ -269,7 +284,7 @@ class _GroveBase(BaseEstimator):
         if valid_sets:
             cbs.append(record_evaluation(self.evals_result_))
         self.booster_ = train(self._train_params(objective, extra), train_set,
-                              num_boost_round=int(self.n_estimators), valid_sets=valid_sets,
+                              num_boost_round=rounds, valid_sets=valid_sets,
                               valid_names=valid_names, callbacks=cbs, init_model=_init_booster(init_model))
         self.best_iteration_ = self.booster_.best_iteration
         return self

@@ -203,3 +203,12 @@ def test_bad_early_stopping_settings(kwargs, message):
     X, y = _classes(100)
     with pytest.raises(ValueError, match=message):
         mg.GroveClassifier(n_estimators=5, **kwargs).fit(X, y)
+
+
+def test_n_estimators_none_is_100_rounds_or_at_most_1000_when_stopping_early():
+    X, y = _classes(600)
+    assert mg.GroveClassifier(verbosity=-1).fit(X, y).n_estimators_ == 100
+    slow = mg.GroveClassifier(early_stopping=True, n_iter_no_change=3, learning_rate=0.01, verbosity=-1).fit(X, y)
+    assert slow.n_estimators_ > 100  # the validation loss still falls after 100 rounds: not capped there
+    fast = mg.GroveClassifier(early_stopping=True, n_iter_no_change=3, learning_rate=0.5, verbosity=-1).fit(X, y)
+    assert fast.n_estimators_ < 1000 and fast.best_iteration_ + 3 == fast.n_estimators_

@@ -76,7 +76,7 @@ def test_constructor_defaults_are_the_train_defaults():
 
 def test_sklearn_bad_input(rng):
     X = rng.normal(size=(50, 3))
-    with pytest.raises(ValueError, match="n_estimators must be an integer >= 1, got 0"):
+    with pytest.raises(ValueError, match="n_estimators must be an integer >= 1 or None, got 0"):
         mg.GroveRegressor(n_estimators=0).fit(X, X[:, 0])
     with pytest.raises(ValueError, match="max_depth must be >= 1 or -1"):
         mg.GroveRegressor(max_depth=0).fit(X, X[:, 0])

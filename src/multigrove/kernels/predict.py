@@ -92,26 +92,49 @@ def predict_raw(X, indptr, indices, data, node_feature, node_threshold, node_def
                 out[i, leaf_cols[p]] += leaf_vals[p]
 
 
+#: rows per block of predict_oblivious: a block's leaf indices stay in L1 while every tree is applied
+OBLIVIOUS_BLOCK = 64
+
+
 @njit(parallel=True, cache=True)
 def predict_oblivious(X, indptr, indices, data, level_feature, level_threshold, level_default_left, tree_depth,
                       index_offset, leaf_of_index, tree_leaf_offset, leaf_ptr, leaf_cols, leaf_vals, out):
     """OUT out (n, d) float64: as predict_raw for a forest of symmetric trees, given by levels: tree t
     compares feature level_feature[t, l] with level_threshold[t, l] (missing: level_default_left[t, l])
     at each level l < tree_depth[t]; a right turn at level l sets bit l of the row's index, and the
-    row's leaf is leaf_of_index[index_offset[t] + index].  No branch depends on the previous
-    comparison, so the levels' loads do not wait on one another as a tree walk's do."""
+    row's leaf is leaf_of_index[index_offset[t] + index].  No comparison waits on the previous one's
+    result, so a block of OBLIVIOUS_BLOCK rows goes through each tree level by level: the inner
+    loops over rows have no branches to mispredict and the tree's levels stay in registers."""
     n_trees = tree_depth.shape[0]
     n_rows = X.shape[0] if indptr.shape[0] == 0 else indptr.shape[0] - 1
-    for i in prange(n_rows):
+    n_blocks = (n_rows + OBLIVIOUS_BLOCK - 1) // OBLIVIOUS_BLOCK
+    dense = indptr.shape[0] == 0
+    for blk in prange(n_blocks):
+        lo = blk * OBLIVIOUS_BLOCK
+        hi = min(lo + OBLIVIOUS_BLOCK, n_rows)
+        index = np.empty(hi - lo, np.int64)
         for t in range(n_trees):
-            index = 0
+            index[:] = 0
             for level in range(tree_depth[t]):
-                x = _value(X, indptr, indices, data, i, level_feature[t, level])
-                right = not level_default_left[t, level] if np.isnan(x) else x > level_threshold[t, level]
-                index |= np.int64(right) << level
-            row = tree_leaf_offset[t] + leaf_of_index[index_offset[t] + index]
-            for p in range(leaf_ptr[row], leaf_ptr[row + 1]):
-                out[i, leaf_cols[p]] += leaf_vals[p]
+                f = level_feature[t, level]
+                thr = level_threshold[t, level]
+                missing_right = not level_default_left[t, level]
+                if dense:  # a plain strided read, no CSR search: the loop the compiler can unroll
+                    for i in range(lo, hi):
+                        x = X[i, f]
+                        right = missing_right if np.isnan(x) else x > thr
+                        index[i - lo] |= np.int64(right) << level
+                else:
+                    for i in range(lo, hi):
+                        x = _value(X, indptr, indices, data, i, f)
+                        right = missing_right if np.isnan(x) else x > thr
+                        index[i - lo] |= np.int64(right) << level
+            base = index_offset[t]
+            first_leaf = tree_leaf_offset[t]
+            for i in range(lo, hi):
+                row = first_leaf + leaf_of_index[base + index[i - lo]]
+                for p in range(leaf_ptr[row], leaf_ptr[row + 1]):
+                    out[i, leaf_cols[p]] += leaf_vals[p]
 
 
 @njit(parallel=True, cache=True)

@@ -394,6 +394,28 @@ def best_splits(h0, h1, n_nodes, subtract, totals, offsets, feature_mask, p, par
         left_sums(h0 if node == 0 else h1, offsets, f, feat_bin[node, f], feat_left[node, f], out_left_sums[node])
 
 
+@njit(cache=True, inline="always")
+def _valid_split_score(acc, total, p, buf, heap):
+    """score(left) + score(right) of the left sums acc, or -inf when a side's mean Hessian is below
+    min_sum_hessian; one division per side when all outputs share one Hessian and leaves are dense."""
+    if p.h_stride == 0 and (p.topk <= 0 or p.topk >= p.k):
+        hl = p.h_scale * acc[p.h_col]
+        hr = p.h_scale * (total[p.h_col] - acc[p.h_col])
+        if hl < p.min_sum_hessian or hr < p.min_sum_hessian:
+            return -np.inf
+        g2l = 0.0
+        g2r = 0.0
+        for j in range(p.k):
+            a = acc[j]
+            r = total[j] - a
+            g2l += a * a
+            g2r += r * r
+        return _newton_score(g2l, hl, p.lambda_l2) + _newton_score(g2r, hr, p.lambda_l2)
+    if _hess_mean(acc, total, p, True) < p.min_sum_hessian or _hess_mean(acc, total, p, False) < p.min_sum_hessian:
+        return -np.inf
+    return _split_score(acc, total, p, buf, heap)
+
+
 @njit(cache=True)
 def _add_feature_gains(f, hist, total, parent_score, offsets, p, acc, buf, heap, out_gain):
     lo = offsets[f]
@@ -414,10 +436,10 @@ def _add_feature_gains(f, hist, total, parent_score, offsets, p, acc, buf, heap,
             if t == 0 or hist[lo + t, p.count_col] > 0:
                 gain = 0.0
                 n_left = acc[p.count_col]
-                if n_left >= p.min_data_in_leaf and n_total - n_left >= p.min_data_in_leaf \
-                        and _hess_mean(acc, total, p, True) >= p.min_sum_hessian \
-                        and _hess_mean(acc, total, p, False) >= p.min_sum_hessian:
-                    gain = _split_score(acc, total, p, buf, heap) - parent_score
+                if n_left >= p.min_data_in_leaf and n_total - n_left >= p.min_data_in_leaf:
+                    score = _valid_split_score(acc, total, p, buf, heap)
+                    if score > -np.inf:
+                        gain = score - parent_score
             out_gain[direction, lo + t] += gain
             if n_directions == 1:
                 out_gain[1, lo + t] += gain
