@@ -473,6 +473,7 @@ class _DaskFit:
     def _dask_fit(self, client, X, y, objective, extra, sample_weight, eval_set, eval_names, callbacks):
         from .boosting.callbacks import record_evaluation
         from .boosting.callbacks import early_stopping
+        from .sklearn import has_early_stopping
         self._check_estimator_params()
         self.evals_result_ = {}
         cbs = list(callbacks or [])
@@ -481,9 +482,9 @@ class _DaskFit:
         if self.early_stopping is True and not eval_set:
             raise ValueError("early_stopping=True needs an eval_set with the Dask estimators (they hold out no "
                              "rows of the training collection); pass eval_set or early_stopping='auto'/False")
-        if eval_set and self.early_stopping is not False and not any(getattr(cb, "stops_early", False) for cb in cbs):
+        if eval_set and self.early_stopping is not False and not has_early_stopping(cbs):
             cbs.append(early_stopping(int(self.n_iter_no_change), verbose=False))
-        rounds = self._rounds(any(getattr(cb, "stops_early", False) for cb in cbs))
+        rounds = self._rounds(has_early_stopping(cbs))
         if eval_set:
             cbs.append(record_evaluation(self.evals_result_))
         self.booster_ = train(_client(client), self._train_params(objective, extra), X, y, rounds,

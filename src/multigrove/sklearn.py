@@ -228,10 +228,10 @@ class _GroveBase(BaseEstimator):
             return int(self.n_estimators)
         return ROUNDS_STOPPING_EARLY if stops_early else ROUNDS
 
-    def _stops_early(self, n_rows: int, eval_set, callbacks) -> bool:
+    def _stops_early(self, n_rows: int, callbacks) -> bool:
         """Whether fit adds early stopping: early_stopping=True, or "auto" on more than
         EARLY_STOPPING_MIN_ROWS rows; never when a callback already stops early."""
-        if any(getattr(cb, "stops_early", False) for cb in callbacks or []):
+        if has_early_stopping(callbacks):
             return False
         if self.early_stopping == "auto":
             return n_rows > EARLY_STOPPING_MIN_ROWS
@@ -260,8 +260,8 @@ class _GroveBase(BaseEstimator):
         valid_sets, valid_names = [], []
         self.validation_indices_ = None
         held_out = None
-        stops = self._stops_early(Xc.shape[0], eval_set, callbacks)
-        rounds = self._rounds(stops or any(getattr(cb, "stops_early", False) for cb in cbs))
+        stops = self._stops_early(Xc.shape[0], callbacks)
+        rounds = self._rounds(stops or has_early_stopping(cbs))
         if stops:
             cbs.append(early_stopping(int(self.n_iter_no_change), verbose=False))
             if not eval_set:  # hold out validation_fraction of the training rows
@@ -547,6 +547,11 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         tags.input_tags.allow_nan = True
         tags.input_tags.sparse = True
         return tags
+
+
+def has_early_stopping(callbacks) -> bool:
+    """Whether one of the callbacks is an early stopping callback (``multigrove.early_stopping``)."""
+    return any(getattr(cb, "stops_early", False) for cb in callbacks or [])
 
 
 def class_codes(classes: np.ndarray, y, name: str) -> np.ndarray:
