@@ -9,6 +9,9 @@ them), so compile time is not in its figures.
 
     python benchmarks/xmc.py --datasets bibtex delicious corel5k enron synthetic --out benchmarks/results/xmc.jsonl
 
+The boosted systems: ``mg_gbdt_sparse`` is ``GroveClassifier(objective="sparse_hinge")`` with its defaults (early
+stopping included), ``mg_gbdt_dense`` the dense-leaf multi-label model on the dense indicator (see GBDT).
+
 ``--resplit 1 2 3`` also runs every pair on random 80/20 re-splits of train + test (one per seed), to
 see how much a difference between systems moves from one split to another.  ``--repeats N`` runs each
 pair N times: multigrove with ``random_state`` 0..N-1, napkinXC with ``seed`` 0..N-1, Omikuji (which
@@ -29,7 +32,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import emit, maxrss_mb, run_worker  # noqa: E402
 
-SYSTEMS = ("mg", "mg_bonsai", "mg_joint", "mg_log", "omikuji_bonsai", "omikuji_parabel", "napkinxc_plt")
+SYSTEMS = ("mg", "mg_bonsai", "mg_joint", "mg_log", "omikuji_bonsai", "omikuji_parabel", "napkinxc_plt",
+           "mg_gbdt_sparse", "mg_gbdt_dense")
+#: boosted multi-output trees: GBDT-Sparse (sparse_hinge, k-sparse leaves, CSR scores) with its defaults, and
+#: for reference the dense-leaf multi-label model (one sigmoid per label, scores n x L), as issue 19 quotes it:
+#: random projection k = 5, 300 rounds
+GBDT = {"mg_gbdt_sparse": {"objective": "sparse_hinge"},
+        "mg_gbdt_dense": {"sketch_k": 5, "n_estimators": 300, "early_stopping": False}}
 # multigrove variants: label representation, loss, and Bonsai's training rows without hard negatives
 MG_PARAMS = {"mg": {}, "mg_bonsai": {"hard_negatives": False}, "mg_joint": {"representation": "joint"},
              "mg_log": {"loss": "log"}}
@@ -70,6 +79,7 @@ def worker(dataset: str, system: str, synthetic_rows: int, resplit: int = 0, rep
     Xtr, Ytr, Xte, Yte = load(dataset, synthetic_rows, resplit)
     tmp = tempfile.mkdtemp()
     rss_data = maxrss_mb()
+    rounds = None
     try:
         if system.startswith("mg"):
             from multigrove.xmc import LabelTreeClassifier
@@ -83,6 +93,19 @@ def worker(dataset: str, system: str, synthetic_rows: int, resplit: int = 0, rep
             pred_s = time.perf_counter() - t
             path = os.path.join(tmp, "model.npz")
             model.save(path)
+        elif system in GBDT:
+            from multigrove import GroveClassifier
+            Ytr_fit = Ytr if system == "mg_gbdt_sparse" else Ytr.toarray()
+            GroveClassifier(n_estimators=2, **GBDT[system]).fit(Xtr[:300], Ytr_fit[:300]).predict_top_k(Xte[:5], 5)
+            t = time.perf_counter()
+            model = GroveClassifier(seed=rep, **GBDT[system]).fit(Xtr, Ytr_fit)
+            fit_s = time.perf_counter() - t
+            t = time.perf_counter()
+            idx, sc = model.predict_top_k(Xte, 5)
+            pred_s = time.perf_counter() - t
+            path = os.path.join(tmp, "model.json")
+            model.booster_.save_model(path)
+            rounds = model.n_estimators_
         elif system.startswith("omikuji"):
             import omikuji
             train_path = os.path.join(tmp, "train.txt")
@@ -136,7 +159,7 @@ def worker(dataset: str, system: str, synthetic_rows: int, resplit: int = 0, rep
             "n_features": Xtr.shape[1], "n_labels": Ytr.shape[1], **{k: round(r[k], 5) for k in keep},
             "fit_s": round(fit_s, 3), "predict_ms_per_row": round(1000 * pred_s / Xte.shape[0], 4),
             "model_mb": round(size / 2**20, 3), "peak_rss_mb": round(maxrss_mb(), 1),
-            "rss_after_data_mb": round(rss_data, 1)}
+            "rss_after_data_mb": round(rss_data, 1), **({"rounds": rounds} if rounds is not None else {})}
 
 
 def main():

@@ -156,13 +156,19 @@ def check_weight(weight, n_rows: int, name: str = "weight") -> np.ndarray | None
     return w
 
 
-def check_label(y, n_rows: int | None, name: str = "label", data_name: str = "the data") -> np.ndarray:
+def check_label(y, n_rows: int | None, name: str = "label", data_name: str = "the data"):
     """A 1-D or 2-D float64 label array with one row per data row, without inf (NaN, a missing label,
-    is for the objective to accept or refuse: see boosting.losses)."""
+    is for the objective to accept or refuse: see boosting.losses); a scipy.sparse label comes back as
+    a CSR matrix (structure checked), for the objective to keep sparse or densify."""
     if y is None:
         raise ValueError(f"{name} is required for training, got None")
-    if sp.issparse(y):
-        y = y.toarray()
+    if sp.issparse(y):  # kept sparse: the objective decides (sparse-output objectives keep it so)
+        Y = sp.csr_matrix(check_sparse_features(y, name=name))
+        if n_rows is not None and Y.shape[0] != n_rows:
+            raise ValueError(f"{name} has {Y.shape[0]} rows but {data_name} has {n_rows} rows: lengths must match")
+        if Y.shape[1] == 0:
+            raise ValueError(f"{name} has 0 columns: at least one output is required")
+        return Y
     if _is_dataframe(y) or hasattr(y, "to_numpy"):
         y = y.to_numpy()
     try:

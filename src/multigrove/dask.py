@@ -35,7 +35,7 @@ from .boosting.losses import make_loss
 from .boosting.metrics import add_parts
 from .data.binning import BinMapper
 from .data.bundling import plan_layout
-from .params import Params
+from .params import SPARSE_OUTPUT_OBJECTIVES, Params
 
 __all__ = ["train", "DaskGroveRegressor", "DaskGroveClassifier", "DistributedRows"]  # noqa: F822 - lazy
 
@@ -341,6 +341,9 @@ def train(client, params: Mapping[str, Any] | None, X, y, num_boost_round: int =
     if callable(p.objective):
         raise ValueError("multigrove.dask.train takes a named objective; a callable objective needs the labels "
                          "in one process (use multigrove.train)")
+    if p.objective in SPARSE_OUTPUT_OBJECTIVES:
+        raise ValueError(f"multigrove.dask.train does not train objective '{p.objective}' (sparse outputs): use "
+                         "multigrove.train")
     if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) or num_boost_round < 0:
         raise ValueError(f"num_boost_round must be an integer >= 0, got {num_boost_round!r}")
     valid_sets = list(valid_sets or [])
@@ -471,6 +474,9 @@ class _DaskFit:
     """What the Dask estimators share: training through multigrove.dask.train and mapped prediction."""
 
     def _dask_fit(self, client, X, y, objective, extra, sample_weight, eval_set, eval_names, callbacks):
+        if self.objective is not None:
+            raise ValueError(f"objective={self.objective!r}: the Dask estimators choose the objective from y (sparse "
+                             "outputs train with multigrove.train or the local estimators)")
         from .boosting.callbacks import record_evaluation
         from .boosting.callbacks import early_stopping
         from .sklearn import has_early_stopping

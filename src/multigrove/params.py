@@ -18,7 +18,9 @@ import numpy as np
 from ._dtypes import MAX_VALUE_BINS
 from ._validation import check_int, check_real
 
-OBJECTIVES = ("regression", "binary", "multiclass", "multilabel")
+OBJECTIVES = ("regression", "binary", "multiclass", "multilabel", "sparse_squared", "sparse_hinge")
+#: objectives whose labels, scores and gradients stay sparse (GBDT-Sparse; boosting/sparse_output.py)
+SPARSE_OUTPUT_OBJECTIVES = ("sparse_squared", "sparse_hinge")
 OBJECTIVE_ALIASES = {
     "regression_l2": "regression", "l2": "regression", "mse": "regression",
     "mean_squared_error": "regression", "squared_error": "regression",
@@ -32,13 +34,13 @@ SKETCHES = ("none", "top_outputs", "random_sampling", "random_projection", "svd"
 SPARSE_SPLITS = ("unrestricted", "restricted")
 GROW_POLICIES = ("leafwise", "depthwise", "symmetric")
 METRICS = ("l2", "rmse", "binary_logloss", "binary_error", "multi_logloss", "multi_error",
-           "multilabel_logloss", "precision_at_k")
+           "multilabel_logloss", "precision_at_k", "ndcg_at_k")
 METRIC_ALIASES = {
     "mse": "l2", "mean_squared_error": "l2", "regression": "l2", "l2_root": "rmse",
     "root_mean_squared_error": "rmse", "logloss": "binary_logloss", "binary": "binary_logloss",
     "error": "binary_error", "multiclass": "multi_logloss", "softmax": "multi_logloss",
     "mlogloss": "multi_logloss", "merror": "multi_error", "multilabel": "multilabel_logloss",
-    "p@k": "precision_at_k", "precision": "precision_at_k",
+    "p@k": "precision_at_k", "precision": "precision_at_k", "ndcg": "ndcg_at_k", "ndcg@k": "ndcg_at_k",
 }
 
 #: alias -> canonical parameter name (the LightGBM / XGBoost / scikit-learn spellings)
@@ -79,6 +81,8 @@ SPARSE_THRESHOLD_WIDE = 0.5
 #: LightGBM's best log loss in 0.84-0.89x LightGBM's time; rf1 and scm20d: lower RMSE, BENCHMARKS.md)
 SINGLE_OUTPUT_LEAVES = 31
 MULTI_OUTPUT_LEAVES = 127
+#: leaf_sparsity=0 with a sparse-output objective: the labels each leaf keeps (GBDT-Sparse's k)
+SPARSE_OUTPUT_LEAF_K = 20
 
 #: min_data_in_leaf=None: LightGBM's 20 rows per leaf, at most one leaf's worth per 50 training rows
 MIN_DATA_IN_LEAF = 20
@@ -246,6 +250,13 @@ class Params:
         if self.multi_strategy == "one_vs_all" and (self.sketch not in (None, "none") or self.leaf_sparsity):
             raise ValueError("sketch and leaf_sparsity apply to multi_output trees; "
                              "multi_strategy='one_vs_all' grows one-output trees")
+        if self.objective in SPARSE_OUTPUT_OBJECTIVES:
+            if self.multi_strategy != "multi_output":
+                raise ValueError(f"objective '{self.objective}' grows one tree for all outputs: multi_strategy must "
+                                 f"be 'multi_output', got {self.multi_strategy!r}")
+            if self.sketch == "none":
+                raise ValueError(f"objective '{self.objective}' scores splits on a sketch of its sparse gradients "
+                                 "(all outputs would need n_rows x n_outputs statistics): sketch must not be 'none'")
         set_("learning_rate", _real("learning_rate", self.learning_rate, low=0.0, low_open=True))
         if self.num_leaves is not None:
             set_("num_leaves", _int("num_leaves", self.num_leaves, low=2, high=131072))
@@ -360,6 +371,22 @@ class Params:
             return SYMMETRIC_DEPTH
         return self.max_depth
 
+    def leaf_k_for(self, n_outputs: int) -> int:
+        """The outputs each leaf keeps (0: dense leaves): leaf_sparsity when it is below n_outputs; for a
+        sparse-output objective always k-sparse leaves, leaf_sparsity or SPARSE_OUTPUT_LEAF_K, at most
+        n_outputs.
+
+        Parameters
+        ----------
+        n_outputs : int
+            Outputs of the model being trained.
+        """
+        if self.objective in SPARSE_OUTPUT_OBJECTIVES:
+            return min(self.leaf_sparsity or SPARSE_OUTPUT_LEAF_K, n_outputs)
+        if self.multi_strategy != "multi_output":
+            return 0
+        return self.leaf_sparsity if 0 < self.leaf_sparsity < n_outputs else 0
+
     def sketch_for(self, n_outputs: int) -> str:
         """The split-scoring sketch: sketch, or when it is None, a random projection to sketch_k
         columns for a multi-output tree with dense leaves and more than sketch_k outputs (SketchBoost:
@@ -374,6 +401,8 @@ class Params:
         """
         if self.sketch is not None:
             return self.sketch
+        if self.objective in SPARSE_OUTPUT_OBJECTIVES:
+            return "random_projection"
         sketchable = self._multi_output_tree(n_outputs) and n_outputs > self.sketch_k
         sparse_leaves = 0 < self.leaf_sparsity < n_outputs
         return "random_projection" if sketchable and not sparse_leaves else "none"
@@ -450,6 +479,7 @@ def _metrics(value: Any) -> tuple | None:
 def objective_default_metric(objective: Any) -> tuple:
     return {
         "regression": ("l2",), "binary": ("binary_logloss",), "multiclass": ("multi_logloss",),
-        "multilabel": ("multilabel_logloss",),
+        "multilabel": ("multilabel_logloss",), "sparse_squared": ("precision_at_k",),
+        "sparse_hinge": ("precision_at_k",),
     }.get(objective if isinstance(objective, str) else "custom", ())
 

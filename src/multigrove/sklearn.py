@@ -18,8 +18,9 @@ from sklearn.model_selection import train_test_split
 from ._validation import check_features, check_indicator, check_int, check_label, check_real, check_weight
 from .boosting.callbacks import early_stopping, record_evaluation
 from .boosting.engine import train
+from .boosting.losses import sparse_label
 from .data.dataset import Dataset
-from .params import Params
+from .params import SPARSE_OUTPUT_OBJECTIVES, Params
 
 _D = {f.name: f.default for f in dataclasses.fields(Params)}
 #: early_stopping="auto" turns early stopping on above this many rows (scikit-learn's
@@ -34,6 +35,10 @@ N_ITER_NO_CHANGE = 20
 #: reach a test log loss of 0.448 instead of 0.480 with 100 rounds, BENCHMARKS.md issue 23)
 ROUNDS = 100
 ROUNDS_STOPPING_EARLY = 1000
+#: sparse-output objectives stop early on the validation P@5: P@1 of a round moves by about 0.005 from round
+#: to round on Delicious's 1,292 validation rows and stops the fit near round 50, P@5 (five times the hits)
+#: keeps rising with the test P@k (BENCHMARKS.md, issue 19)
+SPARSE_STOPPING_METRIC = "precision@5"
 #: Params fields that are not constructor arguments: the estimator sets them from y
 _SET_BY_ESTIMATOR = ("objective", "num_class", "num_outputs", "metric", "eval_at", "given")
 #: constructor arguments passed through to train() under the same name: every other training parameter
@@ -46,6 +51,10 @@ _PARAMETERS = """
         Boosting rounds, at most (one multi-output tree a round, or one tree per output with
         one_vs_all).  None: 1000 when the fit stops early (early_stopping on, or an early stopping
         callback given), where the validation loss picks the number of rounds, else 100.
+    objective : None, "sparse_hinge" (GroveClassifier) or "sparse_squared" (GroveRegressor), default None
+        None: chosen from y.  "sparse_hinge": multi-label y (0/1, dense or CSR) kept sparse, GBDT-Sparse's
+        squared hinge with k-sparse leaves (leaf_sparsity, default 20); "sparse_squared": sparse real
+        targets.  Their scores are CSR matrices and they are evaluated by precision@k.
     learning_rate : float, default 0.1
     num_leaves : int or None, default None
         Leaves per tree; None: 31 for one-output trees, 127 for a multi-output tree.
@@ -133,7 +142,8 @@ def _is_default(name: str, value) -> bool:
 
 
 class _GroveBase(BaseEstimator):
-    def __init__(self, n_estimators=None, *, learning_rate=_D["learning_rate"], num_leaves=_D["num_leaves"],
+    def __init__(self, n_estimators=None, *, objective=None, learning_rate=_D["learning_rate"],
+                 num_leaves=_D["num_leaves"],
                  max_depth=_D["max_depth"], min_data_in_leaf=_D["min_data_in_leaf"],
                  min_sum_hessian_in_leaf=_D["min_sum_hessian_in_leaf"], lambda_l2=_D["lambda_l2"],
                  min_gain_to_split=_D["min_gain_to_split"], multi_strategy=_D["multi_strategy"],
@@ -151,6 +161,7 @@ class _GroveBase(BaseEstimator):
                  num_threads=_D["num_threads"], deterministic=_D["deterministic"], seed=_D["seed"],
                  verbosity=_D["verbosity"], importance_type="split"):
         self.n_estimators = n_estimators
+        self.objective = objective
         self.learning_rate = learning_rate
         self.num_leaves = num_leaves
         self.max_depth = max_depth
@@ -263,7 +274,8 @@ class _GroveBase(BaseEstimator):
         stops = self._stops_early(Xc.shape[0], callbacks)
         rounds = self._rounds(stops or has_early_stopping(cbs))
         if stops:
-            cbs.append(early_stopping(int(self.n_iter_no_change), verbose=False))
+            watch = SPARSE_STOPPING_METRIC if objective in SPARSE_OUTPUT_OBJECTIVES else None
+            cbs.append(early_stopping(int(self.n_iter_no_change), verbose=False, metric_name=watch))
             if not eval_set:  # hold out validation_fraction of the training rows
                 fit_rows, valid_rows = self._validation_split(y_internal, objective)
                 self.validation_indices_ = valid_rows
@@ -288,6 +300,34 @@ class _GroveBase(BaseEstimator):
                               valid_names=valid_names, callbacks=cbs, init_model=_init_booster(init_model))
         self.best_iteration_ = self.booster_.best_iteration
         return self
+
+    def _fit_sparse(self, X, y, sample_weight, eval_set, eval_sample_weight, eval_names, callbacks, init_model):
+        """Fit with a sparse-output objective: y and every eval_set y become CSR (n_samples, n_outputs)."""
+        objective = self.objective
+        n = X[0].shape[0]
+
+        def sparse_y(yv, n_rows, name):
+            if yv is None:
+                raise ValueError(f"requires {name} to be passed, but it is None")
+            if not sp.issparse(yv) and np.ndim(yv) != 2:
+                raise ValueError(f"{name} for objective '{objective}' must be 2-D (n_samples, n_outputs), dense or "
+                                 f"scipy.sparse, got shape {np.shape(yv)}")
+            Y = sparse_label(yv, name)
+            if n_rows is not None and Y.shape[0] != n_rows:
+                raise ValueError(f"{name} has {Y.shape[0]} rows but X has {n_rows} rows: lengths must match")
+            if objective == "sparse_hinge":
+                check_indicator(Y, None, name)
+            return Y
+        Y = sparse_y(y, n, "y")
+        self.n_outputs_ = Y.shape[1]
+
+        def eval_label(yv):
+            Yv = sparse_y(yv, None, "eval_set y")
+            if Yv.shape[1] != self.n_outputs_:
+                raise ValueError(f"eval_set y has {Yv.shape[1]} outputs, expected {self.n_outputs_}")
+            return Yv
+        return self._fit(X, Y, objective, {}, sample_weight, eval_set, eval_sample_weight, eval_names, callbacks,
+                         eval_label, init_model)
 
     @property
     def feature_importances_(self) -> np.ndarray:
@@ -332,6 +372,11 @@ class GroveRegressor(RegressorMixin, _GroveBase):
         if y is None:
             raise ValueError("requires y to be passed, but the target y is None")
         Xc = self._check_X(X, reset=True)
+        if self.objective not in (None, "sparse_squared"):
+            raise ValueError(f"objective must be None or 'sparse_squared' for GroveRegressor, got {self.objective!r}")
+        if self.objective == "sparse_squared":
+            return self._fit_sparse(Xc, y, sample_weight, eval_set, eval_sample_weight, eval_names, callbacks,
+                                    init_model)
         y = _regression_target(y, Xc[0].shape[0])
         self.n_outputs_ = 1 if y.ndim == 1 else y.shape[1]
         n_out = self.n_outputs_
@@ -410,6 +455,13 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
             raise ValueError("requires y to be passed, but the target y is None")
         Xc = self._check_X(X, reset=True)
         n = Xc[0].shape[0]
+        if self.objective not in (None, "sparse_hinge"):
+            raise ValueError(f"objective must be None or 'sparse_hinge' for GroveClassifier, got {self.objective!r}")
+        if self.objective == "sparse_hinge":
+            self.multilabel_ = True
+            self._fit_sparse(Xc, y, sample_weight, eval_set, eval_sample_weight, eval_names, callbacks, init_model)
+            self.classes_, self.n_classes_ = np.arange(self.n_outputs_), self.n_outputs_
+            return self
         if sp.issparse(y):
             y = y.toarray()
         y = np.asarray(y)
@@ -468,6 +520,9 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         ndarray, shape (n_samples, n_classes), or (n_samples, n_labels) of independent probabilities
         """
         Xc, _ = self._check_X(X, reset=False)
+        if self.objective == "sparse_hinge":
+            raise ValueError("objective 'sparse_hinge' gives scores, not probabilities: use decision_function "
+                             "(CSR scores), predict (CSR 0/1, score > 0.5) or predict_top_k")
         p = self.booster_.predict(Xc, num_iteration=num_iteration)
         if not self.multilabel_ and self.n_classes_ == 2:
             return np.column_stack([1.0 - p, p])
@@ -492,6 +547,11 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         if pred_contrib:
             Xc, _ = self._check_X(X, reset=False)
             return self.booster_.predict(Xc, num_iteration=num_iteration, pred_contrib=True)
+        if self.objective == "sparse_hinge":  # the hinge's decision boundary is 0.5
+            scores = self.decision_function(X, num_iteration=num_iteration)
+            labels = (scores > 0.5).astype(np.int64)
+            labels.eliminate_zeros()
+            return labels
         proba = self.predict_proba(X, num_iteration=num_iteration)
         if self.multilabel_:
             return (proba > 0.5).astype(np.int64)
@@ -518,6 +578,9 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
             and scores is what ``multigrove.xmc.metrics`` takes.
         """
         k = check_int(k, "k", 1, self.n_classes_)
+        if self.objective == "sparse_hinge":
+            Xc, _ = self._check_X(X, reset=False)
+            return self.booster_.predict(Xc, num_iteration=num_iteration, top_k=k)
         if not self.multilabel_ and self.n_classes_ == 2:
             proba = self.predict_proba(X, num_iteration=num_iteration)
             order = np.argsort(-proba, axis=1, kind="stable")[:, :k]

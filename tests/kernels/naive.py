@@ -159,3 +159,40 @@ def shapley_values(tree, x, n_outputs):
                                     - conditional_expectation(tree, x, set(subset), n_outputs))
     out[F] = conditional_expectation(tree, x, set(), n_outputs)
     return out
+
+
+def sparse_gradients(loss, Y, Z):
+    """Dense gradients of the sparse-output losses (0 squared, 1 shifted squared hinge), cell by cell."""
+    Yd, Zd = np.asarray(Y.todense(), dtype=np.float64), np.asarray(Z.todense(), dtype=np.float64)
+    G = np.zeros_like(Yd)
+    for i in range(Yd.shape[0]):
+        for q in range(Yd.shape[1]):
+            y, z = Yd[i, q], Zd[i, q]
+            if loss == 0:
+                G[i, q] = z - y
+            elif y > 0.5:
+                G[i, q] = min(z - 1.0, 0.0)
+            else:
+                G[i, q] = max(z, 0.0)
+    return G
+
+
+def sparse_leaf_values(leaf_rows, G_dense, row_hess, k, lam, lr):
+    """GBDT-Sparse eq. 19 by brute force over all L columns: (cols ascending, values) of one leaf; padding
+    columns (fewer than k non-zero sums) are the smallest unused ones with value 0."""
+    p = G_dense[leaf_rows].sum(axis=0)
+    hess = row_hess[leaf_rows].sum()
+    nonzero = [q for q in range(p.shape[0]) if p[q] != 0.0]
+    ranked = sorted(nonzero, key=lambda q: (-abs(p[q]), q))[:k]
+    pads = [q for q in range(p.shape[0]) if q not in ranked][: k - len(ranked)]
+    cols = sorted(ranked + pads)
+    vals = [(-lr * p[q] / (hess + lam)) if q in ranked else 0.0 for q in cols]
+    return np.array(cols), np.array(vals)
+
+
+def add_leaves(Z_dense, leaf_of, leaf_cols, leaf_vals):
+    out = Z_dense.copy()
+    for i, leaf in enumerate(leaf_of):
+        if leaf >= 0:
+            out[i, leaf_cols[leaf]] += leaf_vals[leaf]
+    return out

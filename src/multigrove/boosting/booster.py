@@ -25,6 +25,7 @@ from .._fileio import atomic_write, check_header, checksum
 from .._validation import check_features, check_int
 from ..kernels.predict import predict_leaf_raw, predict_oblivious, predict_raw, predict_top_k
 from ..kernels.shap import tree_shap
+from ..params import SPARSE_OUTPUT_OBJECTIVES
 from .losses import link
 from .tree import Tree, stack_oblivious, stack_trees
 
@@ -40,7 +41,23 @@ def _raw_rows(X) -> tuple:
     return X, np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, X.dtype)
 VERSION = 1
 _CONTRIB_BLOCK = 4096  # rows explained per kernel call (bounds the densified copy of sparse X)
-_LINKS = ("regression", "binary", "multiclass", "multilabel", "custom")
+_LINKS = ("regression", "binary", "multiclass", "multilabel", "custom") + SPARSE_OUTPUT_OBJECTIVES
+
+
+def sum_sparse_leaves(leaves: np.ndarray, trees: list[Tree], n_outputs: int) -> sp.csr_matrix:
+    """The raw scores of a sparse-output model (its start score is 0) as CSR (n_rows, n_outputs): the sum
+    of the k-sparse leaves each row reaches; leaves (n_rows, T).  Memory O(n_rows T k), never n x L."""
+    n = leaves.shape[0]
+    cols = [tree.columns()[leaves[:, t]] for t, tree in enumerate(trees)]
+    vals = [tree.leaf_value[leaves[:, t]] for t, tree in enumerate(trees)]
+    if not trees:
+        return sp.csr_matrix((n, n_outputs))
+    cols, vals = np.hstack(cols), np.hstack(vals)
+    rows = np.repeat(np.arange(n), cols.shape[1])
+    scores = sp.csr_matrix((vals.ravel(), (rows, cols.ravel())), shape=(n, n_outputs))  # sums duplicates
+    scores.eliminate_zeros()
+    scores.sort_indices()
+    return scores
 
 
 class Booster:
@@ -166,24 +183,30 @@ class Booster:
         ndarray
             Values (regression), probabilities (binary: P(y=1), shape (n,); multiclass: (n, K);
             multilabel: (n, L) independent probabilities), raw scores, leaf indices or SHAP values
-            as asked.  One-output models return shape (n,).
+            as asked.  One-output models return shape (n,).  Sparse-output objectives
+            (``sparse_hinge``, ``sparse_squared``) return their scores as a scipy CSR matrix (n, L)
+            holding only the outputs some reached leaf stores (all others score 0).
         """
         X, _ = check_features(X, n_features=self.n_features, allow_empty=True)
         if sum(bool(v) for v in (pred_leaf, pred_contrib, top_k is not None)) > 1:
             raise ValueError("give at most one of pred_leaf, pred_contrib and top_k")
         trees = self._trees_for(num_iteration, start_iteration)
+        sparse_scores = self.objective in SPARSE_OUTPUT_OBJECTIVES
         if pred_contrib:
+            if sparse_scores:
+                raise ValueError(f"pred_contrib is not available for objective '{self.objective}': SHAP values of "
+                                 f"{self.n_outputs} sparse outputs would be dense (n_rows x n_features x n_outputs)")
             return self._contributions(X, trees, start_iteration == 0)
         if top_k is not None:
             return self._top_k(X, trees, check_int(top_k, "top_k", 1, self.n_outputs), raw_score,
                                start_iteration == 0)
         rows = _raw_rows(X)
         s = self._stacked(trees)
-        if pred_leaf:
+        if pred_leaf or sparse_scores:
             out = np.zeros((X.shape[0], len(trees)), dtype=np.int32)
             predict_leaf_raw(*rows, s["node_feature"], s["node_threshold"], s["node_default_left"],
                              s["node_left"], s["node_right"], s["tree_node_offset"], out)
-            return out
+            return out if pred_leaf else sum_sparse_leaves(out, trees, self.n_outputs)
         start = self.init_score if start_iteration == 0 else np.zeros_like(self.init_score)
         raw = np.tile(start, (X.shape[0], 1))
         if "oblivious" not in s:  # symmetric trees have their own kernel (tree.stack_oblivious)

@@ -20,11 +20,12 @@ from .booster import Booster
 from .callbacks import CallbackEnv, EarlyStopException
 from .grower import GrowerConfig, GrownTree, TreeGrower
 from .leaves import StatLayout, dense_leaf_values, sparse_leaf_values
-from .losses import Loss, make_loss, observed
+from .losses import Loss, label_for, make_loss, observed
 from .metrics import check_metric_fits, finish
 from .sampling import feature_mask
 from .shard import EvalShard, OutputColumn, SampleSpec, TrainingShard, predict_trees_into
 from .sketch import FULL, plan_sketch
+from .sparse_output import SparseEvalShard, SparseOutputShard
 from .tree import Tree
 
 
@@ -152,6 +153,8 @@ def binned_tree(tree: Tree, mapper) -> Tree:
 def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: list, feval,
            callbacks: list, threads: int, base: Booster | None = None) -> Booster:
     loss, y = make_loss(p.objective, p.num_class, p.num_outputs, ds.label, ds)
+    if loss.sparse_output:
+        return _train_sparse_output(p, loss, y, ds, rounds, valid_sets, valid_names, feval, callbacks, threads, base)
     if p.target_scaling == "standard" and loss.name != "regression":
         raise ValueError(f"target_scaling='standard' applies to objective 'regression', got '{loss.name}'")
     if loss.name == "regression" and p.scales_targets(loss.n_outputs):
@@ -161,7 +164,6 @@ def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: l
     ds.construct(p, loss.n_outputs)
     info(p, f"binned {describe_store(ds)} in {time.perf_counter() - started:.2f} s; {loss.n_outputs} outputs")
     booster = new_booster(p, loss, ds.n_features, ds.feature_names, loss.moments(y, ds.weight))
-    d = loss.n_outputs
     layout = stat_layout(loss, ds.weight, p, bool(np.isnan(y).any()) if y.dtype.kind == "f" else False)
     rows = TrainingShard(ds.store, y, ds.weight, loss, booster.init_score, layout, threads,
                          deterministic=p.deterministic)
@@ -174,30 +176,63 @@ def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: l
         base.params, base.best_iteration, base.best_score = booster.params, 0, {}
         first, booster = base.current_iteration(), base
     valids = []
+    for name, vs, vy, valid_raw in _validation_sets(p, ds, loss, valid_sets, valid_names, base is not None):
+        if vs is ds:
+            valids.append(Validation(name, rows, ds))
+            continue
+        valid_rows = EvalShard(vs.store, vy, vs.weight, copy.copy(loss), rows.init_score)
+        if base is not None:
+            valid_rows.scores[...] = loss.rescale(_start_scores(base, vs, valid_raw))
+        valids.append(Validation(name, valid_rows, vs))
+    return boost(p, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads, first)
+
+
+def _validation_sets(p: Params, ds: Dataset, loss: Loss, valid_sets: list, valid_names: list, keep_raw: bool):
+    """(name, Dataset binned with the training bins, its label as the loss takes it, its raw features when
+    ``keep_raw``) for each validation set; the training set itself comes back as it is."""
     for i, vs in enumerate(valid_sets):
         if not isinstance(vs, Dataset):
             raise TypeError(f"valid_sets[{i}] must be a multigrove.Dataset, got {type(vs).__name__}")
         name = valid_names[i] if i < len(valid_names) else ("training" if vs is ds else f"valid_{i}")
         if vs is ds:
-            valids.append(Validation(name, rows, ds))
+            yield name, ds, None, None
             continue
         if vs.label is None:
             raise ValueError(f"validation set '{name}' has no label")
         if vs.reference is not ds and vs.bin_mapper is None:
             vs.reference = ds  # bin it with the training bins
-        valid_raw = vs.data if base is not None else None
+        valid_raw = vs.data if keep_raw else None
         vs.construct(p, loss.n_outputs)
         if vs.bin_mapper is not ds.bin_mapper:
             raise ValueError(f"validation set '{name}' was binned with other bins: build it with reference=train_set")
         vloss = copy.copy(loss)
-        vy = vloss.check_label(vs.label)
-        if vloss.n_outputs != d:
-            raise ValueError(f"validation set '{name}' has {vloss.n_outputs} outputs, the training set {d}")
-        valid_rows = EvalShard(vs.store, vy, vs.weight, vloss, rows.init_score)
-        if base is not None:
-            valid_rows.scores[...] = loss.rescale(_start_scores(base, vs, valid_raw))
-        valids.append(Validation(name, valid_rows, vs))
-    return boost(p, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads, first)
+        vy = vloss.check_label(label_for(vloss, vs.label))
+        if vloss.n_outputs != loss.n_outputs:
+            raise ValueError(f"validation set '{name}' has {vloss.n_outputs} outputs, the training set "
+                             f"{loss.n_outputs}")
+        yield name, vs, vy, valid_raw
+
+
+def _train_sparse_output(p: Params, loss: Loss, y, ds: Dataset, rounds: int, valid_sets: list, valid_names: list,
+                         feval, callbacks: list, threads: int, base: Booster | None) -> Booster:
+    """Training with a sparse-output objective: labels, scores and gradients stay CSR
+    (boosting/sparse_output.py); the boosting loop and the grower are the ones of every objective."""
+    if base is not None:
+        raise ValueError(f"init_model cannot be continued with objective '{loss.name}' (sparse scores): train "
+                         "the rounds in one go")
+    if feval is not None:
+        raise ValueError(f"feval is not available with objective '{loss.name}': its scores are sparse; use "
+                         "metric='precision_at_k' or 'ndcg_at_k'")
+    started = time.perf_counter()
+    ds.construct(p, loss.n_outputs)
+    info(p, f"binned {describe_store(ds)} in {time.perf_counter() - started:.2f} s; {loss.n_outputs} sparse outputs "
+            f"({y.nnz / max(ds.n_rows, 1):.1f} labels per row)")
+    booster = new_booster(p, loss, ds.n_features, ds.feature_names, loss.moments(y, ds.weight))
+    rows = SparseOutputShard(ds.store, y, ds.weight, loss, threads, deterministic=p.deterministic)
+    valids = []
+    for name, vs, vy, _ in _validation_sets(p, ds, loss, valid_sets, valid_names, False):
+        valids.append(Validation(name, rows if vs is ds else SparseEvalShard(vs.store, vy, vs.weight), vs))
+    return boost(p, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads)
 
 
 def new_booster(p: Params, loss: Loss, n_features: int, feature_names: list, moments: np.ndarray) -> Booster:
@@ -314,8 +349,8 @@ class _TreeMaker:
     def __init__(self, p: Params, rows, offsets: np.ndarray, n_outputs: int, threads: int):
         self.p, self.offsets, self.d = p, offsets, n_outputs
         self.layout = rows.layout
-        topk = p.leaf_sparsity if 0 < p.leaf_sparsity < n_outputs else 0
-        self.topk = topk if p.multi_strategy == "multi_output" else 0
+        self.topk = p.leaf_k_for(n_outputs)
+        self.sparse_output = isinstance(rows, SparseOutputShard)
         self.sketch = p.sketch_for(n_outputs)
         self.num_leaves = p.leaves_for(n_outputs)
         sketched = p.multi_strategy == "multi_output" and self.sketch != "none"
@@ -368,6 +403,11 @@ class _TreeMaker:
             slay = rows.set_split_statistics(plan)
             rows.draw_rows(self._sample_spec(iteration))
             grown = self._grow(rows, slay, column_rng, noise_rng)
+            if self.sparse_output:  # k-sparse leaves from the sparse gradients (GBDT-Sparse eq. 19)
+                cols, values = rows.sparse_leaf_values(grown.n_leaves, self.topk, p.lambda_l2, p.learning_rate)
+                trees.append(_make_tree(grown, mapper, values, np.zeros(0, np.int32), cols))
+                rows.apply_tree(trees[-1])
+                return trees
             sums = grown.leaf_sums if slay is self.layout else rows.leaf_sums(grown.n_leaves)
             if self.topk:
                 cols, values = sparse_leaf_values(sums, self.layout, p.lambda_l2, p.learning_rate, self.topk)

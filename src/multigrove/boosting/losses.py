@@ -12,9 +12,12 @@ from typing import Any, Callable
 import numpy as np
 from scipy.special import expit, log_softmax, logit, softmax
 
+import scipy.sparse as sp
+
 from .._dtypes import STAT_INPUT_LIMIT
 from .._validation import check_indicator
 from ..kernels.objective import scaled_residual, sigmoid_grad_hess, softmax_grad_hess
+from ..kernels.sparse_output import LOSS_HINGE, LOSS_SQUARED
 
 _EPS = 1e-15
 
@@ -70,6 +73,7 @@ class Loss:
     name = "loss"
     hess_constant: float | None = None
     n_outputs = 1
+    sparse_output = False  # labels, scores and gradients kept sparse (SparseOutputLoss)
 
     def check_label(self, y: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
@@ -305,14 +309,111 @@ class CustomObjective(Loss):
             out[...] = a
 
 
+class SparseOutputLoss(Loss):
+    """A loss over sparse labels with sparse scores and gradients (GBDT-Sparse, Si et al. 2017, eq. 7-9).
+
+    Labels are a CSR matrix (n, L); scores and gradients stay CSR (``kernels.sparse_output``), so
+    nothing of size n x L exists in training.  The start score is 0 for every output: the optimal
+    constant (each label's frequency) would give every row all L scores and end the sparsity, while 0
+    is where the loss is flat on the absent labels (a zero gradient on every cell that is neither a
+    label nor a score).  The second derivative is at most 1 on every cell, so leaves use the constant
+    Hessian 1 per row (the paper's |V| + lambda denominator of eq. 19, a majorisation step for the
+    hinge).
+    """
+    sparse_output = True
+    hess_constant = 1.0
+    code = LOSS_SQUARED
+
+    def __init__(self):
+        self.n_outputs = 0
+
+    def check_label(self, y):
+        Y = sparse_label(y, f"label for objective '{self.name}'")
+        self.n_outputs = Y.shape[1]
+        return Y
+
+    def moments(self, y, w):
+        return np.zeros((3, self.n_outputs))
+
+    def gradients(self, raw, y, out_g, out_h):
+        raise TypeError(f"objective '{self.name}' computes sparse gradients (SparseOutputShard), not dense ones")
+
+    def value(self, raw, y, w=None):
+        """Mean loss over rows; raw and y CSR."""
+        Z, Y = sp.csr_matrix(raw), sp.csr_matrix(y)
+        diff = (Z - Y).tocsr()
+        if self.code == LOSS_SQUARED:
+            per_cell = diff.multiply(diff)
+        else:  # y = 1: max(1 - z, 0)^2; y = 0: max(z, 0)^2 (diff = z - y on the union of both patterns)
+            on_label = diff.multiply(Y).minimum(0)
+            off_label = diff.maximum(0) - diff.maximum(0).multiply(Y)
+            per_cell = on_label.multiply(on_label) + off_label.multiply(off_label)
+        return float(_wmean(0.5 * np.asarray(per_cell.sum(axis=1)).ravel(), w))
+
+
+class SparseSquaredError(SparseOutputLoss):
+    """0.5 * sum_q (z_q - y_q)^2 on sparse targets (any real values)."""
+    name = "sparse_squared"
+    code = LOSS_SQUARED
+
+
+class SparseSquaredHinge(SparseOutputLoss):
+    """The shifted squared hinge of GBDT-Sparse eq. 9, halved: 0.5 max(1 - z, 0)^2 on a label (y = 1),
+    0.5 max(z, 0)^2 elsewhere; labels a 0/1 indicator."""
+    name = "sparse_hinge"
+    code = LOSS_HINGE
+
+    def check_label(self, y):
+        Y = check_indicator(sparse_label(y, f"label for objective '{self.name}'"),
+                            name=f"label for objective '{self.name}'")
+        self.n_outputs = Y.shape[1]
+        return Y
+
+
+def sparse_label(y, name: str) -> sp.csr_matrix:
+    """Labels as a canonical float32 CSR matrix (structure checked, dense labels converted)."""
+    from .._validation import check_sparse_features
+    if not sp.issparse(y):
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D (n_rows, n_labels) matrix, got shape {y.shape}")
+        if np.isnan(y).any():
+            i, j = _first_bad(np.isnan(y))
+            raise ValueError(f"{name} must not be NaN (sparse-output objectives have no missing labels), got NaN at "
+                             f"row {i}, column {j}")
+        y = sp.csr_matrix(y)
+    Y = sp.csr_matrix(check_sparse_features(y, name=name))
+    if np.isnan(Y.data).any():
+        pos = int(np.flatnonzero(np.isnan(Y.data))[0])
+        row = int(np.searchsorted(Y.indptr, pos, side="right")) - 1
+        raise ValueError(f"{name} must not be NaN (sparse-output objectives have no missing labels), got NaN at row "
+                         f"{row}, column {int(Y.indices[pos])}")
+    big = np.abs(Y.data) > STAT_INPUT_LIMIT
+    if big.any():
+        pos = int(np.flatnonzero(big)[0])
+        raise ValueError(f"{name} must be at most {STAT_INPUT_LIMIT:g} in magnitude, got {Y.data[pos]:g}")
+    Y = sp.csr_matrix((Y.data.astype(np.float32), Y.indices.astype(np.int32), Y.indptr.astype(np.int64)),
+                      shape=Y.shape)
+    Y.eliminate_zeros()
+    return Y
+
+
+def label_for(loss: Loss, label):
+    """The label as ``loss.check_label`` takes it: sparse labels kept for a sparse-output loss,
+    densified for the others."""
+    if sp.issparse(label) and not loss.sparse_output:
+        return label.toarray()
+    return label
+
+
 def make_loss(objective: Any, num_class: int, num_outputs: int, label: np.ndarray, dataset: Any
               ) -> tuple[Loss, np.ndarray]:
     """Return (loss, label in the loss's internal form)."""
     if callable(objective):
         n_out = num_outputs or num_class or (label.shape[1] if label.ndim == 2 else 1)
         loss: Loss = CustomObjective(objective, n_out, dataset)
-        return loss, loss.check_label(label)
-    loss = {"regression": SquaredError, "binary": BinaryLogloss,
-            "multilabel": MultilabelLogloss}.get(objective, None)
+        return loss, loss.check_label(label_for(loss, label))
+    loss = {"regression": SquaredError, "binary": BinaryLogloss, "multilabel": MultilabelLogloss,
+            "sparse_squared": SparseSquaredError, "sparse_hinge": SparseSquaredHinge}.get(objective, None)
     loss = SoftmaxCrossEntropy(num_class) if objective == "multiclass" else loss()
-    return loss, loss.check_label(label)
+    return loss, loss.check_label(label_for(loss, label))

@@ -12,7 +12,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ..xmc.metrics import precision_at_k_rows
+from ..params import SPARSE_OUTPUT_OBJECTIVES
+from ..xmc.metrics import ndcg_at_k_rows, precision_at_k_rows
 
 _EPS = 1e-15
 
@@ -77,6 +78,10 @@ def metric_parts(metric: str, y: np.ndarray, raw: np.ndarray, prob: np.ndarray, 
         truth = _class_indicator(y, prob.shape[1]) if y.ndim == 1 else y
         per_row = precision_at_k_rows(truth, prob, max(eval_at))
         return [_part(f"precision@{k}", per_row[:, k - 1], w, higher=True) for k in eval_at]
+    if metric == "ndcg_at_k":
+        truth = _class_indicator(y, prob.shape[1]) if y.ndim == 1 else y
+        per_row = ndcg_at_k_rows(truth, prob, max(eval_at))
+        return [_part(f"ndcg@{k}", per_row[:, k - 1], w, higher=True) for k in eval_at]
     raise ValueError(f"unknown metric {metric!r}")  # pragma: no cover - checked in Params
 
 
@@ -101,7 +106,12 @@ def evaluate(metric: str, y: np.ndarray, raw: np.ndarray, prob: np.ndarray, w: n
 def check_metric_fits(metric: str, objective: str, n_outputs: int) -> None:
     needs = {"binary_logloss": ("binary",), "binary_error": ("binary",),
              "multi_logloss": ("multiclass",), "multi_error": ("multiclass",),
-             "multilabel_logloss": ("multilabel", "binary"), "precision_at_k": ("multiclass", "multilabel")}
+             "multilabel_logloss": ("multilabel", "binary")}
+    ranking = ("multiclass", "multilabel") + SPARSE_OUTPUT_OBJECTIVES
+    needs.update(precision_at_k=ranking, ndcg_at_k=ranking)
+    if objective in SPARSE_OUTPUT_OBJECTIVES and metric not in ("precision_at_k", "ndcg_at_k"):
+        raise ValueError(f"objective '{objective}' (sparse scores) is evaluated by ranking metrics, precision_at_k "
+                         f"or ndcg_at_k, got metric '{metric}'")
     if metric in needs and objective not in needs[metric]:
         raise ValueError(f"metric '{metric}' needs objective {' or '.join(needs[metric])}, "
                          f"got objective '{objective}'")

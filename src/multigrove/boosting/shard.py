@@ -167,19 +167,25 @@ class TrainingShard:
             slay = self._split_layout
             sample = goss_rows(row_magnitudes(self.split_stats[:, : slay.k]), spec.top_rate, spec.other_rate, rng)
             if sample.amplified is not None:  # gradients and Hessians, not the count column
-                factor = np.float32(sample.factor)
-                scale_rows(self.S, sample.amplified, self.layout.count_col, factor)
-                if self.split_stats is not self.S:
-                    scale_rows(self.split_stats, sample.amplified, slay.count_col, factor)
+                self._amplify(sample.amplified, np.float32(sample.factor))
             self.sample = sample
         else:
             self.sample = ALL_ROWS
         if spec.temperature > 0:
-            weights = bayesian_weights(self.n_rows, spec.temperature,
-                                       np.random.default_rng((*spec.weight_seed, self.shard_id)))
-            scale_rows_by(self.S, weights, self.layout.count_col)
-            if self.split_stats is not self.S:
-                scale_rows_by(self.split_stats, weights, self._split_layout.count_col)
+            self._weigh(bayesian_weights(self.n_rows, spec.temperature,
+                                         np.random.default_rng((*spec.weight_seed, self.shard_id))))
+
+    def _amplify(self, rows: np.ndarray, factor: np.float32) -> None:
+        """Multiply the statistics (full and split) of ``rows`` by factor, all but the count column."""
+        scale_rows(self.S, rows, self.layout.count_col, factor)
+        if self.split_stats is not self.S:
+            scale_rows(self.split_stats, rows, self._split_layout.count_col, factor)
+
+    def _weigh(self, weights: np.ndarray) -> None:
+        """Multiply every row's statistics (full and split) by its weight, all but the count column."""
+        scale_rows_by(self.S, weights, self.layout.count_col)
+        if self.split_stats is not self.S:
+            scale_rows_by(self.split_stats, weights, self._split_layout.count_col)
 
     # ------------------------------------------------------------------ the builder
     def begin_tree(self, max_leaves: int) -> None:

@@ -252,3 +252,14 @@ def predict_top_k(X, indptr, indices, data, node_feature, node_threshold, node_d
                 c = touched[j]
                 acc[c] = 0.0
                 seen[c] = False
+
+
+@njit(parallel=True, cache=True)
+def leaf_index_store(store, rows, node_feature, node_bin, node_default_left, node_left, node_right,
+                     tree_node_offset, out):
+    """OUT out (m, T) int32: the leaf that row rows[i] of a binned store reaches in each tree."""
+    n_trees = tree_node_offset.shape[0] - 1
+    for i in prange(rows.shape[0]):
+        for t in range(n_trees):
+            out[i, t] = _leaf_store(store, rows[i], t, node_feature, node_bin, node_default_left, node_left,
+                                    node_right, tree_node_offset)

@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from .._validation import check_int, check_real
 from ..kernels.sparse import row_membership, topk_csr_rows, topk_dense_rows
 
-__all__ = ["propensity", "inverse_propensity", "precision_at_k", "precision_at_k_rows", "recall_at_k", "ndcg_at_k",
+__all__ = ["propensity", "inverse_propensity", "precision_at_k", "precision_at_k_rows", "recall_at_k", "ndcg_at_k", "ndcg_at_k_rows",
            "psprecision_at_k", "psndcg_at_k", "coverage_at_k", "evaluate", "top_k"]
 
 _CHUNK = 4096  # rows of a dense score matrix ranked at a time
@@ -193,11 +193,15 @@ def _recall(r):
     return rec.mean(axis=0)
 
 
-def _ndcg(r):
+def _ndcg_rows(r):
     idcg = r.idcg()
     dcg = np.cumsum(r.hits * r.disc, axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(idcg > 0, dcg / idcg, 0.0).mean(axis=0)
+        return np.where(idcg > 0, dcg / idcg, 0.0)
+
+
+def _ndcg(r):
+    return _ndcg_rows(r).mean(axis=0)
 
 
 def _psp(r, q):
@@ -302,6 +306,24 @@ def ndcg_at_k(Y_true, Y_pred, k: int = 5) -> np.ndarray:
         Entry j is the metric at j + 1.
     """
     return _ndcg(_Ranked(Y_true, Y_pred, k))
+
+
+def ndcg_at_k_rows(Y_true, Y_pred, k: int = 5) -> np.ndarray:
+    """Each row's nDCG@1..nDCG@k (``ndcg_at_k`` is their mean over rows).
+
+    Parameters
+    ----------
+    Y_true : sparse matrix or array-like, shape (n, L)
+        The relevant labels (non-zero = relevant).
+    Y_pred : array-like (n, L), sparse matrix, or a top-k pair (indices, scores)
+        Scores, ranked as the module docstring says (ties: the smaller label first).
+    k : int, default 5
+
+    Returns
+    -------
+    ndarray, shape (n, k)
+    """
+    return _ndcg_rows(_Ranked(Y_true, Y_pred, k))
 
 
 def psprecision_at_k(Y_true, Y_pred, inv_propensity, k: int = 5) -> np.ndarray:

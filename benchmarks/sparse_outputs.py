@@ -1,0 +1,78 @@
+"""GBDT-Sparse (objective="sparse_hinge"): the cost of a boosting round as the number of labels grows.
+
+The same rows, features and labels per row; only L changes (1,000 -> 10,000 -> 50,000), so nnz(Y) is the
+same.  A sparse-output round touches only non-zeros (gradients on the union of labels and scores, the
+projection G Pi, k-sparse leaves), so its cost should stay flat up to those terms; the dense multi-label
+objective ("multilabel", n x L scores) is run beside it where it fits in memory.  Each (L, objective) runs
+in its own process (peak RSS is its own); steady seconds per round is the median of the per-round times
+after the first two rounds (compile time excluded: a warm-up fit runs first).
+
+    python benchmarks/sparse_outputs.py --out benchmarks/results/sparse_outputs.jsonl
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import RoundTimer, emit, maxrss_mb, run_worker  # noqa: E402
+
+
+def problem(n_rows: int, n_labels: int, labels_per_row: int, seed: int = 0):
+    """X (n, 50) dense; labels tied to the features: row i's labels are hashes of its quantised features,
+    spread over n_labels (so every L has the same nnz(Y) and the same amount of signal)."""
+    import numpy as np
+    import scipy.sparse as sp
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, 50)).astype(np.float32)
+    codes = np.floor(X[:, :labels_per_row] * 4).astype(np.int64) + 1000 * np.arange(labels_per_row)
+    cols = (codes * 2654435761) % n_labels
+    Y = sp.csr_matrix((np.ones(cols.size, np.float32), (np.repeat(np.arange(n_rows), labels_per_row), cols.ravel())),
+                      shape=(n_rows, n_labels))
+    Y.sum_duplicates()
+    Y.data[:] = 1.0
+    return X, Y
+
+
+def worker(n_labels: int, objective: str, n_rows: int, rounds: int) -> dict:
+    import multigrove as mg
+    X, Y = problem(n_rows, n_labels, 5)
+    Ytr = Y if objective == "sparse_hinge" else Y.toarray()
+    params = {"objective": objective, "verbosity": -1, "num_threads": 2}
+    mg.train(params, mg.Dataset(X[:500], Ytr[:500]), 2)  # compile
+    timer = RoundTimer()
+    rss_data = maxrss_mb()
+    mg.train(params, mg.Dataset(X, Ytr), rounds, callbacks=[timer])
+    per_round = sorted(b - a for a, b in zip(timer.ts[1:], timer.ts[2:]))
+    return {"bench": "round_cost_vs_labels", "objective": objective, "n_rows": n_rows, "n_labels": n_labels,
+            "nnz_y": int(Y.nnz), "rounds": rounds, "s_per_round": round(per_round[len(per_round) // 2], 4),
+            "s_per_round_range": [round(per_round[0], 4), round(per_round[-1], 4)],
+            "peak_rss_mb": round(maxrss_mb(), 1), "rss_after_data_mb": round(rss_data, 1)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--labels", nargs="+", type=int, default=[1_000, 10_000, 50_000])
+    ap.add_argument("--rows", type=int, default=50_000)
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--dense-up-to", type=int, default=10_000, help="run the dense multilabel objective up to this L")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--worker", nargs=2, metavar=("N_LABELS", "OBJECTIVE"), help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.worker:
+        print(json.dumps(worker(int(a.worker[0]), a.worker[1], a.rows, a.rounds)), flush=True)
+        return
+    for n_labels in a.labels:
+        for objective in ("sparse_hinge", "multilabel"):
+            if objective == "multilabel" and n_labels > a.dense_up_to:
+                continue
+            rec, err = run_worker([__file__, "--worker", str(n_labels), objective, "--rows", str(a.rows),
+                                   "--rounds", str(a.rounds)])
+            emit(rec if rec is not None else {"n_labels": n_labels, "objective": objective,
+                                              "error": err.strip().splitlines()[-1:]}, a.out)
+
+
+if __name__ == "__main__":
+    main()

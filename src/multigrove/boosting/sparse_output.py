@@ -1,0 +1,209 @@
+"""Rows of a sparse-output objective (GBDT-Sparse, Si et al. 2017): labels, scores and gradients CSR.
+
+``SparseOutputShard`` answers the same requests as ``TrainingShard`` (the engine and the grower do not
+know the difference), but nothing it holds has n_rows x n_labels entries:
+
+* labels Y (CSR), scores Z (CSR: a row holds at most ||y_i||_0 + T k entries after T trees of k-sparse
+  leaves, the paper's bound), gradients G (CSR, non-zero only on the union of the row's labels and
+  scores, since the losses have a zero gradient where z = y);
+* the splits are scored on a sketch of G, built by sparse products: a random projection G Pi
+  (O(nnz(G) k)), or kept columns (top_outputs, random_sampling) taken from G's columns.  Its dense
+  (n, k + 2) statistics (k sketch columns, the row's Hessian bound, the count) go to the one grower.
+  SketchBoost's score of a split on G Pi estimates sum_q p_q^2 / (|V| + lambda) over every label,
+  the dense-leaf gain; GBDT-Sparse eq. 20 keeps only the top k labels of each child.  Both favour
+  children whose gradients concentrate on a few labels;
+* leaf values come from the full sparse gradient: the k labels of largest |p_q| (p the leaf's
+  gradient sum) get -p_q / (H + lambda) (eq. 19 with the row Hessian bound 1, or the row weight);
+* a finished tree's k-sparse leaves are merged into the scores of every row.
+
+Memory is O(nnz(Y) + n T k + n k_sketch), whatever L is.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._dtypes import INDEX, STAT
+from ..kernels.predict import leaf_index_store
+from ..kernels.sparse_output import (add_leaves_fill, add_leaves_sizes, sparse_gradient_fill, sparse_gradient_sizes,
+                                     sparse_leaf_values)
+from ..kernels.store import BinnedStore
+from .builder import LocalBuilder
+from .leaves import StatLayout
+from .losses import SparseOutputLoss
+from .metrics import MetricPart, metric_parts
+from .sampling import ALL_ROWS
+from .shard import OutputColumn, TrainingShard
+from .sketch import SketchPlan
+from .tree import Tree, stack_trees
+
+
+def empty_scores(n_rows: int, n_outputs: int) -> sp.csr_matrix:
+    """Start scores: 0 everywhere, no entry stored."""
+    return sp.csr_matrix((np.zeros(0), np.zeros(0, np.int32), np.zeros(n_rows + 1, np.int64)),
+                         shape=(n_rows, n_outputs))
+
+
+def add_leaves(Z: sp.csr_matrix, leaf_of: np.ndarray, leaf_cols: np.ndarray, leaf_vals: np.ndarray) -> sp.csr_matrix:
+    """Z + each row's leaf values (leaf_of[i] = -1: the row gets nothing), as a new CSR."""
+    sizes = np.empty(Z.shape[0], np.int64)
+    cols = np.ascontiguousarray(leaf_cols, dtype=np.int32)
+    vals = np.ascontiguousarray(leaf_vals, dtype=np.float64)
+    add_leaves_sizes(Z.indptr, Z.indices, Z.data, leaf_of, cols, vals, sizes)
+    indptr = np.zeros(Z.shape[0] + 1, np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    indices = np.empty(indptr[-1], np.int32)
+    data = np.empty(indptr[-1], np.float64)
+    add_leaves_fill(Z.indptr, Z.indices, Z.data, leaf_of, cols, vals, indptr, indices, data)
+    return sp.csr_matrix((data, indices, indptr), shape=Z.shape)
+
+
+def add_trees_sparse(Z: sp.csr_matrix, leaves: np.ndarray, trees: Sequence[Tree]) -> sp.csr_matrix:
+    """Z + the trees' k-sparse leaves; leaves (n, T) the leaf of each row in each tree."""
+    for t, tree in enumerate(trees):
+        Z = add_leaves(Z, np.ascontiguousarray(leaves[:, t], dtype=np.int32), tree.columns(), tree.leaf_value)
+    return Z
+
+
+def sparse_gradients(loss: SparseOutputLoss, Y: sp.csr_matrix, Z: sp.csr_matrix) -> sp.csr_matrix:
+    """The loss's gradient at scores Z for labels Y: CSR float32, only the non-zero cells stored."""
+    sizes = np.empty(Y.shape[0], np.int64)
+    sparse_gradient_sizes(loss.code, Y.indptr, Y.indices, Y.data, Z.indptr, Z.indices, Z.data, sizes)
+    indptr = np.zeros(Y.shape[0] + 1, np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    indices = np.empty(indptr[-1], np.int32)
+    data = np.empty(indptr[-1], STAT)
+    sparse_gradient_fill(loss.code, Y.indptr, Y.indices, Y.data, Z.indptr, Z.indices, Z.data, indptr, indices, data)
+    return sp.csr_matrix((data, indices, indptr), shape=Y.shape)
+
+
+def _scale_csr_rows(M: sp.csr_matrix, factor: np.ndarray) -> None:
+    """In place: row i of M times factor[i]."""
+    M.data *= np.repeat(factor.astype(M.data.dtype), np.diff(M.indptr))
+
+
+class SparseOutputShard(TrainingShard):
+    """One process's training rows for a sparse-output objective; a ``HistogramBuilder``."""
+
+    def __init__(self, store: BinnedStore, label: sp.csr_matrix, weight: np.ndarray | None,
+                 loss: SparseOutputLoss, n_threads: int, shard_id: int = 0, deterministic: bool = False):
+        n, n_outputs = label.shape
+        self.store, self.w, self.loss, self.y, self.mask = store, weight, loss, label, None
+        self.layout = StatLayout.make(n_outputs, loss.hess_constant)  # describes G; never allocated densely
+        self.shard_id = shard_id
+        self.init_score = np.zeros(n_outputs)
+        self.scores = empty_scores(n, n_outputs)
+        self._row_weight = np.ones(n, STAT) if weight is None else weight.astype(STAT)
+        self.row_hess = self._row_weight.copy()
+        self.G = sp.csr_matrix((n, n_outputs), dtype=STAT)
+        self._frozen = np.zeros(0, np.int64)
+        self.sample = ALL_ROWS
+        self.builder = LocalBuilder(store, n_threads, deterministic)
+        self._buffers: dict[StatLayout, np.ndarray] = {}
+        self.split_stats = None
+        self._split_layout = None
+
+    # ------------------------------------------------------------------ gradients and sketches
+    def compute_gradients(self) -> None:
+        self.G = sparse_gradients(self.loss, self.y, self.scores)
+        if self.w is not None:
+            _scale_csr_rows(self.G, self._row_weight)
+        if self._frozen.size:
+            self.G.data[np.isin(self.G.indices, self._frozen)] = 0.0
+        self.row_hess = self._row_weight.copy()
+
+    def column_sq_norms(self) -> np.ndarray:
+        data = self.G.data.astype(np.float64)
+        return np.bincount(self.G.indices, weights=data * data, minlength=self.G.shape[1])
+
+    def gram_product(self, V: np.ndarray) -> np.ndarray:
+        return np.asarray(self.G.T @ (self.G @ V.astype(STAT)), dtype=np.float64)
+
+    def set_split_statistics(self, spec: SketchPlan | OutputColumn) -> StatLayout:
+        """The sketch of G the next tree's splits are scored on, with one column of each row's Hessian
+        bound (its weight, times GOSS or Bayesian factors) and the count."""
+        if isinstance(spec, OutputColumn) or spec.is_full:
+            raise ValueError(f"objective '{self.loss.name}' scores splits on a sketch of its sparse gradients; "
+                             f"scoring them on all {self.G.shape[1]} outputs would need n_rows x n_outputs "
+                             "statistics: choose sketch 'random_projection', 'top_outputs' or 'random_sampling'")
+        slay = self._split_layout = StatLayout.make(spec.width, None, shared_hessian=True)
+        if slay not in self._buffers:
+            self._buffers[slay] = slay.allocate(self.n_rows)
+        buf = self._buffers[slay]
+        if spec.columns is not None:
+            kept = self.G[:, spec.columns].toarray()
+            if spec.scale is not None:
+                kept *= spec.scale
+            buf[:, : slay.k] = kept
+        else:
+            buf[:, : slay.k] = self.G @ spec.projection
+        buf[:, slay.h_col] = self.row_hess
+        self.split_stats = buf
+        return slay
+
+    def _amplify(self, rows: np.ndarray, factor: np.float32) -> None:
+        per_row = np.ones(self.n_rows, STAT)
+        per_row[rows] = factor
+        self._weigh(per_row)
+
+    def _weigh(self, weights: np.ndarray) -> None:
+        slay = self._split_layout
+        _scale_csr_rows(self.G, weights)
+        self.row_hess *= weights.astype(STAT)
+        self.split_stats[:, : slay.count_col] *= weights.astype(STAT)[:, None]
+
+    # ------------------------------------------------------------------ finishing a tree
+    def leaf_sums(self, n_leaves: int) -> np.ndarray:
+        raise TypeError("a sparse-output shard has no dense leaf sums: use sparse_leaf_values")
+
+    def sparse_leaf_values(self, n_leaves: int, k: int, lambda_l2: float, learning_rate: float
+                           ) -> tuple[np.ndarray, np.ndarray]:
+        """(cols, values), each (n_leaves, k): every leaf's k labels of largest |gradient sum| and their
+        values (GBDT-Sparse eq. 19), from the rows of the last tree's sample."""
+        rows, start, end = self.builder.leaf_segments(n_leaves)
+        cols = np.empty((n_leaves, k), np.int32)
+        values = np.empty((n_leaves, k), np.float64)
+        G = self.G
+        sparse_leaf_values(rows, start, end, G.indptr, G.indices, G.data, self.row_hess, k, float(lambda_l2),
+                           float(learning_rate), cols, values)
+        return cols, values
+
+    def apply_tree(self, tree: Tree) -> None:
+        """Merge the tree's k-sparse leaves into the scores of every row (sampled or not)."""
+        leaf_of = np.full(self.n_rows, -1, np.int32)
+        for rows, start, end in (self.builder.leaf_segments(tree.n_leaves),
+                                 self.builder.other_segments(tree.n_leaves)):
+            counts = end - start
+            if counts.sum():
+                member = np.concatenate([rows[a:b] for a, b in zip(start, end)])
+                leaf_of[member] = np.repeat(np.arange(tree.n_leaves, dtype=np.int32), counts)
+        self.scores = add_leaves(self.scores, leaf_of, tree.columns(), tree.leaf_value)
+
+    def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False) -> list[MetricPart]:
+        return sparse_metric_parts(metrics, eval_at, self.y, self.scores, self.w)
+
+
+class SparseEvalShard:
+    """A validation set of a sparse-output objective: sparse labels, sparse scores updated tree by tree."""
+
+    def __init__(self, store: BinnedStore, label: sp.csr_matrix, weight: np.ndarray | None):
+        self.store, self.y, self.w = store, label, weight
+        self.scores = empty_scores(*label.shape)
+        self._rows = np.arange(store.n_rows, dtype=INDEX)
+
+    def add_trees(self, trees: list[Tree]) -> None:
+        s = stack_trees(trees)
+        leaves = np.empty((self._rows.shape[0], len(trees)), np.int32)
+        leaf_index_store(self.store, self._rows, s["node_feature"], s["node_bin"], s["node_default_left"],
+                         s["node_left"], s["node_right"], s["tree_node_offset"], leaves)
+        self.scores = add_trees_sparse(self.scores, leaves, trees)
+
+    def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False) -> list[MetricPart]:
+        return sparse_metric_parts(metrics, eval_at, self.y, self.scores, self.w)
+
+
+def sparse_metric_parts(metrics, eval_at, y: sp.csr_matrix, scores: sp.csr_matrix, w) -> list[MetricPart]:
+    """Ranking metrics of sparse scores (the identity link: raw scores rank the labels)."""
+    return [part for m in metrics for part in metric_parts(m, y, scores, scores, w, eval_at)]
