@@ -309,10 +309,7 @@ class _GroveBase(BaseEstimator):
         def sparse_y(yv, n_rows, name):
             if yv is None:
                 raise ValueError(f"requires {name} to be passed, but it is None")
-            if not sp.issparse(yv) and np.ndim(yv) != 2:
-                raise ValueError(f"{name} for objective '{objective}' must be 2-D (n_samples, n_outputs), dense or "
-                                 f"scipy.sparse, got shape {np.shape(yv)}")
-            Y = sparse_label(yv, name)
+            Y = sparse_label(yv, name)  # 2-D, structure, NaN and magnitude checked
             if n_rows is not None and Y.shape[0] != n_rows:
                 raise ValueError(f"{name} has {Y.shape[0]} rows but X has {n_rows} rows: lengths must match")
             if objective == "sparse_hinge":
@@ -549,9 +546,7 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
             return self.booster_.predict(Xc, num_iteration=num_iteration, pred_contrib=True)
         if self.objective == "sparse_hinge":  # the hinge's decision boundary is 0.5
             scores = self.decision_function(X, num_iteration=num_iteration)
-            labels = (scores > 0.5).astype(np.int64)
-            labels.eliminate_zeros()
-            return labels
+            return (scores > 0.5).astype(np.int64)  # CSR holding the ones only
         proba = self.predict_proba(X, num_iteration=num_iteration)
         if self.multilabel_:
             return (proba > 0.5).astype(np.int64)

@@ -78,10 +78,9 @@ def test_eval_metrics_equal_the_xmc_metrics_and_early_stopping_restores_the_best
                        callbacks=[mg.record_evaluation(result), mg.early_stopping(5, verbose=False)])
     assert 0 < booster.best_iteration < 200
     it = booster.best_iteration
-    Z = booster.predict(X[600:], num_iteration=it)
-    positive = Z.multiply(Z > 0).tocsr()  # training metrics rank the labels of positive score
-    np.testing.assert_allclose(result["valid_0"]["precision@3"][it - 1], precision_at_k(Y[600:], positive, 3)[2])
-    np.testing.assert_allclose(result["valid_0"]["ndcg@5"][it - 1], ndcg_at_k(Y[600:], positive, 5)[4])
+    Z = booster.predict(X[600:], num_iteration=it)  # training metrics rank the labels the CSR scores hold
+    np.testing.assert_allclose(result["valid_0"]["precision@3"][it - 1], precision_at_k(Y[600:], Z, 3)[2])
+    np.testing.assert_allclose(result["valid_0"]["ndcg@5"][it - 1], ndcg_at_k(Y[600:], Z, 5)[4])
 
 
 def test_save_load_round_trip(tmp_path):

@@ -15,7 +15,7 @@ from scipy.special import expit, log_softmax, logit, softmax
 import scipy.sparse as sp
 
 from .._dtypes import STAT_INPUT_LIMIT
-from .._validation import check_indicator
+from .._validation import check_indicator, check_sparse_features
 from ..kernels.objective import scaled_residual, sigmoid_grad_hess, softmax_grad_hess
 from ..kernels.sparse_output import LOSS_HINGE, LOSS_SQUARED
 
@@ -372,16 +372,11 @@ class SparseSquaredHinge(SparseOutputLoss):
 
 def sparse_label(y, name: str) -> sp.csr_matrix:
     """Labels as a canonical float32 CSR matrix (structure checked, dense labels converted)."""
-    from .._validation import check_sparse_features
     if not sp.issparse(y):
         y = np.asarray(y, dtype=np.float64)
         if y.ndim != 2:
             raise ValueError(f"{name} must be a 2-D (n_rows, n_labels) matrix, got shape {y.shape}")
-        if np.isnan(y).any():
-            i, j = _first_bad(np.isnan(y))
-            raise ValueError(f"{name} must not be NaN (sparse-output objectives have no missing labels), got NaN at "
-                             f"row {i}, column {j}")
-        y = sp.csr_matrix(y)
+        y = sp.csr_matrix(y)  # a NaN is stored: the check below names its row and column
     Y = sp.csr_matrix(check_sparse_features(y, name=name))
     if np.isnan(Y.data).any():
         pos = int(np.flatnonzero(np.isnan(Y.data))[0])

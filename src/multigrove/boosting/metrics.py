@@ -52,6 +52,10 @@ def _cells(metric: str, y: np.ndarray, prob: np.ndarray) -> np.ndarray:
     return ((prob > 0.5) != (y > 0.5)).astype(np.float64)
 
 
+#: ranking metrics: the name they report under (``precision@3``) and their per-row values at 1..k
+RANKING = {"precision_at_k": ("precision", precision_at_k_rows), "ndcg_at_k": ("ndcg", ndcg_at_k_rows)}
+
+
 def metric_parts(metric: str, y: np.ndarray, raw: np.ndarray, prob: np.ndarray, w: np.ndarray | None,
                  eval_at: tuple, per_output: bool = False, mask: np.ndarray | None = None) -> list[MetricPart]:
     """y is the loss's internal label form (2-D for regression/binary/multilabel, ids for multiclass).
@@ -74,14 +78,11 @@ def metric_parts(metric: str, y: np.ndarray, raw: np.ndarray, prob: np.ndarray, 
         return [_part(metric, -np.log(np.clip(prob[np.arange(len(y)), y], _EPS, None)), w)]
     if metric == "multi_error":
         return [_part(metric, (prob.argmax(axis=1) != y).astype(np.float64), w)]
-    if metric == "precision_at_k":
+    if metric in RANKING:
+        label, rows_at_k = RANKING[metric]
         truth = _class_indicator(y, prob.shape[1]) if y.ndim == 1 else y
-        per_row = precision_at_k_rows(truth, prob, max(eval_at))
-        return [_part(f"precision@{k}", per_row[:, k - 1], w, higher=True) for k in eval_at]
-    if metric == "ndcg_at_k":
-        truth = _class_indicator(y, prob.shape[1]) if y.ndim == 1 else y
-        per_row = ndcg_at_k_rows(truth, prob, max(eval_at))
-        return [_part(f"ndcg@{k}", per_row[:, k - 1], w, higher=True) for k in eval_at]
+        per_row = rows_at_k(truth, prob, max(eval_at))
+        return [_part(f"{label}@{k}", per_row[:, k - 1], w, higher=True) for k in eval_at]
     raise ValueError(f"unknown metric {metric!r}")  # pragma: no cover - checked in Params
 
 
@@ -109,7 +110,7 @@ def check_metric_fits(metric: str, objective: str, n_outputs: int) -> None:
              "multilabel_logloss": ("multilabel", "binary")}
     ranking = ("multiclass", "multilabel") + SPARSE_OUTPUT_OBJECTIVES
     needs.update(precision_at_k=ranking, ndcg_at_k=ranking)
-    if objective in SPARSE_OUTPUT_OBJECTIVES and metric not in ("precision_at_k", "ndcg_at_k"):
+    if objective in SPARSE_OUTPUT_OBJECTIVES and metric not in RANKING:
         raise ValueError(f"objective '{objective}' (sparse scores) is evaluated by ranking metrics, precision_at_k "
                          f"or ndcg_at_k, got metric '{metric}'")
     if metric in needs and objective not in needs[metric]:

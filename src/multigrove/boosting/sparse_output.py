@@ -149,10 +149,10 @@ class SparseOutputShard(TrainingShard):
         self._weigh(per_row)
 
     def _weigh(self, weights: np.ndarray) -> None:
-        slay = self._split_layout
+        weights = weights.astype(STAT)
         _scale_csr_rows(self.G, weights)
-        self.row_hess *= weights.astype(STAT)
-        self.split_stats[:, : slay.count_col] *= weights.astype(STAT)[:, None]
+        self.row_hess *= weights
+        self.split_stats[:, : self._split_layout.count_col] *= weights[:, None]
 
     # ------------------------------------------------------------------ finishing a tree
     def leaf_sums(self, n_leaves: int) -> np.ndarray:
