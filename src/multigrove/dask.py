@@ -163,6 +163,10 @@ class DistributedRows:
     their answers are summed (histograms, leaf sums, norms, metric parts).  Counts round trips and
     the bytes of the arrays that come back (``traffic``)."""
 
+    #: splits are always scored on summed histograms (sparse-output objectives, the only ones with a
+    #: candidate scorer, are refused by multigrove.dask)
+    candidate_scorer = None
+
     def __init__(self, actors: list, layout: StatLayout, n_rows: int, n_bins: int):
         self.actors, self.layout, self.n_rows, self.n_bins = actors, layout, n_rows, n_bins
         self._split_layout = layout

@@ -254,9 +254,9 @@ class Params:
             if self.multi_strategy != "multi_output":
                 raise ValueError(f"objective '{self.objective}' grows one tree for all outputs: multi_strategy must "
                                  f"be 'multi_output', got {self.multi_strategy!r}")
-            if self.sketch == "none":
-                raise ValueError(f"objective '{self.objective}' scores splits on a sketch of its sparse gradients "
-                                 "(all outputs would need n_rows x n_outputs statistics): sketch must not be 'none'")
+            if self.sparse_split == "restricted":
+                raise ValueError(f"objective '{self.objective}' scores splits by GBDT-Sparse eq. 20, each child on "
+                                 "its own top-k labels: sparse_split must be 'unrestricted', got 'restricted'")
         set_("learning_rate", _real("learning_rate", self.learning_rate, low=0.0, low_open=True))
         if self.num_leaves is not None:
             set_("num_leaves", _int("num_leaves", self.num_leaves, low=2, high=131072))

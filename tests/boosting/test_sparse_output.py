@@ -59,6 +59,59 @@ def test_sparse_path_with_k_equal_to_L_equals_the_dense_multi_output_tree():
     np.testing.assert_allclose(sparse.predict(X).toarray(), dense.predict(X), atol=1e-6)
 
 
+def _missing_values(X, seed=0, fraction=0.1):
+    X = X.copy()
+    X[np.random.default_rng(seed).random(X.shape) < fraction] = np.nan
+    return X
+
+
+@pytest.mark.parametrize("policy", ["leafwise", "depthwise", "symmetric"])
+def test_exact_eq20_splits_equal_the_dense_top_k_tree(policy):
+    """sketch="none" scores splits by GBDT-Sparse eq. 20 from the sparse gradients: the same trees, gains
+    and predictions as squared error with dense statistics and top-k leaves (GBDT-MO Alg. 3, whose
+    child score is eq. 20's when the outputs share one Hessian), missing values included."""
+    X, Y = _problem(n=400, n_labels=30)
+    X = _missing_values(X)
+    common = {"num_leaves": 8, "min_data_in_leaf": 5, "sketch": "none", "leaf_sparsity": 4, "growth_policy": policy,
+              "max_depth": 3 if policy == "symmetric" else -1, "verbosity": -1, "num_threads": 1,
+              "deterministic": True}
+    sparse = mg.train({**common, "objective": "sparse_squared"}, mg.Dataset(X, Y), 8)
+    dense = mg.train({**common, "objective": "regression", "boost_from_average": False, "target_scaling": "none"},
+                     mg.Dataset(X, Y.toarray()), 8)
+    for a, b in zip(sparse.trees, dense.trees):
+        np.testing.assert_array_equal(a.split_feature, b.split_feature)
+        np.testing.assert_array_equal(a.threshold_bin, b.threshold_bin)
+        np.testing.assert_array_equal(a.default_left, b.default_left)
+        np.testing.assert_allclose(a.split_gain, b.split_gain, rtol=1e-6)
+    np.testing.assert_allclose(sparse.predict(X).toarray(), dense.predict(X), atol=1e-6)
+
+
+@pytest.mark.parametrize("extra", [{}, {"bagging_fraction": 0.4, "bagging_freq": 1}, {"feature_fraction": 0.5}])
+def test_exact_eq20_splits_on_sparse_x_with_weights_and_samples(extra):
+    """The same equality on CSR X (sparse features, whose default bins are never visited; bundles: the
+    kernel test),
+    with row weights, a bagging sample (copied into a compact store) or column sampling."""
+    rng = np.random.default_rng(1)
+    n, n_features, L = 600, 40, 50
+    Xd = rng.random((n, n_features)) * (rng.random((n, n_features)) < 0.15)
+    Xd[:, :3] = rng.normal(size=(n, 3))
+    Xd = _missing_values(Xd, fraction=0.02)
+    S = np.nan_to_num(Xd) @ rng.normal(size=(n_features, L))
+    Y = sp.csr_matrix((S >= np.sort(S, axis=1)[:, [-4]]).astype(np.float32))
+    X, w = sp.csr_matrix(Xd), rng.uniform(0.5, 2, n)
+    common = {"num_leaves": 12, "min_data_in_leaf": 5, "sketch": "none", "leaf_sparsity": 5, "verbosity": -1,
+              "num_threads": 2, "deterministic": True, **extra}
+    sparse = mg.train({**common, "objective": "sparse_squared"}, mg.Dataset(X, Y, weight=w), 6)
+    assert 2 in mg.Dataset(X, Y).construct().store.feature_kind  # a CSR part
+    dense = mg.train({**common, "objective": "regression", "boost_from_average": False, "target_scaling": "none"},
+                     mg.Dataset(X, Y.toarray(), weight=w), 6)
+    for a, b in zip(sparse.trees, dense.trees):
+        np.testing.assert_array_equal(a.split_feature, b.split_feature)
+        np.testing.assert_array_equal(a.threshold_bin, b.threshold_bin)
+        np.testing.assert_array_equal(a.default_left, b.default_left)
+    np.testing.assert_allclose(sparse.predict(X).toarray(), dense.predict(X), atol=1e-6)
+
+
 def test_top_k_equals_argsort_of_the_sparse_prediction():
     X, Y = _problem()
     booster = mg.train(PARAMS, mg.Dataset(X, Y), 10)
@@ -105,7 +158,8 @@ def test_dense_and_csr_labels_give_the_same_model():
 @pytest.mark.parametrize("extra", [{"data_sample_strategy": "goss"}, {"bagging_fraction": 0.5, "bagging_freq": 1},
                                    {"bagging_temperature": 1.0}, {"feature_fraction": 0.5},
                                    {"sketch": "top_outputs", "sketch_k": 5}, {"growth_policy": "symmetric"},
-                                   {"growth_policy": "depthwise"}])
+                                   {"growth_policy": "depthwise"}, {"sketch": "none", "random_strength": 1.0},
+                                   {"sketch": "none", "data_sample_strategy": "goss"}])
 def test_sampling_and_growth_policies_are_seeded(extra):
     X, Y = _problem()
     params = {**PARAMS, "learning_rate": 0.5, **extra}
@@ -124,7 +178,8 @@ def test_row_weights_scale_gradients():
     np.testing.assert_allclose(a.toarray(), b.toarray(), atol=1e-6)
 
 
-def test_training_with_fifty_thousand_labels_allocates_nothing_of_n_by_L():
+@pytest.mark.parametrize("sketch", ["random_projection", "none"])
+def test_training_with_fifty_thousand_labels_allocates_nothing_of_n_by_L(sketch):
     n, L = 2000, 50_000
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n, 10))
@@ -133,9 +188,10 @@ def test_training_with_fifty_thousand_labels_allocates_nothing_of_n_by_L():
     Y.sum_duplicates()
     Y.data[:] = 1.0
     ds = mg.Dataset(X, Y)
-    mg.train({**PARAMS, "leaf_sparsity": 10}, ds, 2)  # compile first
+    params = {**PARAMS, "leaf_sparsity": 10, "sketch": sketch}
+    mg.train(params, ds, 2)  # compile first
     tracemalloc.start()
-    booster = mg.train({**PARAMS, "leaf_sparsity": 10}, mg.Dataset(X, Y), 5)
+    booster = mg.train(params, mg.Dataset(X, Y), 5)
     top = booster.predict(X, top_k=5)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
@@ -154,8 +210,8 @@ def test_bad_labels_and_settings_are_refused():
         mg.train(PARAMS, mg.Dataset(X, twos), 2)
     with pytest.raises(ValueError, match="rows"):
         mg.Dataset(X, Y[:10])
-    with pytest.raises(ValueError, match="sketch must not be 'none'"):
-        mg.train({**PARAMS, "sketch": "none"}, mg.Dataset(X, Y), 2)
+    with pytest.raises(ValueError, match="sparse_split must be 'unrestricted'"):
+        mg.train({**PARAMS, "sparse_split": "restricted"}, mg.Dataset(X, Y), 2)
     with pytest.raises(ValueError, match="multi_strategy"):
         mg.train({**PARAMS, "multi_strategy": "one_vs_all"}, mg.Dataset(X, Y), 2)
     with pytest.raises(ValueError, match="ranking metrics"):

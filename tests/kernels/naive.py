@@ -196,3 +196,29 @@ def add_leaves(Z_dense, leaf_of, leaf_cols, leaf_vals):
         if leaf >= 0:
             out[i, leaf_cols[leaf]] += leaf_vals[leaf]
     return out
+
+
+def sparse_split_gains(binned, missing_bin, G_dense, row_hess, k, lam, min_data, min_hess):
+    """GBDT-Sparse eq. 20 by brute force over all L columns: for every feature f, threshold t and
+    missing direction, the dense left and right gradient sums and each side's k largest p_q^2 / (H + lam);
+    returns {(f, t, missing_left): gain over the node} for the valid thresholds (both sides with
+    min_data rows and min_hess Hessian)."""
+    def score(p, h):
+        return np.sort(p * p)[::-1][:k].sum() / (h + lam) if h + lam > 0 else 0.0
+    n, n_features = binned.shape
+    parent = score(G_dense.sum(axis=0), row_hess.sum())
+    gains = {}
+    for f in range(n_features):
+        miss = binned[:, f] == missing_bin[f]
+        for t in range(missing_bin[f] - 1):
+            for missing_left in (False, True):
+                left = (binned[:, f] <= t) & ~miss | (miss & missing_left)
+                right = ~left
+                if left.sum() < min_data or right.sum() < min_data:
+                    continue
+                hl, hr = row_hess[left].sum(), row_hess[right].sum()
+                if hl < min_hess or hr < min_hess:
+                    continue
+                gains[f, t, missing_left] = score(G_dense[left].sum(axis=0), hl) + score(G_dense[right].sum(axis=0),
+                                                                                         hr) - parent
+    return gains

@@ -34,8 +34,9 @@ def test_sparse_gradients_equal_dense_and_store_no_zero(loss, seed):
     assert G.nnz == np.count_nonzero(expected)
 
 
+@pytest.mark.parametrize("n_blocks", [1, 3])
 @pytest.mark.parametrize("k", [1, 3, 30])
-def test_sparse_leaf_values_equal_brute_force(k):
+def test_sparse_leaf_values_equal_brute_force(k, n_blocks):
     rng = np.random.default_rng(k)
     n, L = 60, 30
     G = sp.random(n, L, density=0.2, format="csr", random_state=k, data_rvs=lambda m: rng.normal(size=m))
@@ -47,7 +48,8 @@ def test_sparse_leaf_values_equal_brute_force(k):
     start, end = np.array([0, 10, 10, 35]), np.array([10, 10, 35, 60])  # one empty leaf
     cols = np.empty((4, k), np.int32)
     vals = np.empty((4, k))
-    sparse_leaf_values(order, start, end, G.indptr, G.indices, G.data, row_hess, k, 2.0, 0.1, cols, vals)
+    sparse_leaf_values(order, start, end, G.indptr, G.indices, G.data, row_hess, k, 2.0, 0.1, L, n_blocks, cols,
+                       vals)
     for leaf in range(4):
         want_cols, want_vals = naive.sparse_leaf_values(order[start[leaf]:end[leaf]], Gd, row_hess.astype(np.float64),
                                                         k, 2.0, 0.1)
@@ -69,3 +71,61 @@ def test_add_leaves_equals_dense_sum():
     assert out.has_sorted_indices
     untouched = np.flatnonzero(leaf_of < 0)
     assert all(out[i].nnz == Z[i].nnz for i in untouched)
+
+
+def _node_problem(seed, n=80, n_features=8, L=25):
+    """A binned store with dense, bundled and sparse features (missing values and a default bin that is
+    not bin 0 included), sparse gradients and row Hessians."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, n_features))
+    X[:, 2:] *= rng.random((n, n_features - 2)) < 0.2  # mostly zero: sparse or bundled
+    X[:, 1] = np.where(rng.random(n) < 0.7, 3.0, X[:, 1])  # a default bin inside the value range
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[:, 4] = np.where(rng.random(n) < 0.6, np.nan, X[:, 4])  # the missing bin most frequent
+    one_hot = rng.integers(0, 4, n)  # three exclusive features (one row in four has none): a bundle
+    X[:, 5:] = (one_hot[:, None] == np.arange(3)) * rng.uniform(1, 2, (n, 3))
+    G = sp.random(n, L, density=0.2, format="csr", random_state=seed, data_rvs=lambda m: rng.normal(size=m))
+    G = sp.csr_matrix((G.data.astype(np.float32), G.indices.astype(np.int32), G.indptr.astype(np.int64)), G.shape)
+    row_hess = rng.uniform(0.5, 2.0, n).astype(np.float32)
+    return sp.csr_matrix(X), G, row_hess  # NaN stays an explicit (missing) entry
+
+
+@pytest.mark.parametrize("k", [1, 4, 25])
+@pytest.mark.parametrize("seed", [0, 3])  # stores with dense, bundled and sparse features
+def test_sparse_split_gains_equal_brute_force(k, seed):
+    """Every candidate's eq. 20 gain from the bins equals the dense brute force over all L labels, on
+    a node that is a subset of the rows."""
+    import multigrove as mg
+    from multigrove.boosting.sparse_output import node_rows
+    from multigrove.kernels.partition import feature_bin
+    from multigrove.kernels.sparse_output import sparse_split_gains
+    from multigrove.kernels.split import ScanParams
+    X, G, row_hess = _node_problem(seed)
+    ds = mg.Dataset(X, np.zeros(X.shape[0]), params={"max_bin": 8}).construct()
+    store = ds.store
+    n_features = store.n_features
+    assert set(store.feature_kind) == {0, 1, 2} and store.default_bin.any()
+    rows = np.sort(np.random.default_rng(seed).choice(X.shape[0], 60, replace=False)).astype(np.int32)
+    bin_feature = np.repeat(np.arange(n_features, dtype=np.int32), np.diff(store.offsets))
+    node = node_rows(store, rows, rows, bin_feature, G, row_hess)
+    params = ScanParams(k=0, h_col=0, h_stride=0, h_scale=1.0, count_col=1, lambda_l2=1.5, min_data_in_leaf=3,
+                        min_sum_hessian=1e-3, min_gain_to_split=0.0, topk=k, restricted=False)
+    gains = np.empty((2, store.total_bins))
+    splittable = np.empty(n_features, np.bool_)
+    sparse_split_gains(node, G.indptr, G.indices, G.data, store.offsets, store.missing_bin, store.default_bin,
+                       np.ones(n_features, np.bool_), params, 2, gains, splittable)
+    binned = np.array([[feature_bin(store, r, f) for f in range(n_features)] for r in rows])
+    want = naive.sparse_split_gains(binned, store.missing_bin, G.toarray()[rows].astype(np.float64),
+                                    row_hess[rows].astype(np.float64), k, 1.5, 3, 1e-3)
+    assert want
+    for f in range(n_features):
+        has_missing = (binned[:, f] == store.missing_bin[f]).any()
+        for t in range(store.missing_bin[f] + 1):
+            for missing_left in (False, True):
+                got = gains[int(missing_left), store.offsets[f] + t]
+                key = (f, t, missing_left if has_missing else False)
+                if key in want:
+                    assert got == pytest.approx(want[key], rel=1e-9, abs=1e-9), (f, t, missing_left)
+                else:
+                    assert got == -np.inf, (f, t, missing_left)
+        assert splittable[f] == any(key[0] == f for key in want)

@@ -389,7 +389,7 @@ class _TreeMaker:
         if self.p.random_strength > 0:  # the noise scale: sum of ||g_i||^2 of the tree's outputs (a sketch
             norms = rows.column_sq_norms()  # of them is unbiased for it)
             grad_sq_sum = float(norms.sum() if column is None else norms[column])
-        return self._grower(slay).grow(rows, mask, noise_rng, grad_sq_sum)
+        return self._grower(slay).grow(rows, mask, noise_rng, grad_sq_sum, rows.candidate_scorer)
 
     def __call__(self, rows, mapper, iteration: int) -> list[Tree]:
         p, d = self.p, self.d

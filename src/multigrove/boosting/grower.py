@@ -17,10 +17,16 @@ output), which is what a threshold drawn at random gains when the gradients carr
 shrinks with the gradients as training converges.  Leaf-wise and depth-wise growth add one draw to
 each feature's best score (the feature is chosen with noise, its threshold without); symmetric
 growth adds one to every candidate's summed score, scaled by the nodes of the level.
+
+Statistics too wide for histograms (a sparse-output objective whose splits are scored on every label,
+GBDT-Sparse eq. 20) come with a ``CandidateScorer``: the builder's histograms then hold only the
+Hessian and count columns (for the children's sizes and the missing-value direction), and the scorer
+gives the gain of every candidate threshold of a leaf from the leaf's rows.  Growth is unchanged.
 """
 from __future__ import annotations
 
 import dataclasses
+from typing import Protocol
 
 import numpy as np
 
@@ -31,6 +37,15 @@ from .leaves import StatLayout
 
 #: split scans over fewer (bins x gradient columns) run on one thread
 PARALLEL_MIN_SCAN = 4096
+
+
+class CandidateScorer(Protocol):
+    """Scores split candidates of a leaf from its rows (for statistics that have no histogram)."""
+
+    def candidate_gains(self, leaf: int, feature_mask: np.ndarray, params: ScanParams, out_gain: np.ndarray,
+                        out_splittable: np.ndarray) -> None:
+        """OUT out_gain (2, total_bins): [missing goes left, threshold bin] gain over the leaf, -inf where
+        invalid; out_splittable (F,): a threshold left min_data_in_leaf rows on both sides."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,6 +61,11 @@ class GrowerConfig:
     topk: int = 0               # > 0: score splits for leaves keeping their top-k outputs
     restricted: bool = False    # with topk: GBDT-MO Alg. 4 (shared outputs) instead of Alg. 3
     random_strength: float = 0.0  # noise on split scores, in units of a noise split's gain (module docstring)
+
+
+def _finite_or_zero(gain: float) -> float:
+    """A symmetric split's recorded gain in a node where the threshold is invalid (too few rows): 0."""
+    return float(gain) if np.isfinite(gain) else 0.0
 
 
 class HistogramPool:
@@ -123,7 +143,8 @@ class TreeGrower:
 
     # ------------------------------------------------------------------ public
     def grow(self, builder: HistogramBuilder, feature_mask: np.ndarray | None = None,
-             rng: np.random.Generator | None = None, grad_sq_sum: float = 0.0) -> GrownTree:
+             rng: np.random.Generator | None = None, grad_sq_sum: float = 0.0,
+             scorer: CandidateScorer | None = None) -> GrownTree:
         """Grow one tree.
 
         Parameters
@@ -136,6 +157,8 @@ class TreeGrower:
             Draws the split-score noise (needed when random_strength > 0).
         grad_sq_sum : float
             sum over rows of ||g_i||^2 of the split statistics (the noise scale's numerator).
+        scorer : CandidateScorer, optional
+            Scores the candidates when the histograms hold no gradient columns (module docstring).
         """
         cfg = self.cfg
         n_features = self.offsets.shape[0] - 1
@@ -147,11 +170,14 @@ class TreeGrower:
         root.hist = root_hist
         leaves = [root]
         self._rng = rng
+        self._scorer = scorer
         self._noise_scale = 0.0
         if cfg.random_strength > 0:
             if rng is None:
                 raise ValueError("random_strength > 0 needs a random generator (rng)")
-            h_per_output = float(np.mean(self.layout.hess(root.total)))
+            lay = self.layout
+            h_per_output = lay.h_scale * float(root.total[lay.h_col] if lay.h_stride == 0 else
+                                               np.mean(lay.hess(root.total)))
             self._noise_scale = cfg.random_strength * grad_sq_sum / h_per_output if h_per_output > 0 else 0.0
         if cfg.growth_policy == "symmetric":
             leaves = self._grow_symmetric(builder, root)
@@ -268,8 +294,7 @@ class TreeGrower:
             if 2 * len(leaves) > cfg.num_leaves:
                 break
             gains[:] = 0.0
-            for leaf in leaves:
-                add_split_gains(leaf.hist, leaf.total, offsets, self._mask, self.params, gains)
+            leaf_gains = [self._add_level_gains(leaf, gains) for leaf in leaves]
             candidate = is_threshold & (gains > cfg.min_gain_to_split)
             if not candidate.any():
                 break
@@ -279,23 +304,35 @@ class TreeGrower:
             direction, flat_bin = divmod(int(np.argmax(scores)), is_threshold.shape[0])
             feature = int(np.searchsorted(offsets, flat_bin, side="right") - 1)
             last = level + 1 == depth or 4 * len(leaves) > cfg.num_leaves
+            chosen = None if self._scorer is None else [_finite_or_zero(g[direction, flat_bin]) for g in leaf_gains]
             leaves += self._split_symmetric(builder, leaves, feature, flat_bin - int(offsets[feature]),
-                                            bool(direction), last)
+                                            bool(direction), last, chosen)
         for leaf in leaves:
             self.pool.put(leaf.hist)
             leaf.hist = None
         return leaves
 
+    def _add_level_gains(self, leaf: _Leaf, gains: np.ndarray) -> np.ndarray | None:
+        """Add the leaf's gain of every candidate to ``gains``; with a scorer, return the leaf's gains."""
+        if self._scorer is None:
+            add_split_gains(leaf.hist, leaf.total, self.offsets, self._mask, self.params, gains)
+            return None
+        own = np.empty_like(gains)
+        self._scorer.candidate_gains(leaf.index, self._mask, self.params, own, np.empty(self._mask.shape[0], np.bool_))
+        gains += np.where(np.isfinite(own), own, 0.0)  # as add_split_gains: an invalid threshold adds 0
+        return own
+
     def _split_symmetric(self, builder: HistogramBuilder, level: list[_Leaf], feature: int, threshold_bin: int,
-                         default_left: bool, last: bool) -> list[_Leaf]:
-        """Split every leaf of a level by the same split; children get histograms unless ``last``."""
+                         default_left: bool, last: bool, gains: list[float] | None = None) -> list[_Leaf]:
+        """Split every leaf of a level by the same split; children get histograms unless ``last``.
+        ``gains``: each leaf's gain of the split (default: from its histogram)."""
         count_col = self.layout.count_col
         requests, outs, pending, rights = [], [], [], []
-        for leaf in level:
+        for i, leaf in enumerate(level):
             leaf.feature, leaf.bin, leaf.default_left = feature, threshold_bin, default_left
             leaf.left_total = np.empty(self.layout.n_cols)
             left_sums(leaf.hist, self.offsets, feature, threshold_bin, default_left, leaf.left_total)
-            leaf.gain = float(node_score(leaf.left_total, self.params) + node_score(
+            leaf.gain = gains[i] if gains is not None else float(node_score(leaf.left_total, self.params) + node_score(
                 leaf.total - leaf.left_total, self.params) - node_score(leaf.total, self.params))
             right, fields, parent_hist = self._record_split(leaf, len(level) + len(rights), default_left)
             rights.append(right)
@@ -321,6 +358,9 @@ class TreeGrower:
         to subtract ``first`` from when ``subtract``) in one kernel call, over the features in ``mask``.
         Each leaf keeps the features its children must scan: those with a threshold that leaves
         min_data_in_leaf rows on both sides here (no descendant can split the others)."""
+        if self._scorer is not None:
+            self._evaluate_scored(first, second, mask, subtract, scan_small)
+            return
         n_nodes = 1 if second is None else 2
         totals = self._totals
         totals[0] = first.total
@@ -343,6 +383,41 @@ class TreeGrower:
             if np.isfinite(leaf.gain):
                 leaf.feature, leaf.bin, leaf.default_left = int(feature[i]), int(bin_[i]), bool(dleft[i])
                 leaf.left_total = sums_left[i].copy()
+
+    def _evaluate_scored(self, first: _Leaf, second: _Leaf | None, mask: np.ndarray, subtract: bool,
+                         scan_small: bool) -> None:
+        """_evaluate with the scorer's candidate gains (the histograms hold the Hessian and count only)."""
+        offsets = self.offsets
+        n_features = offsets.shape[0] - 1
+        if subtract:
+            np.subtract(second.hist, first.hist, out=second.hist)
+        for leaf, active in ((first, scan_small and self._can_split(first.depth, first.total[self.layout.count_col])),
+                             (second, True)):
+            if leaf is None:
+                continue
+            leaf.gain = -np.inf
+            if not active:
+                leaf.scan_mask = np.zeros(n_features, np.bool_)
+                continue
+            gains = np.empty((2, int(offsets[-1])))
+            splittable = np.empty(n_features, np.bool_)
+            self._scorer.candidate_gains(leaf.index, mask, self.params, gains, splittable)
+            leaf.scan_mask = splittable
+            best_per_bin = gains.max(axis=0)
+            feat_best = np.maximum.reduceat(best_per_bin, offsets[:-1])
+            passes = np.isfinite(feat_best) & (feat_best > self.cfg.min_gain_to_split)
+            if not passes.any():
+                continue
+            score = np.where(passes, feat_best, -np.inf)
+            if self._noise_scale > 0:
+                score = score + self._rng.normal(0.0, self._noise_scale, n_features)
+            f = int(np.argmax(score))
+            segment = gains[:, offsets[f]: offsets[f + 1]]
+            direction, t = divmod(int(np.argmax(segment)), segment.shape[1])  # missing right first, then left
+            leaf.gain = float(segment[direction, t])
+            leaf.feature, leaf.bin, leaf.default_left = f, t, bool(direction)
+            leaf.left_total = np.empty(self.layout.n_cols)
+            left_sums(leaf.hist, offsets, f, t, bool(direction), leaf.left_total)
 
     def _finish(self, leaves: list[_Leaf]) -> GrownTree:
         leaves = sorted(leaves, key=lambda lf: lf.index)

@@ -67,6 +67,9 @@ def predict_trees_into(store: BinnedStore, rows: np.ndarray, trees: list[Tree], 
 class TrainingShard:
     """One process's training rows; a ``HistogramBuilder`` for the grower."""
 
+    #: scores split candidates itself (grower.CandidateScorer) when its statistics have no histogram
+    candidate_scorer = None
+
     def __init__(self, store: BinnedStore, label: np.ndarray, weight: np.ndarray | None, loss: Loss,
                  init_score: np.ndarray, layout: StatLayout, n_threads: int, shard_id: int = 0,
                  deterministic: bool = False):

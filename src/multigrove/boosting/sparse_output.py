@@ -12,6 +12,9 @@ know the difference), but nothing it holds has n_rows x n_labels entries:
   SketchBoost's score of a split on G Pi estimates sum_q p_q^2 / (|V| + lambda) over every label,
   the dense-leaf gain; GBDT-Sparse eq. 20 keeps only the top k labels of each child.  Both favour
   children whose gradients concentrate on a few labels;
+* or (sketch="none") exactly by eq. 20: the shard is then the grower's ``CandidateScorer``, whose
+  histograms hold only the Hessian bound and the count, and ``candidate_gains`` scans each feature's
+  bins over the leaf's sparse gradients (kernels.sparse_output.sparse_split_gains: Alg. 1 on bins);
 * leaf values come from the full sparse gradient: the k labels of largest |p_q| (p the leaf's
   gradient sum) get -p_q / (H + lambda) (eq. 19 with the row Hessian bound 1, or the row weight);
 * a finished tree's k-sparse leaves are merged into the scores of every row.
@@ -27,8 +30,10 @@ import scipy.sparse as sp
 
 from .._dtypes import INDEX, STAT
 from ..kernels.predict import leaf_index_store
-from ..kernels.sparse_output import (add_leaves_fill, add_leaves_sizes, sparse_gradient_fill, sparse_gradient_sizes,
-                                     sparse_leaf_values)
+from ..kernels.sparse_output import (NodeRows, add_leaves_fill, add_leaves_sizes, node_bin_counts, node_bin_rows,
+                                     node_label_sums, sparse_gradient_fill, sparse_gradient_sizes, sparse_leaf_values,
+                                     sparse_split_gains)
+from ..kernels.split import ScanParams
 from ..kernels.store import BinnedStore
 from .builder import LocalBuilder
 from .leaves import StatLayout
@@ -79,6 +84,33 @@ def sparse_gradients(loss: SparseOutputLoss, Y: sp.csr_matrix, Z: sp.csr_matrix)
     return sp.csr_matrix((data, indices, indptr), shape=Y.shape)
 
 
+def node_rows(store: BinnedStore, store_rows: np.ndarray, grad_rows: np.ndarray, bin_feature: np.ndarray,
+              G: sp.csr_matrix, row_hess: np.ndarray) -> NodeRows:
+    """What sparse_split_gains needs of one node: its rows by non-default bin, the Hessian and row count
+    of every bin (a feature's default bin: the node's totals minus its other bins), and the node's
+    gradient sums p with its labels ordered by |p_q| descending."""
+    total_bins = store.total_bins
+    counts = np.zeros(total_bins, np.int64)
+    node_bin_counts(store, store_rows, bin_feature, counts)
+    bin_ptr = np.zeros(total_bins + 1, np.int64)
+    np.cumsum(counts, out=bin_ptr[1:])
+    bin_pos = np.empty(int(bin_ptr[-1]), np.int32)
+    node_bin_rows(store, store_rows, bin_feature, bin_ptr, bin_pos)
+    hess_rows = row_hess[grad_rows].astype(np.float64)
+    hess, count = float(hess_rows.sum()), float(grad_rows.shape[0])
+    bin_hess = np.bincount(np.repeat(np.arange(total_bins), counts), weights=hess_rows[bin_pos], minlength=total_bins)
+    bin_count = counts.astype(np.float64)
+    default = store.offsets[:-1] + store.default_bin
+    for per_bin, node_total in ((bin_hess, hess), (bin_count, count)):
+        per_bin[default] = node_total - np.add.reduceat(per_bin, store.offsets[:-1])
+    sums = np.zeros(G.shape[1])
+    node_label_sums(grad_rows, G.indptr, G.indices, G.data, sums)
+    labels = np.flatnonzero(sums)
+    order = labels[np.argsort(-np.abs(sums[labels]), kind="stable")].astype(np.int32)
+    return NodeRows(bin_ptr, bin_pos, np.ascontiguousarray(grad_rows, dtype=np.int32), bin_hess, bin_count, sums,
+                    order, hess, count)
+
+
 def _scale_csr_rows(M: sp.csr_matrix, factor: np.ndarray) -> None:
     """In place: row i of M times factor[i]."""
     M.data *= np.repeat(factor.astype(M.data.dtype), np.diff(M.indptr))
@@ -104,6 +136,9 @@ class SparseOutputShard(TrainingShard):
         self._buffers: dict[StatLayout, np.ndarray] = {}
         self.split_stats = None
         self._split_layout = None
+        self.candidate_scorer: SparseOutputShard | None = None  # self, when splits are scored by eq. 20
+        self._bin_feature = np.repeat(np.arange(store.n_features, dtype=np.int32), np.diff(store.offsets))
+        self._n_blocks = min(store.n_features, 4 * max(1, int(n_threads)))
 
     # ------------------------------------------------------------------ gradients and sketches
     def compute_gradients(self) -> None:
@@ -123,12 +158,13 @@ class SparseOutputShard(TrainingShard):
 
     def set_split_statistics(self, spec: SketchPlan | OutputColumn) -> StatLayout:
         """The sketch of G the next tree's splits are scored on, with one column of each row's Hessian
-        bound (its weight, times GOSS or Bayesian factors) and the count."""
-        if isinstance(spec, OutputColumn) or spec.is_full:
-            raise ValueError(f"objective '{self.loss.name}' scores splits on a sketch of its sparse gradients; "
-                             f"scoring them on all {self.G.shape[1]} outputs would need n_rows x n_outputs "
-                             "statistics: choose sketch 'random_projection', 'top_outputs' or 'random_sampling'")
-        slay = self._split_layout = StatLayout.make(spec.width, None, shared_hessian=True)
+        bound (its weight, times GOSS or Bayesian factors) and the count; with no sketch (FULL) only
+        those two columns, and the shard scores the candidates itself (eq. 20, ``candidate_gains``)."""
+        if isinstance(spec, OutputColumn):
+            raise ValueError(f"objective '{self.loss.name}' grows one tree for all outputs")
+        width = 0 if spec.is_full else spec.width
+        self.candidate_scorer = self if spec.is_full else None
+        slay = self._split_layout = StatLayout.make(width, None, shared_hessian=True)
         if slay not in self._buffers:
             self._buffers[slay] = slay.allocate(self.n_rows)
         buf = self._buffers[slay]
@@ -137,11 +173,23 @@ class SparseOutputShard(TrainingShard):
             if spec.scale is not None:
                 kept *= spec.scale
             buf[:, : slay.k] = kept
-        else:
+        elif not spec.is_full:
             buf[:, : slay.k] = self.G @ spec.projection
         buf[:, slay.h_col] = self.row_hess
         self.split_stats = buf
         return slay
+
+    def candidate_gains(self, leaf: int, feature_mask: np.ndarray, params: ScanParams, out_gain: np.ndarray,
+                        out_splittable: np.ndarray) -> None:
+        """The exact eq. 20 gain of every split candidate of a leaf of the tree being grown (see
+        kernels.sparse_output.sparse_split_gains; params.topk is the leaves' k)."""
+        b = self.builder
+        store_rows = b.rows[int(b.leaf_start[leaf]): int(b.leaf_end[leaf])]
+        grad_rows = store_rows if b.sample_rows is None else b.sample_rows[store_rows]
+        store = b.tree_store
+        node = node_rows(store, store_rows, grad_rows, self._bin_feature, self.G, self.row_hess)
+        sparse_split_gains(node, self.G.indptr, self.G.indices, self.G.data, store.offsets, store.missing_bin,
+                           store.default_bin, feature_mask, params, self._n_blocks, out_gain, out_splittable)
 
     def _amplify(self, rows: np.ndarray, factor: np.float32) -> None:
         per_row = np.ones(self.n_rows, STAT)
@@ -167,7 +215,7 @@ class SparseOutputShard(TrainingShard):
         values = np.empty((n_leaves, k), np.float64)
         G = self.G
         sparse_leaf_values(rows, start, end, G.indptr, G.indices, G.data, self.row_hess, k, float(lambda_l2),
-                           float(learning_rate), cols, values)
+                           float(learning_rate), G.shape[1], min(n_leaves, self._n_blocks), cols, values)
         return cols, values
 
     def apply_tree(self, tree: Tree) -> None:

@@ -1,6 +1,6 @@
 """Kernels of sparse-output boosting (GBDT-Sparse, Si et al. 2017): gradients of sparse scores against
-sparse labels, k-sparse leaf values from the rows' sparse gradients, and adding k-sparse leaves to
-sparse scores.
+sparse labels, k-sparse leaf values from the rows' sparse gradients, adding k-sparse leaves to sparse
+scores, and the exact split gains of eq. 20 (Alg. 1 run over histogram bins: ``sparse_split_gains``).
 
 Every matrix is CSR with sorted column indices per row (``indptr``, ``indices``, ``data``).  Each
 operation that makes a CSR runs in two passes: ``*_sizes`` counts the entries of every row, the
@@ -15,10 +15,13 @@ The losses (``loss`` code, per cell, y the label and z the score):
 Both have a zero gradient where z = y (the paper's assumption 8), so a cell that is neither a label
 nor a score has none, and both have a second derivative of at most 1.
 """
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
 from .sparse import _insert
+from .split import _newton_score, topk_sum
 
 LOSS_SQUARED = 0
 LOSS_HINGE = 1
@@ -80,58 +83,60 @@ def sparse_gradient_fill(loss, y_indptr, y_indices, y_data, z_indptr, z_indices,
                             z_indptr[i + 1], out_indices, out_data, out_indptr[i], True)
 
 
+@njit(cache=True)
+def _leaf_values(lo, hi, rows, g_indptr, g_indices, g_data, row_hess, k, lambda_l2, learning_rate, acc, stamp, touched,
+                 run, out_cols, out_vals):
+    """One leaf of sparse_leaf_values; acc, stamp, touched (n_labels,) scratch, ``run`` this leaf's stamp."""
+    n_touched = 0
+    hess = 0.0
+    for p in range(lo, hi):
+        r = rows[p]
+        hess += row_hess[r]
+        for q in range(g_indptr[r], g_indptr[r + 1]):
+            s = g_indices[q]
+            if stamp[s] != run:
+                stamp[s] = run
+                acc[s] = 0.0
+                touched[n_touched] = s
+                n_touched += 1
+            acc[s] += g_data[q]
+    best_i = np.empty(k, np.int64)
+    best_v = np.empty(k, np.float64)
+    filled = 0
+    for i in range(n_touched):
+        s = touched[i]
+        if acc[s] != 0.0:
+            filled = _insert(best_i, best_v, filled, k, s, abs(acc[s]))
+    chosen = np.sort(best_i[:filled])
+    sums = np.empty(filled, np.float64)
+    for j in range(filled):
+        sums[j] = acc[chosen[j]]
+    scale = -learning_rate / (hess + lambda_l2) if hess + lambda_l2 > 0 else 0.0
+    _pad_leaf(chosen, sums, scale, filled, k, out_cols, out_vals)
+
+
 @njit(parallel=True, cache=True)
 def sparse_leaf_values(rows, start, end, g_indptr, g_indices, g_data, row_hess, k, lambda_l2, learning_rate,
-                       out_cols, out_vals):
+                       n_labels, n_blocks, out_cols, out_vals):
     """k-sparse leaf values (GBDT-Sparse eq. 19, Hessian-weighted).
 
     IN rows (m,) int32: the rows of every leaf, leaf l's in rows[start[l]:end[l]]; G (CSR) the gradients;
-    row_hess (n,) float32, each row's Hessian bound (its weight); k, lambda_l2, learning_rate.
+    row_hess (n,) float32, each row's Hessian bound (its weight); k, lambda_l2, learning_rate;
+    n_labels (G's columns); n_blocks: parallel blocks of leaves (each holds O(n_labels) scratch).
     OUT out_cols (n_leaves, k) int32 ascending: the k columns with the largest |p_q| (p = the leaf's
-    gradient sum; ties: the smaller column), padded with the smallest unused columns (value 0) when
-    fewer are non-zero; out_vals (n_leaves, k) float64: -learning_rate * p_q / (H + lambda_l2), H the
-    leaf's Hessian sum.  The cost of a leaf is O(m log m) in its m non-zero gradients, never O(L).
+    gradient sum, summed in row order; ties: the smaller column), padded with the smallest unused columns
+    (value 0) when fewer are non-zero; out_vals (n_leaves, k) float64: -learning_rate * p_q / (H +
+    lambda_l2), H the leaf's Hessian sum.  A leaf costs O(m + t log k) for its m non-zero gradients on
+    t distinct labels, never O(n_labels).
     """
-    for leaf in prange(start.shape[0]):
-        m = 0
-        hess = 0.0
-        for p in range(start[leaf], end[leaf]):
-            r = rows[p]
-            m += g_indptr[r + 1] - g_indptr[r]
-            hess += row_hess[r]
-        cols = np.empty(m, np.int64)
-        vals = np.empty(m, np.float64)
-        m = 0
-        for p in range(start[leaf], end[leaf]):
-            r = rows[p]
-            for q in range(g_indptr[r], g_indptr[r + 1]):
-                cols[m] = g_indices[q]
-                vals[m] = g_data[q]
-                m += 1
-        order = np.argsort(cols, kind="mergesort")
-        best_i = np.empty(k, np.int64)
-        best_v = np.empty(k, np.float64)
-        filled = 0
-        q = 0
-        while q < m:
-            col = cols[order[q]]
-            total = 0.0
-            while q < m and cols[order[q]] == col:
-                total += vals[order[q]]
-                q += 1
-            if total != 0.0:
-                filled = _insert(best_i, best_v, filled, k, col, abs(total))
-        chosen = np.sort(best_i[:filled])
-        sums = np.zeros(filled, np.float64)
-        q = 0
-        while q < m:  # the chosen columns' signed sums
-            col = cols[order[q]]
-            j = np.searchsorted(chosen, col)
-            if j < filled and chosen[j] == col:
-                sums[j] += vals[order[q]]
-            q += 1
-        scale = -learning_rate / (hess + lambda_l2) if hess + lambda_l2 > 0 else 0.0
-        _pad_leaf(chosen, sums, scale, filled, k, out_cols[leaf], out_vals[leaf])
+    n_leaves = start.shape[0]
+    for blk in prange(n_blocks):
+        acc = np.empty(n_labels)
+        stamp = np.full(n_labels, -1, np.int64)
+        touched = np.empty(n_labels, np.int64)
+        for leaf in range(blk * n_leaves // n_blocks, (blk + 1) * n_leaves // n_blocks):
+            _leaf_values(start[leaf], end[leaf], rows, g_indptr, g_indices, g_data, row_hess, k, lambda_l2,
+                         learning_rate, acc, stamp, touched, leaf, out_cols[leaf], out_vals[leaf])
 
 
 @njit(cache=True)
@@ -216,3 +221,253 @@ def add_leaves_fill(z_indptr, z_indices, z_data, leaf_of, leaf_cols, leaf_vals, 
         else:
             _merge_leaf_row(z_indices, z_data, z_indptr[i], z_indptr[i + 1], leaf_cols[leaf], leaf_vals[leaf],
                             out_indices, out_data, out_indptr[i], True)
+
+
+# ------------------------------------------------------------------ exact split gains (eq. 20, Alg. 1 on bins)
+@njit(cache=True, inline="always")
+def _put_row_bin(g, pos, slots, out_pos, write):
+    if write:
+        out_pos[slots[g]] = pos
+    slots[g] += 1
+
+
+@njit(cache=True)
+def _row_bins(store, r, pos, bin_feature, slots, out_pos, write):
+    """Visit the non-default bins of store row r: count them (write False) or store ``pos`` under each."""
+    for j in range(store.dense.shape[1]):
+        g = store.dense_base[j] + store.dense[r, j]
+        f = bin_feature[g]
+        if g != store.offsets[f] + store.default_bin[f]:
+            _put_row_bin(g, pos, slots, out_pos, write)
+    for j in range(store.bundle.shape[1]):
+        code = store.bundle[r, j]
+        if code:
+            g = store.code_map[store.code_offset[j] + code]
+            f = bin_feature[g]
+            if g != store.offsets[f] + store.default_bin[f]:
+                _put_row_bin(g, pos, slots, out_pos, write)
+    if store.sparse_indptr.shape[0]:
+        for q in range(store.sparse_indptr[r], store.sparse_indptr[r + 1]):
+            _put_row_bin(store.sparse_bins[q], pos, slots, out_pos, write)
+
+
+@njit(cache=True)
+def node_bin_counts(store, store_rows, bin_feature, out_counts):
+    """IN store_rows (m,): a node's rows of the store; bin_feature (total_bins,) int32: each histogram row's
+    feature.  OUT out_counts (total_bins,) int64, zeroed by the caller: the node's rows in each bin that is
+    not its feature's default bin (the default bins stay 0: their rows are the node's other rows)."""
+    no_pos = np.empty(0, np.int32)
+    for p in range(store_rows.shape[0]):
+        _row_bins(store, store_rows[p], p, bin_feature, out_counts, no_pos, False)
+
+
+@njit(cache=True)
+def node_bin_rows(store, store_rows, bin_feature, bin_ptr, out_pos):
+    """IN as node_bin_counts; bin_ptr (total_bins + 1,) int64, the prefix sums of its counts.  OUT out_pos
+    (bin_ptr[-1],) int32: the positions in store_rows of each bin's rows, bin b's at bin_ptr[b]:bin_ptr[b+1]
+    in ascending order."""
+    cursor = bin_ptr[:-1].copy()
+    for p in range(store_rows.shape[0]):
+        _row_bins(store, store_rows[p], p, bin_feature, cursor, out_pos, True)
+
+
+@njit(cache=True)
+def node_label_sums(grad_rows, g_indptr, g_indices, g_data, out_sums):
+    """OUT out_sums (n_labels,) float64, zeroed by the caller: p = the sum of the rows' sparse gradients."""
+    for r in grad_rows:
+        for q in range(g_indptr[r], g_indptr[r + 1]):
+            out_sums[g_indices[q]] += g_data[q]
+
+
+class SideSums(NamedTuple):
+    """The accumulated side of a threshold scan (scratch of one thread): label sums ``acc`` valid where
+    ``stamp == run``, the labels touched in ``touched[:n_touched]``."""
+    acc: np.ndarray      # (n_labels,) float64
+    stamp: np.ndarray    # (n_labels,) int64
+    touched: np.ndarray  # (n_labels,) int32
+    squares: np.ndarray  # (n_labels + k,) float64: the candidates of a top-k sum
+    heap: np.ndarray     # (k,) float64
+
+
+@njit(cache=True)
+def _add_bin(b, bin_ptr, bin_pos, grad_rows, g_indptr, g_indices, g_data, side, run, n_touched):
+    """Add the gradients of bin b's rows to the accumulated side; returns the new n_touched."""
+    for i in range(bin_ptr[b], bin_ptr[b + 1]):
+        r = grad_rows[bin_pos[i]]
+        for q in range(g_indptr[r], g_indptr[r + 1]):
+            s = g_indices[q]
+            if side.stamp[s] != run:
+                side.stamp[s] = run
+                side.acc[s] = 0.0
+                side.touched[n_touched] = s
+                n_touched += 1
+            side.acc[s] += g_data[q]
+    return n_touched
+
+
+@njit(cache=True)
+def _pair_score(side, n_touched, run, node_sums, parent_order, hess_acc, hess_rest, p):
+    """score(accumulated side) + score(the rest): each side's top-k of p_q^2 / (H + lambda) (eq. 20).
+    The rest's sums are node_sums - acc on touched labels and node_sums elsewhere: its largest untouched
+    ones are the first untouched labels of parent_order (labels by |node_sums| descending)."""
+    k = p.topk
+    sq = side.squares
+    for i in range(n_touched):
+        a = side.acc[side.touched[i]]
+        sq[i] = a * a
+    s_acc = topk_sum(sq, n_touched, k, side.heap)
+    for i in range(n_touched):
+        s = side.touched[i]
+        d = node_sums[s] - side.acc[s]
+        sq[i] = d * d
+    m = n_touched
+    j = 0
+    while m < n_touched + k and j < parent_order.shape[0]:
+        s = parent_order[j]
+        if side.stamp[s] != run:
+            sq[m] = node_sums[s] * node_sums[s]
+            m += 1
+        j += 1
+    s_rest = topk_sum(sq, m, k, side.heap)
+    return _newton_score(s_acc, hess_acc, p.lambda_l2) + _newton_score(s_rest, hess_rest, p.lambda_l2)
+
+
+class NodeRows(NamedTuple):
+    """One node's rows for exact sparse split gains (see sparse_split_gains)."""
+    bin_ptr: np.ndarray       # (total_bins + 1,) int64
+    bin_pos: np.ndarray       # (nnz,) int32: positions in grad_rows, by bin
+    grad_rows: np.ndarray     # (m,) int32: the node's rows of G and row_hess
+    bin_hess: np.ndarray      # (total_bins,) float64: Hessian sum of each bin (default bins derived)
+    bin_count: np.ndarray     # (total_bins,) float64: rows of each bin (default bins derived)
+    node_sums: np.ndarray     # (n_labels,) float64: the node's gradient sums p
+    parent_order: np.ndarray  # (nnz(p),) int32: labels with p_q != 0 by |p_q| descending
+    hess: float
+    count: float
+
+
+@njit(cache=True)
+def _scan(lo, first, last, step, with_missing, direction, copy_both, node, g_indptr, g_indices, g_data, p,
+          parent_score, side, run, out_gain):
+    """Thresholds t = first, first + step, ..., last of a feature whose bins start at lo, accumulating the
+    side that does not hold the feature's default bin: ascending (step 1) the left side holds value bins
+    <= t, descending (step -1) the right side holds the bins > t; the missing bin is added to it first
+    when ``with_missing`` (its histogram row; -1: not).  Writes out_gain[direction, lo + t] (and [1 - direction] with copy_both).
+    Returns whether a threshold left min_data_in_leaf rows on both sides."""
+    n_touched = 0
+    hess_acc = 0.0
+    count_acc = 0.0
+    count_ok = False
+    if with_missing >= 0:
+        n_touched = _add_bin(with_missing, node.bin_ptr, node.bin_pos, node.grad_rows, g_indptr, g_indices, g_data,
+                             side, run, n_touched)
+        hess_acc += node.bin_hess[with_missing]
+        count_acc += node.bin_count[with_missing]
+    gain = -np.inf
+    t = first
+    while (step > 0 and t <= last) or (step < 0 and t >= last):
+        b = lo + t if step > 0 else lo + t + 1
+        n_touched = _add_bin(b, node.bin_ptr, node.bin_pos, node.grad_rows, g_indptr, g_indices, g_data, side, run,
+                             n_touched)
+        hess_acc += node.bin_hess[b]
+        count_acc += node.bin_count[b]
+        if t == first or node.bin_count[b] > 0:  # an empty bin repeats the previous partition and gain
+            gain = -np.inf
+            count_rest = node.count - count_acc
+            if count_acc >= p.min_data_in_leaf and count_rest >= p.min_data_in_leaf:
+                count_ok = True
+                hess_rest = node.hess - hess_acc
+                if hess_acc >= p.min_sum_hessian and hess_rest >= p.min_sum_hessian:
+                    gain = _pair_score(side, n_touched, run, node.node_sums, node.parent_order, hess_acc, hess_rest,
+                                       p) - parent_score
+        out_gain[direction, lo + t] = gain
+        if copy_both:
+            out_gain[1 - direction, lo + t] = gain
+        t += step
+    return count_ok
+
+
+@njit(cache=True)
+def _feature_gains(f, node, g_indptr, g_indices, g_data, offsets, missing_bin, default_bin, p, parent_score, side,
+                   run, out_gain):
+    """Every threshold of feature f, both missing directions (eq. 20 gains); returns (splittable, run).
+
+    The scans accumulate the bins on one side of the feature's default bin b0 (for sparse X the zero
+    bin, which holds most rows): thresholds below b0 from the left, the others from the right, so the
+    default bin's rows are never visited.  With missing values in the node and b0 a value bin, each
+    scan runs twice, the missing bin on the accumulated side or not."""
+    lo = offsets[f]
+    n_value = missing_bin[f]
+    miss = lo + n_value
+    b0 = default_bin[f]
+    for b in range(lo, miss + 1):
+        out_gain[0, b] = -np.inf
+        out_gain[1, b] = -np.inf
+    if n_value < 2:
+        return False, run
+    has_missing = node.bin_count[miss] > 0
+    two_ways = has_missing and b0 != n_value  # the missing bin may join the accumulated side
+    ok = False
+    last_up = n_value - 2 if b0 == n_value else min(b0 - 1, n_value - 2)
+    if last_up >= 0:  # left side accumulated: missing right (0) without the missing bin, left (1) with it
+        run += 1
+        ok |= _scan(lo, 0, last_up, 1, -1, 0, not has_missing, node, g_indptr, g_indices, g_data, p, parent_score,
+                    side, run, out_gain)
+        if two_ways:
+            run += 1
+            ok |= _scan(lo, 0, last_up, 1, miss, 1, False, node, g_indptr, g_indices, g_data, p, parent_score, side,
+                        run, out_gain)
+    if b0 == n_value and not has_missing:
+        return ok, run  # the ascending scan covered every threshold
+    last_down = 0 if b0 == n_value else b0
+    if last_down <= n_value - 2:  # right side accumulated: missing left (1) without it, right (0) with it
+        run += 1
+        ok |= _scan(lo, n_value - 2, last_down, -1, -1, 1, not has_missing, node, g_indptr, g_indices, g_data, p,
+                    parent_score, side, run, out_gain)
+        if two_ways:
+            run += 1
+            ok |= _scan(lo, n_value - 2, last_down, -1, miss, 0, False, node, g_indptr, g_indices, g_data, p,
+                        parent_score, side, run, out_gain)
+    return ok, run
+
+
+@njit(parallel=True, cache=True)
+def sparse_split_gains(node, g_indptr, g_indices, g_data, offsets, missing_bin, default_bin, feature_mask, p,
+                       n_blocks, out_gain, out_splittable):
+    """Exact GBDT-Sparse split gains (eq. 20; Alg. 1 on histogram bins) of every candidate of one node.
+
+    IN  node: NodeRows; G (CSR: g_indptr, g_indices, g_data) the sparse gradients; offsets (F + 1,),
+        missing_bin (F,), default_bin (F,): the binned store's; feature_mask (F,) bool; p: ScanParams
+        (topk = k, lambda_l2, min_data_in_leaf, min_sum_hessian); n_blocks: parallel feature blocks (each
+        holds O(n_labels) scratch).
+    OUT out_gain (2, total_bins) float64: [missing goes left, threshold bin t] = score(left) +
+        score(right) - score(node), a side's score the sum of its k largest p_q^2 / (H + lambda_l2);
+        -inf where the threshold leaves fewer than min_data_in_leaf rows or min_sum_hessian on a side,
+        on the last value bin and the missing bin, and for masked features.
+    OUT out_splittable (F,) bool: a threshold left min_data_in_leaf rows on both sides.
+
+    The cost is that of the non-zero gradients of the node's rows outside each feature's default
+    bin, plus O(touched labels) per threshold for the top-k sums; no array has n_labels x bins entries.
+    """
+    n_labels = node.node_sums.shape[0]
+    k = p.topk
+    n_features = offsets.shape[0] - 1
+    sq = np.empty(k + 1)
+    m = min(k, node.parent_order.shape[0])
+    for j in range(m):
+        s = node.parent_order[j]
+        sq[j] = node.node_sums[s] * node.node_sums[s]
+    parent_score = _newton_score(sq[:m].sum(), node.hess, p.lambda_l2)
+    for blk in prange(n_blocks):
+        side = SideSums(np.empty(n_labels), np.full(n_labels, -1, np.int64), np.empty(n_labels, np.int32),
+                        np.empty(n_labels + k), np.empty(k))
+        run = 0
+        for f in range(blk * n_features // n_blocks, (blk + 1) * n_features // n_blocks):
+            if feature_mask[f]:
+                ok, run = _feature_gains(f, node, g_indptr, g_indices, g_data, offsets, missing_bin, default_bin, p,
+                                         parent_score, side, run, out_gain)
+                out_splittable[f] = ok
+            else:
+                for b in range(offsets[f], offsets[f + 1]):
+                    out_gain[0, b] = -np.inf
+                    out_gain[1, b] = -np.inf
+                out_splittable[f] = False
