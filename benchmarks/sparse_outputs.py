@@ -13,6 +13,8 @@ after the first two rounds (compile time excluded: a warm-up fit runs first).
 on Delicious (SPEC: keyword arguments, e.g. ``"n_estimators=300,sketch_k=10"``) with an eval_set and prints the
 eval-set P@1/3/5 after 50, 100, 200, 300, 500 rounds: on an 80/20 split of the training rows (seed 0), or on the
 shipped test rows with ``--test``.  This is how the settings in BENCHMARKS.md (issue 19) were compared.
+``--delicious-estimators SPEC [SPEC ...]`` fits ``GroveClassifier(objective="sparse_hinge", SPEC)`` with early
+stopping as a user would (SPEC "" for the defaults) and prints the shipped test rows' P@1/3/5 and seconds.
 """
 from __future__ import annotations
 
@@ -78,6 +80,25 @@ def delicious_curves(specs: list[str], test: bool) -> None:
               f"fit {seconds:.1f} s", flush=True)
 
 
+def delicious_estimators(specs: list[str]) -> None:
+    """Fit ``GroveClassifier(objective="sparse_hinge", SPEC)`` as a user would (early stopping on its own
+    validation fraction of the training rows) and print the shipped test rows' P@1/3/5 and the seconds of
+    fit + predict_top_k."""
+    from multigrove import GroveClassifier, datasets
+    from multigrove.xmc.metrics import precision_at_k
+    Xtr, Ytr, Xte, Yte = datasets.load_multi_label("delicious", sparse=True)
+    GroveClassifier(objective="sparse_hinge", n_estimators=2, early_stopping=False).fit(Xtr[:300], Ytr[:300])  # compile
+    for spec in specs:
+        kw = eval(f"dict({spec})")  # noqa: S307 - the command line's own keywords
+        started = time.perf_counter()
+        model = GroveClassifier(objective="sparse_hinge", verbosity=-1, **kw).fit(Xtr, Ytr)
+        top = model.predict_top_k(Xte, 5)
+        seconds = time.perf_counter() - started
+        p = precision_at_k(Yte, top, 5)
+        print(spec or "(defaults)", "rounds", model.n_estimators_, "test P@1/3/5",
+              " / ".join(f"{p[i]:.4f}" for i in (0, 2, 4)), f"{seconds:.1f} s", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--labels", nargs="+", type=int, default=[1_000, 10_000, 50_000])
@@ -87,10 +108,15 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--delicious", nargs="+", metavar="SPEC", help="compare settings on Delicious (see above)")
     ap.add_argument("--test", action="store_true", help="with --delicious: evaluate on the shipped test rows")
+    ap.add_argument("--delicious-estimators", nargs="+", metavar="SPEC",
+                    help="fit the estimator with early stopping per SPEC, report test P@k (see above)")
     ap.add_argument("--worker", nargs=2, metavar=("N_LABELS", "OBJECTIVE"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.delicious:
         delicious_curves(a.delicious, a.test)
+        return
+    if a.delicious_estimators:
+        delicious_estimators(a.delicious_estimators)
         return
     if a.worker:
         print(json.dumps(worker(int(a.worker[0]), a.worker[1], a.rows, a.rounds)), flush=True)

@@ -226,8 +226,13 @@ class DistributedRows:
     def apply_tree(self, tree) -> None:
         self._all("call", "apply_tree", tree)
 
-    def metric_parts(self, metrics, eval_at, per_output: bool = False):
-        return _sum_parts(self._all("call", "metric_parts", metrics, eval_at, per_output))
+    def metric_parts(self, metrics, eval_at, per_output: bool = False, inv_propensity=None):
+        return _sum_parts(self._all("call", "metric_parts", metrics, eval_at, per_output, inv_propensity))
+
+    def label_counts(self) -> tuple[np.ndarray, int]:
+        """Every worker's label counts and rows, summed (PSP@k's propensities are global)."""
+        results = self._all("call", "label_counts")
+        return np.sum([c for c, _ in results], axis=0), int(sum(n for _, n in results))
 
 
 class DistributedEval:
@@ -239,9 +244,9 @@ class DistributedEval:
     def add_trees(self, trees) -> None:
         self.rows._all("eval_call", self.index, "add_trees", trees)
 
-    def metric_parts(self, metrics, eval_at, per_output: bool = False):
-        parts = [p for p in self.rows._all("eval_call", self.index, "metric_parts", metrics, eval_at, per_output)
-                 if p is not None]
+    def metric_parts(self, metrics, eval_at, per_output: bool = False, inv_propensity=None):
+        parts = [p for p in self.rows._all("eval_call", self.index, "metric_parts", metrics, eval_at, per_output,
+                                           inv_propensity) if p is not None]
         return _sum_parts(parts)
 
 

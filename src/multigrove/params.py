@@ -34,13 +34,14 @@ SKETCHES = ("none", "top_outputs", "random_sampling", "random_projection", "svd"
 SPARSE_SPLITS = ("unrestricted", "restricted")
 GROW_POLICIES = ("leafwise", "depthwise", "symmetric")
 METRICS = ("l2", "rmse", "binary_logloss", "binary_error", "multi_logloss", "multi_error",
-           "multilabel_logloss", "precision_at_k", "ndcg_at_k")
+           "multilabel_logloss", "precision_at_k", "ndcg_at_k", "psprecision_at_k")
 METRIC_ALIASES = {
     "mse": "l2", "mean_squared_error": "l2", "regression": "l2", "l2_root": "rmse",
     "root_mean_squared_error": "rmse", "logloss": "binary_logloss", "binary": "binary_logloss",
     "error": "binary_error", "multiclass": "multi_logloss", "softmax": "multi_logloss",
     "mlogloss": "multi_logloss", "merror": "multi_error", "multilabel": "multilabel_logloss",
     "p@k": "precision_at_k", "precision": "precision_at_k", "ndcg": "ndcg_at_k", "ndcg@k": "ndcg_at_k",
+    "psp": "psprecision_at_k", "psp@k": "psprecision_at_k",
 }
 
 #: alias -> canonical parameter name (the LightGBM / XGBoost / scikit-learn spellings)

@@ -7,7 +7,8 @@ import scipy.sparse as sp
 
 import multigrove as mg
 from multigrove.boosting.losses import SparseSquaredHinge
-from multigrove.xmc.metrics import ndcg_at_k, precision_at_k
+from multigrove.xmc.metrics import (inverse_propensity, inverse_propensity_from_counts, ndcg_at_k, precision_at_k,
+                                    psprecision_at_k, psprecision_at_k_parts)
 
 
 def _problem(n=600, n_features=8, n_labels=40, seed=0):
@@ -127,13 +128,38 @@ def test_eval_metrics_equal_the_xmc_metrics_and_early_stopping_restores_the_best
     train, valid = mg.Dataset(X[:600], Y[:600]), None
     valid = mg.Dataset(X[600:], Y[600:], reference=train)
     result = {}
-    booster = mg.train({**PARAMS, "metric": ["precision_at_k", "ndcg_at_k"]}, train, 200, valid_sets=[valid],
+    booster = mg.train({**PARAMS, "metric": ["precision_at_k", "ndcg_at_k", "psp@k"]}, train, 200, valid_sets=[valid],
                        callbacks=[mg.record_evaluation(result), mg.early_stopping(5, verbose=False)])
     assert 0 < booster.best_iteration < 200
     it = booster.best_iteration
     Z = booster.predict(X[600:], num_iteration=it)  # training metrics rank the labels the CSR scores hold
     np.testing.assert_allclose(result["valid_0"]["precision@3"][it - 1], precision_at_k(Y[600:], Z, 3)[2])
     np.testing.assert_allclose(result["valid_0"]["ndcg@5"][it - 1], ndcg_at_k(Y[600:], Z, 5)[4])
+    q = inverse_propensity(Y[:600])  # the training labels' propensities
+    np.testing.assert_allclose(result["valid_0"]["psp@5"][it - 1], psprecision_at_k(Y[600:], Z, q, 5)[4])
+    assert result["valid_0"]["psp@1"][it - 1] != result["valid_0"]["precision@1"][it - 1]
+
+
+@pytest.mark.parametrize("objective", ["multilabel", "multiclass"])
+def test_psp_metric_of_dense_objectives_with_weights(objective):
+    """PSP@k of a dense ranking objective, weighted: sum_i w_i gained_i / sum_i w_i best_i."""
+    X, Y = _problem(n=700)
+    Yd = Y.toarray()
+    y = Yd if objective == "multilabel" else np.argmax(Yd * np.arange(1, 41), axis=1)
+    w = np.random.default_rng(3).uniform(0.5, 2.0, 700)
+    train = mg.Dataset(X[:500], y[:500])
+    valid = mg.Dataset(X[500:], y[500:], weight=w[500:], reference=train)
+    result = {}
+    params = {"objective": objective, "metric": "psprecision_at_k", "eval_at": [2, 4], "num_leaves": 8,
+              "verbosity": -1, **({"num_class": 40} if objective == "multiclass" else {})}
+    booster = mg.train(params, train, 6, valid_sets=[valid], callbacks=[mg.record_evaluation(result)])
+    truth = Yd[500:] if objective == "multilabel" else np.eye(40)[y[500:]]
+    counts = (Yd[:500] != 0).sum(axis=0) if objective == "multilabel" else np.bincount(y[:500], minlength=40)
+    q = inverse_propensity_from_counts(counts, 500)
+    gained, best = psprecision_at_k_parts(truth, booster.predict(X[500:]), q, 4)
+    want = (w[500:] @ gained[:, 3]) / (w[500:] @ best[:, 3])
+    np.testing.assert_allclose(result["valid_0"]["psp@4"][-1], want, rtol=1e-9)
+    assert set(result["valid_0"]) == {"psp@2", "psp@4"}
 
 
 def test_save_load_round_trip(tmp_path):

@@ -79,6 +79,25 @@ def test_uneven_empty_and_misaligned_partitions_weights_and_validation(client):
     assert dist.best_iteration == local.best_iteration
 
 
+def test_ranking_metrics_with_global_propensities(client):
+    """PSP@k's propensities come from every worker's label counts: the same values as one process."""
+    X, Y = _data(seed=4)
+    y = _labels("multilabel", Y)
+    Xv, Yv = _data(n=600, seed=5)
+    yv = _labels("multilabel", Yv)
+    params = {"objective": "multilabel", "num_leaves": 8, "metric": ["precision_at_k", "psprecision_at_k"],
+              "eval_at": [1, 2]}
+    result, local_result = {}, {}
+    mgd.train(client, params, da.from_array(X, chunks=(700, 6)), da.from_array(y, chunks=700), 5,
+              valid_sets=[(da.from_array(Xv, chunks=(300, 6)), da.from_array(yv, chunks=300))],
+              callbacks=[mg.record_evaluation(result)])
+    train = mg.Dataset(X, y)
+    mg.train(params, train, 5, valid_sets=[mg.Dataset(Xv, yv, reference=train)],
+             callbacks=[mg.record_evaluation(local_result)])
+    for name in ("precision@2", "psp@1", "psp@2"):
+        np.testing.assert_allclose(result["valid_0"][name], local_result["valid_0"][name], rtol=1e-9)
+
+
 def test_estimators_fit_predict_and_to_local(client):
     import pickle
     X, Y = _data(seed=4)

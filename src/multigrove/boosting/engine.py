@@ -21,6 +21,7 @@ from .callbacks import CallbackEnv, EarlyStopException
 from .grower import GrowerConfig, GrownTree, TreeGrower
 from .leaves import StatLayout, dense_leaf_values, sparse_leaf_values
 from .losses import Loss, label_for, make_loss, observed
+from ..xmc.metrics import inverse_propensity_from_counts
 from .metrics import check_metric_fits, finish
 from .sampling import feature_mask
 from .shard import EvalShard, OutputColumn, SampleSpec, TrainingShard, predict_trees_into
@@ -295,6 +296,9 @@ def boost(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation
                          f"{' or '.join(SEPARABLE)}), got objective '{loss.name}'")
     frozen: set = set()
     booster.evals_result = {}
+    inv_propensity = None
+    if "psprecision_at_k" in metrics:  # the training labels' propensities, for every data set
+        inv_propensity = inverse_propensity_from_counts(*rows.label_counts())
     try:
         for it in range(first, first + rounds):
             rows.compute_gradients()
@@ -306,7 +310,7 @@ def boost(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation
             for v in valids:
                 if v.rows is not rows:
                     v.rows.add_trees(new_trees)
-                results += _evaluate(loss, metrics, p.eval_at, v, feval, per_output)
+                results += _evaluate(loss, metrics, p.eval_at, v, feval, per_output, inv_propensity)
             for data, metric, value, _ in results:
                 booster.evals_result.setdefault(data, {}).setdefault(metric, []).append(value)
             env = CallbackEnv(model=booster, params=booster.params, iteration=it, begin_iteration=first,
@@ -459,8 +463,8 @@ def _stop(booster: Booster, stop: EarlyStopException) -> None:
         booster.stop_outputs([b + 1 for b in stop.output_best_iterations])
 
 
-def _evaluate(loss: Loss, metrics, eval_at, v: Validation, feval, per_output: bool) -> list:
-    out = [(v.name, *res) for res in finish(v.rows.metric_parts(metrics, eval_at, per_output))]
+def _evaluate(loss: Loss, metrics, eval_at, v: Validation, feval, per_output: bool, inv_propensity) -> list:
+    out = [(v.name, *res) for res in finish(v.rows.metric_parts(metrics, eval_at, per_output, inv_propensity))]
     if feval is not None:
         prob = loss.transform(v.rows.scores)
         preds = prob[:, 0] if prob.shape[1] == 1 else prob

@@ -387,37 +387,39 @@ class TreeGrower:
     def _evaluate_scored(self, first: _Leaf, second: _Leaf | None, mask: np.ndarray, subtract: bool,
                          scan_small: bool) -> None:
         """_evaluate with the scorer's candidate gains (the histograms hold the Hessian and count only)."""
-        offsets = self.offsets
-        n_features = offsets.shape[0] - 1
         if subtract:
             np.subtract(second.hist, first.hist, out=second.hist)
-        for leaf, active in ((first, scan_small and self._can_split(first.depth, first.total[self.layout.count_col])),
-                             (second, True)):
-            if leaf is None:
-                continue
-            leaf.gain = -np.inf
-            if not active:
-                leaf.scan_mask = np.zeros(n_features, np.bool_)
-                continue
-            gains = np.empty((2, int(offsets[-1])))
-            splittable = np.empty(n_features, np.bool_)
-            self._scorer.candidate_gains(leaf.index, mask, self.params, gains, splittable)
-            leaf.scan_mask = splittable
-            best_per_bin = gains.max(axis=0)
-            feat_best = np.maximum.reduceat(best_per_bin, offsets[:-1])
-            passes = np.isfinite(feat_best) & (feat_best > self.cfg.min_gain_to_split)
-            if not passes.any():
-                continue
-            score = np.where(passes, feat_best, -np.inf)
-            if self._noise_scale > 0:
-                score = score + self._rng.normal(0.0, self._noise_scale, n_features)
-            f = int(np.argmax(score))
-            segment = gains[:, offsets[f]: offsets[f + 1]]
-            direction, t = divmod(int(np.argmax(segment)), segment.shape[1])  # missing right first, then left
-            leaf.gain = float(segment[direction, t])
-            leaf.feature, leaf.bin, leaf.default_left = f, t, bool(direction)
-            leaf.left_total = np.empty(self.layout.n_cols)
-            left_sums(leaf.hist, offsets, f, t, bool(direction), leaf.left_total)
+        first_active = scan_small and self._can_split(first.depth, first.total[self.layout.count_col])
+        for leaf, active in ((first, first_active), (second, True)):
+            if leaf is not None:
+                self._choose_scored(leaf, mask, active)
+
+    def _choose_scored(self, leaf: _Leaf, mask: np.ndarray, active: bool) -> None:
+        """The leaf's best split by the scorer: the feature of largest gain (with the random_strength
+        noise), then its first best (missing direction, threshold), missing right before left."""
+        offsets = self.offsets
+        n_features = offsets.shape[0] - 1
+        leaf.gain = -np.inf
+        if not active:
+            leaf.scan_mask = np.zeros(n_features, np.bool_)
+            return
+        gains = np.empty((2, int(offsets[-1])))
+        leaf.scan_mask = np.empty(n_features, np.bool_)
+        self._scorer.candidate_gains(leaf.index, mask, self.params, gains, leaf.scan_mask)
+        feature_best = np.maximum.reduceat(gains.max(axis=0), offsets[:-1])
+        passes = np.isfinite(feature_best) & (feature_best > self.cfg.min_gain_to_split)
+        if not passes.any():
+            return
+        score = np.where(passes, feature_best, -np.inf)
+        if self._noise_scale > 0:
+            score = score + self._rng.normal(0.0, self._noise_scale, n_features)
+        f = int(np.argmax(score))
+        segment = gains[:, offsets[f]: offsets[f + 1]]
+        direction, t = divmod(int(np.argmax(segment)), segment.shape[1])
+        leaf.gain = float(segment[direction, t])
+        leaf.feature, leaf.bin, leaf.default_left = f, t, bool(direction)
+        leaf.left_total = np.empty(self.layout.n_cols)
+        left_sums(leaf.hist, offsets, f, t, bool(direction), leaf.left_total)
 
     def _finish(self, leaves: list[_Leaf]) -> GrownTree:
         leaves = sorted(leaves, key=lambda lf: lf.index)

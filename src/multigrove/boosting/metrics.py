@@ -3,7 +3,9 @@
 Every metric is a ratio of weighted sums over rows, ``sum_i w_i num_i / sum_i w_i den_i`` (then a
 square root for rmse), so the parts of a data set split over workers add up: ``metric_parts``
 returns the sums of one shard, ``finish`` turns summed parts into (name, value, higher_is_better).
-Ranking metrics come from ``multigrove.xmc.metrics``, the library's one implementation.
+Ranking metrics come from ``multigrove.xmc.metrics``, the library's one implementation; PSP@k's
+inverse propensities are the training labels' (Jain et al. 2016, A = 0.55, B = 1.5), computed once
+per training by the training rows (``label_counts``) and handed to every data set's parts.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..params import SPARSE_OUTPUT_OBJECTIVES
-from ..xmc.metrics import ndcg_at_k_rows, precision_at_k_rows
+from ..xmc.metrics import ndcg_at_k_rows, precision_at_k_rows, psprecision_at_k_parts
 
 _EPS = 1e-15
 
@@ -54,14 +56,18 @@ def _cells(metric: str, y: np.ndarray, prob: np.ndarray) -> np.ndarray:
 
 #: ranking metrics: the name they report under (``precision@3``) and their per-row values at 1..k
 RANKING = {"precision_at_k": ("precision", precision_at_k_rows), "ndcg_at_k": ("ndcg", ndcg_at_k_rows)}
+#: every ranking metric: RANKING's and PSP@k (a ratio of two per-row sums, needing the training propensities)
+RANKING_METRICS = (*RANKING, "psprecision_at_k")
 
 
 def metric_parts(metric: str, y: np.ndarray, raw: np.ndarray, prob: np.ndarray, w: np.ndarray | None,
-                 eval_at: tuple, per_output: bool = False, mask: np.ndarray | None = None) -> list[MetricPart]:
+                 eval_at: tuple, per_output: bool = False, mask: np.ndarray | None = None,
+                 inv_propensity: np.ndarray | None = None) -> list[MetricPart]:
     """y is the loss's internal label form (2-D for regression/binary/multilabel, ids for multiclass).
     With ``per_output`` a PER_OUTPUT metric of several outputs also gets one part per output.  ``mask``
     (n, d), 0 where a label is missing, leaves those cells out of the PER_OUTPUT metrics (a ranking
-    metric counts a missing label as 0)."""
+    metric counts a missing label as 0).  ``inv_propensity`` (d,): the training labels' inverse
+    propensities, needed by psprecision_at_k."""
     if metric in PER_OUTPUT:
         cells = _cells(metric, y, prob)
         root = metric == "rmse"
@@ -83,6 +89,13 @@ def metric_parts(metric: str, y: np.ndarray, raw: np.ndarray, prob: np.ndarray, 
         truth = _class_indicator(y, prob.shape[1]) if y.ndim == 1 else y
         per_row = rows_at_k(truth, prob, max(eval_at))
         return [_part(f"{label}@{k}", per_row[:, k - 1], w, higher=True) for k in eval_at]
+    if metric == "psprecision_at_k":
+        if inv_propensity is None:
+            raise ValueError("metric 'psprecision_at_k' needs the training labels' inverse propensities: it is "
+                             "computed during training (train's valid_sets, an estimator's eval_set)")
+        truth = _class_indicator(y, prob.shape[1]) if y.ndim == 1 else y
+        gained, best = psprecision_at_k_parts(truth, prob, inv_propensity, max(eval_at))
+        return [_part(f"psp@{k}", gained[:, k - 1], w, higher=True, den_per_row=best[:, k - 1]) for k in eval_at]
     raise ValueError(f"unknown metric {metric!r}")  # pragma: no cover - checked in Params
 
 
@@ -109,10 +122,10 @@ def check_metric_fits(metric: str, objective: str, n_outputs: int) -> None:
              "multi_logloss": ("multiclass",), "multi_error": ("multiclass",),
              "multilabel_logloss": ("multilabel", "binary")}
     ranking = ("multiclass", "multilabel") + SPARSE_OUTPUT_OBJECTIVES
-    needs.update(precision_at_k=ranking, ndcg_at_k=ranking)
-    if objective in SPARSE_OUTPUT_OBJECTIVES and metric not in RANKING:
-        raise ValueError(f"objective '{objective}' (sparse scores) is evaluated by ranking metrics, precision_at_k "
-                         f"or ndcg_at_k, got metric '{metric}'")
+    needs.update(precision_at_k=ranking, ndcg_at_k=ranking, psprecision_at_k=ranking)
+    if objective in SPARSE_OUTPUT_OBJECTIVES and metric not in RANKING_METRICS:
+        raise ValueError(f"objective '{objective}' (sparse scores) is evaluated by ranking metrics, precision_at_k, "
+                         f"ndcg_at_k or psprecision_at_k, got metric '{metric}'")
     if metric in needs and objective not in needs[metric]:
         raise ValueError(f"metric '{metric}' needs objective {' or '.join(needs[metric])}, "
                          f"got objective '{objective}'")

@@ -218,8 +218,17 @@ class TrainingShard:
         for rows, start, end in (self.builder.leaf_segments(tree.n_leaves), self.builder.other_segments(tree.n_leaves)):
             add_leaf_values(rows, start, end, tree.leaf_value, first_col, cols, self.scores)
 
-    def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False) -> list[MetricPart]:
-        return _parts(self.loss, metrics, eval_at, self.y, self.scores, self.w, per_output, self.mask)
+    def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False,
+                     inv_propensity: np.ndarray | None = None) -> list[MetricPart]:
+        return _parts(self.loss, metrics, eval_at, self.y, self.scores, self.w, per_output, self.mask, inv_propensity)
+
+    def label_counts(self) -> tuple[np.ndarray, int]:
+        """(the rows carrying each output's label (d,), the rows): the ranking objectives' label counts,
+        from which PSP@k's propensities come."""
+        d = self.scores.shape[1]
+        if self.y.ndim == 1:  # class ids
+            return np.bincount(self.y.astype(np.int64), minlength=d).astype(np.float64), self.n_rows
+        return (self.y != 0).sum(axis=0).astype(np.float64), self.n_rows
 
 
 class EvalShard:
@@ -235,12 +244,14 @@ class EvalShard:
     def add_trees(self, trees: list[Tree]) -> None:
         predict_trees_into(self.store, self._rows, trees, self.scores)
 
-    def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False) -> list[MetricPart]:
-        return _parts(self.loss, metrics, eval_at, self.y, self.scores, self.w, per_output, self.mask)
+    def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False,
+                     inv_propensity: np.ndarray | None = None) -> list[MetricPart]:
+        return _parts(self.loss, metrics, eval_at, self.y, self.scores, self.w, per_output, self.mask, inv_propensity)
 
 
-def _parts(loss: Loss, metrics, eval_at, y, raw, w, per_output, mask) -> list[MetricPart]:
+def _parts(loss: Loss, metrics, eval_at, y, raw, w, per_output, mask, inv_propensity) -> list[MetricPart]:
     if not metrics:
         return []
     prob = loss.transform(raw)
-    return [part for m in metrics for part in metric_parts(m, y, raw, prob, w, eval_at, per_output, mask)]
+    return [part for m in metrics
+            for part in metric_parts(m, y, raw, prob, w, eval_at, per_output, mask, inv_propensity)]

@@ -229,8 +229,14 @@ class SparseOutputShard(TrainingShard):
                 leaf_of[member] = np.repeat(np.arange(tree.n_leaves, dtype=np.int32), counts)
         self.scores = add_leaves(self.scores, leaf_of, tree.columns(), tree.leaf_value)
 
-    def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False) -> list[MetricPart]:
-        return sparse_metric_parts(metrics, eval_at, self.y, self.scores, self.w)
+    def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False,
+                     inv_propensity: np.ndarray | None = None) -> list[MetricPart]:
+        return sparse_metric_parts(metrics, eval_at, self.y, self.scores, self.w, inv_propensity)
+
+    def label_counts(self) -> tuple[np.ndarray, int]:
+        """(the rows carrying each label (L,), the rows), for PSP@k's propensities."""
+        Y = self.y
+        return np.bincount(Y.indices[Y.data != 0], minlength=Y.shape[1]).astype(np.float64), self.n_rows
 
 
 class SparseEvalShard:
@@ -248,10 +254,13 @@ class SparseEvalShard:
                          s["node_left"], s["node_right"], s["tree_node_offset"], leaves)
         self.scores = add_trees_sparse(self.scores, leaves, trees)
 
-    def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False) -> list[MetricPart]:
-        return sparse_metric_parts(metrics, eval_at, self.y, self.scores, self.w)
+    def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False,
+                     inv_propensity: np.ndarray | None = None) -> list[MetricPart]:
+        return sparse_metric_parts(metrics, eval_at, self.y, self.scores, self.w, inv_propensity)
 
 
-def sparse_metric_parts(metrics, eval_at, y: sp.csr_matrix, scores: sp.csr_matrix, w) -> list[MetricPart]:
+def sparse_metric_parts(metrics, eval_at, y: sp.csr_matrix, scores: sp.csr_matrix, w,
+                        inv_propensity: np.ndarray | None = None) -> list[MetricPart]:
     """Ranking metrics of sparse scores (the identity link: raw scores rank the labels)."""
-    return [part for m in metrics for part in metric_parts(m, y, scores, scores, w, eval_at)]
+    return [part for m in metrics
+            for part in metric_parts(m, y, scores, scores, w, eval_at, inv_propensity=inv_propensity)]

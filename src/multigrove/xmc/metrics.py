@@ -34,8 +34,9 @@ import scipy.sparse as sp
 from .._validation import check_int, check_real
 from ..kernels.sparse import row_membership, topk_csr_rows, topk_dense_rows
 
-__all__ = ["propensity", "inverse_propensity", "precision_at_k", "precision_at_k_rows", "recall_at_k", "ndcg_at_k", "ndcg_at_k_rows",
-           "psprecision_at_k", "psndcg_at_k", "coverage_at_k", "evaluate", "top_k"]
+__all__ = ["propensity", "inverse_propensity", "inverse_propensity_from_counts", "precision_at_k", "precision_at_k_rows",
+           "recall_at_k", "ndcg_at_k", "ndcg_at_k_rows", "psprecision_at_k", "psprecision_at_k_parts", "psndcg_at_k",
+           "coverage_at_k", "evaluate", "top_k"]
 
 _CHUNK = 4096  # rows of a dense score matrix ranked at a time
 
@@ -204,9 +205,13 @@ def _ndcg(r):
     return _ndcg_rows(r).mean(axis=0)
 
 
+def _psp_parts(r, q):
+    """(n, k) each row's propensity-scored gain at depth 1..k and the best it could have."""
+    return np.cumsum(r.gained_q(q), axis=1), np.cumsum(r.best_q(q), axis=1)
+
+
 def _psp(r, q):
-    num = np.cumsum(r.gained_q(q), axis=1).sum(axis=0) / r.ranks
-    best = np.cumsum(r.best_q(q), axis=1).sum(axis=0) / r.ranks
+    num, best = (part.sum(axis=0) for part in _psp_parts(r, q))
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(best > 0, num / best, 0.0)
 
@@ -348,6 +353,25 @@ def psprecision_at_k(Y_true, Y_pred, inv_propensity, k: int = 5) -> np.ndarray:
     return _psp(r, _inv_ps(inv_propensity, r.Y.shape[1]))
 
 
+def psprecision_at_k_parts(Y_true, Y_pred, inv_propensity, k: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's two sums of PSP@1..PSP@k: ``PSP@j = gained[:, j-1].sum() / best[:, j-1].sum()``
+    (``psprecision_at_k`` is that ratio; weighted sums of the parts give a weighted PSP@k).
+
+    Parameters
+    ----------
+    Y_true, Y_pred, inv_propensity, k
+        As ``psprecision_at_k``.
+
+    Returns
+    -------
+    gained, best : ndarray, shape (n, k)
+        The inverse propensities of the row's relevant labels among its top j predictions, summed, and
+        the sum of the j largest inverse propensities of its relevant labels.
+    """
+    r = _Ranked(Y_true, Y_pred, k)
+    return _psp_parts(r, _inv_ps(inv_propensity, r.Y.shape[1]))
+
+
 def psndcg_at_k(Y_true, Y_pred, inv_propensity, k: int = 5) -> np.ndarray:
     """PSnDCG@1..PSnDCG@k: propensity-scored nDCG.
 
@@ -415,13 +439,33 @@ def inverse_propensity(Y, A: float = 0.55, B: float = 1.5) -> np.ndarray:
     -------
     ndarray, shape (L,)
     """
+    counts, n = _label_counts(Y)
+    return inverse_propensity_from_counts(counts, n, A, B)
+
+
+def inverse_propensity_from_counts(counts, n_rows: int, A: float = 0.55, B: float = 1.5) -> np.ndarray:
+    """``inverse_propensity`` from the label counts N_l and the number of rows (summed over the shards of a
+    data set, for instance).
+
+    Parameters
+    ----------
+    counts : array-like, shape (L,)
+        N_l, the training rows carrying each label.
+    n_rows : int
+        The training rows.
+    A, B : float, default 0.55 and 1.5
+        As ``inverse_propensity``.
+
+    Returns
+    -------
+    ndarray, shape (L,)
+    """
     A = check_real(A, "A", 0, low_open=True)
     B = check_real(B, "B", 0)
-    counts, n = _label_counts(Y)
-    if n < 1:
+    if n_rows < 1:
         raise ValueError("Y has no rows; propensities need the training labels")
-    C = (np.log(n) - 1.0) * (B + 1.0) ** A
-    return 1.0 + C * (counts + B) ** (-A)
+    C = (np.log(n_rows) - 1.0) * (B + 1.0) ** A
+    return 1.0 + C * (np.asarray(counts, dtype=np.float64) + B) ** (-A)
 
 
 def propensity(Y, A: float = 0.55, B: float = 1.5) -> np.ndarray:
