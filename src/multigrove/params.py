@@ -164,7 +164,7 @@ class Params:
     #                                        some cost in speed on large nodes (BENCHMARKS.md, determinism)
     seed: int = 0
     metric: Any = None                     # None = the objective's own metric; str or list of str
-    eval_at: tuple = (1, 3, 5)             # k values for precision_at_k
+    eval_at: tuple = (1, 3, 5)             # k values of precision_at_k, ndcg_at_k and psprecision_at_k
     metric_per_output: bool = False        # also report l2, rmse, log losses, binary_error per output: "l2[3]"
     verbosity: int = 0                     # -1 silent, 0 warnings, 1 also info lines (data layout, time)
     given: frozenset = dataclasses.field(default=frozenset(), compare=False, repr=False)  # names set explicitly
