@@ -107,14 +107,19 @@ def test_sparse_split_gains_equal_brute_force(k, seed):
     assert set(store.feature_kind) == {0, 1, 2} and store.default_bin.any()
     rows = np.sort(np.random.default_rng(seed).choice(X.shape[0], 60, replace=False)).astype(np.int32)
     bin_feature = np.repeat(np.arange(n_features, dtype=np.int32), np.diff(store.offsets))
-    node = node_rows(store, rows, rows, bin_feature, G, row_hess)
+    binned = np.array([[feature_bin(store, r, f) for f in range(n_features)] for r in rows])
+    bin_hess, bin_count = np.zeros(store.total_bins), np.zeros(store.total_bins)
+    flat = (store.offsets[:-1] + binned).ravel()  # the node's Hessian and count histogram, as the builder's
+    np.add.at(bin_hess, flat, np.repeat(row_hess[rows].astype(np.float64), n_features))
+    np.add.at(bin_count, flat, 1.0)
+    node = node_rows(store, rows, rows, bin_feature, G, bin_hess, bin_count, bin_hess[: store.offsets[1]].sum(),
+                     len(rows))
     params = ScanParams(k=0, h_col=0, h_stride=0, h_scale=1.0, count_col=1, lambda_l2=1.5, min_data_in_leaf=3,
                         min_sum_hessian=1e-3, min_gain_to_split=0.0, topk=k, restricted=False)
     gains = np.empty((2, store.total_bins))
     splittable = np.empty(n_features, np.bool_)
     sparse_split_gains(node, G.indptr, G.indices, G.data, store.offsets, store.missing_bin, store.default_bin,
                        np.ones(n_features, np.bool_), params, 2, gains, splittable)
-    binned = np.array([[feature_bin(store, r, f) for f in range(n_features)] for r in rows])
     want = naive.sparse_split_gains(binned, store.missing_bin, G.toarray()[rows].astype(np.float64),
                                     row_hess[rows].astype(np.float64), k, 1.5, 3, 1e-3)
     assert want

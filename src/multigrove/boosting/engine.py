@@ -16,12 +16,12 @@ import scipy.sparse as sp
 from .._dtypes import INDEX, SCORE
 from ..data.dataset import Dataset
 from ..params import MultigroveWarning, Params, objective_default_metric
+from ..xmc.metrics import inverse_propensity_from_counts
 from .booster import Booster
 from .callbacks import CallbackEnv, EarlyStopException
 from .grower import GrowerConfig, GrownTree, TreeGrower
 from .leaves import StatLayout, dense_leaf_values, sparse_leaf_values
 from .losses import Loss, label_for, make_loss, observed
-from ..xmc.metrics import inverse_propensity_from_counts
 from .metrics import check_metric_fits, finish
 from .sampling import feature_mask
 from .shard import EvalShard, OutputColumn, SampleSpec, TrainingShard, predict_trees_into

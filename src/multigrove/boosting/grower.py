@@ -42,9 +42,10 @@ PARALLEL_MIN_SCAN = 4096
 class CandidateScorer(Protocol):
     """Scores split candidates of a leaf from its rows (for statistics that have no histogram)."""
 
-    def candidate_gains(self, leaf: int, feature_mask: np.ndarray, params: ScanParams, out_gain: np.ndarray,
-                        out_splittable: np.ndarray) -> None:
-        """OUT out_gain (2, total_bins): [missing goes left, threshold bin] gain over the leaf, -inf where
+    def candidate_gains(self, leaf: int, hist: np.ndarray, total: np.ndarray, feature_mask: np.ndarray,
+                        params: ScanParams, out_gain: np.ndarray, out_splittable: np.ndarray) -> None:
+        """IN hist (total_bins, C), total (C,): the leaf's Hessian and count histogram and sums.
+        OUT out_gain (2, total_bins): [missing goes left, threshold bin] gain over the leaf, -inf where
         invalid; out_splittable (F,): a threshold left min_data_in_leaf rows on both sides."""
 
 
@@ -318,7 +319,8 @@ class TreeGrower:
             add_split_gains(leaf.hist, leaf.total, self.offsets, self._mask, self.params, gains)
             return None
         own = np.empty_like(gains)
-        self._scorer.candidate_gains(leaf.index, self._mask, self.params, own, np.empty(self._mask.shape[0], np.bool_))
+        self._scorer.candidate_gains(leaf.index, leaf.hist, leaf.total, self._mask, self.params, own,
+                                     np.empty(self._mask.shape[0], np.bool_))
         gains += np.where(np.isfinite(own), own, 0.0)  # as add_split_gains: an invalid threshold adds 0
         return own
 
@@ -405,7 +407,7 @@ class TreeGrower:
             return
         gains = np.empty((2, int(offsets[-1])))
         leaf.scan_mask = np.empty(n_features, np.bool_)
-        self._scorer.candidate_gains(leaf.index, mask, self.params, gains, leaf.scan_mask)
+        self._scorer.candidate_gains(leaf.index, leaf.hist, leaf.total, mask, self.params, gains, leaf.scan_mask)
         feature_best = np.maximum.reduceat(gains.max(axis=0), offsets[:-1])
         passes = np.isfinite(feature_best) & (feature_best > self.cfg.min_gain_to_split)
         if not passes.any():

@@ -85,10 +85,10 @@ def sparse_gradients(loss: SparseOutputLoss, Y: sp.csr_matrix, Z: sp.csr_matrix)
 
 
 def node_rows(store: BinnedStore, store_rows: np.ndarray, grad_rows: np.ndarray, bin_feature: np.ndarray,
-              G: sp.csr_matrix, row_hess: np.ndarray) -> NodeRows:
-    """What sparse_split_gains needs of one node: its rows by non-default bin, the Hessian and row count
-    of every bin (a feature's default bin: the node's totals minus its other bins), and the node's
-    gradient sums p with its labels ordered by |p_q| descending."""
+              G: sp.csr_matrix, bin_hess: np.ndarray, bin_count: np.ndarray, hess: float, count: float) -> NodeRows:
+    """What sparse_split_gains needs of one node: its rows by non-default bin and the node's gradient sums
+    p with its labels ordered by |p_q| descending, beside the node's Hessian and row count of every bin
+    (bin_hess, bin_count: its histogram, default bins included) and in all (hess, count)."""
     total_bins = store.total_bins
     counts = np.zeros(total_bins, np.int64)
     node_bin_counts(store, store_rows, bin_feature, counts)
@@ -96,19 +96,13 @@ def node_rows(store: BinnedStore, store_rows: np.ndarray, grad_rows: np.ndarray,
     np.cumsum(counts, out=bin_ptr[1:])
     bin_pos = np.empty(int(bin_ptr[-1]), np.int32)
     node_bin_rows(store, store_rows, bin_feature, bin_ptr, bin_pos)
-    hess_rows = row_hess[grad_rows].astype(np.float64)
-    hess, count = float(hess_rows.sum()), float(grad_rows.shape[0])
-    bin_hess = np.bincount(np.repeat(np.arange(total_bins), counts), weights=hess_rows[bin_pos], minlength=total_bins)
-    bin_count = counts.astype(np.float64)
-    default = store.offsets[:-1] + store.default_bin
-    for per_bin, node_total in ((bin_hess, hess), (bin_count, count)):
-        per_bin[default] = node_total - np.add.reduceat(per_bin, store.offsets[:-1])
     sums = np.zeros(G.shape[1])
     node_label_sums(grad_rows, G.indptr, G.indices, G.data, sums)
     labels = np.flatnonzero(sums)
     order = labels[np.argsort(-np.abs(sums[labels]), kind="stable")].astype(np.int32)
-    return NodeRows(bin_ptr, bin_pos, np.ascontiguousarray(grad_rows, dtype=np.int32), bin_hess, bin_count, sums,
-                    order, hess, count)
+    return NodeRows(bin_ptr, bin_pos, np.ascontiguousarray(grad_rows, dtype=np.int32),
+                    np.ascontiguousarray(bin_hess, dtype=np.float64), np.ascontiguousarray(bin_count, dtype=np.float64),
+                    sums, order, float(hess), float(count))
 
 
 def _scale_csr_rows(M: sp.csr_matrix, factor: np.ndarray) -> None:
@@ -179,15 +173,17 @@ class SparseOutputShard(TrainingShard):
         self.split_stats = buf
         return slay
 
-    def candidate_gains(self, leaf: int, feature_mask: np.ndarray, params: ScanParams, out_gain: np.ndarray,
-                        out_splittable: np.ndarray) -> None:
+    def candidate_gains(self, leaf: int, hist: np.ndarray, total: np.ndarray, feature_mask: np.ndarray,
+                        params: ScanParams, out_gain: np.ndarray, out_splittable: np.ndarray) -> None:
         """The exact eq. 20 gain of every split candidate of a leaf of the tree being grown (see
-        kernels.sparse_output.sparse_split_gains; params.topk is the leaves' k)."""
-        b = self.builder
+        kernels.sparse_output.sparse_split_gains; params.topk is the leaves' k); hist, total: the leaf's
+        Hessian-bound and count histogram and sums (the split layout's two columns)."""
+        b, slay = self.builder, self._split_layout
         store_rows = b.rows[int(b.leaf_start[leaf]): int(b.leaf_end[leaf])]
         grad_rows = store_rows if b.sample_rows is None else b.sample_rows[store_rows]
         store = b.tree_store
-        node = node_rows(store, store_rows, grad_rows, self._bin_feature, self.G, self.row_hess)
+        node = node_rows(store, store_rows, grad_rows, self._bin_feature, self.G, hist[:, slay.h_col],
+                         hist[:, slay.count_col], total[slay.h_col], total[slay.count_col])
         sparse_split_gains(node, self.G.indptr, self.G.indices, self.G.data, store.offsets, store.missing_bin,
                            store.default_bin, feature_mask, params, self._n_blocks, out_gain, out_splittable)
 

@@ -83,6 +83,21 @@ def sparse_gradient_fill(loss, y_indptr, y_indices, y_data, z_indptr, z_indices,
                             z_indptr[i + 1], out_indices, out_data, out_indptr[i], True)
 
 
+@njit(cache=True, inline="always")
+def _accumulate_row(r, g_indptr, g_indices, g_data, acc, stamp, touched, run, n_touched):
+    """acc += row r of G on its labels; a label first touched in this ``run`` is reset and listed in
+    ``touched`` (acc is valid only where stamp == run).  Returns the new n_touched."""
+    for q in range(g_indptr[r], g_indptr[r + 1]):
+        s = g_indices[q]
+        if stamp[s] != run:
+            stamp[s] = run
+            acc[s] = 0.0
+            touched[n_touched] = s
+            n_touched += 1
+        acc[s] += g_data[q]
+    return n_touched
+
+
 @njit(cache=True)
 def _leaf_values(lo, hi, rows, g_indptr, g_indices, g_data, row_hess, k, lambda_l2, learning_rate, acc, stamp, touched,
                  run, out_cols, out_vals):
@@ -92,14 +107,7 @@ def _leaf_values(lo, hi, rows, g_indptr, g_indices, g_data, row_hess, k, lambda_
     for p in range(lo, hi):
         r = rows[p]
         hess += row_hess[r]
-        for q in range(g_indptr[r], g_indptr[r + 1]):
-            s = g_indices[q]
-            if stamp[s] != run:
-                stamp[s] = run
-                acc[s] = 0.0
-                touched[n_touched] = s
-                n_touched += 1
-            acc[s] += g_data[q]
+        n_touched = _accumulate_row(r, g_indptr, g_indices, g_data, acc, stamp, touched, run, n_touched)
     best_i = np.empty(k, np.int64)
     best_v = np.empty(k, np.float64)
     filled = 0
@@ -293,15 +301,8 @@ class SideSums(NamedTuple):
 def _add_bin(b, bin_ptr, bin_pos, grad_rows, g_indptr, g_indices, g_data, side, run, n_touched):
     """Add the gradients of bin b's rows to the accumulated side; returns the new n_touched."""
     for i in range(bin_ptr[b], bin_ptr[b + 1]):
-        r = grad_rows[bin_pos[i]]
-        for q in range(g_indptr[r], g_indptr[r + 1]):
-            s = g_indices[q]
-            if side.stamp[s] != run:
-                side.stamp[s] = run
-                side.acc[s] = 0.0
-                side.touched[n_touched] = s
-                n_touched += 1
-            side.acc[s] += g_data[q]
+        n_touched = _accumulate_row(grad_rows[bin_pos[i]], g_indptr, g_indices, g_data, side.acc, side.stamp,
+                                    side.touched, run, n_touched)
     return n_touched
 
 
