@@ -140,6 +140,30 @@ def test_eval_metrics_equal_the_xmc_metrics_and_early_stopping_restores_the_best
     assert result["valid_0"]["psp@1"][it - 1] != result["valid_0"]["precision@1"][it - 1]
 
 
+def test_scores_held_in_row_blocks_give_the_same_model_and_metrics(monkeypatch):
+    """Sparse scores are kept in blocks of rows (one block is copied at a time when a tree is added): many
+    small blocks train the same trees and report the same weighted metrics as one block."""
+    from multigrove.boosting import sparse_output
+    X, Y = _problem(n=900)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, 900)
+
+    def fit():
+        train = mg.Dataset(X[:600], Y[:600], weight=w[:600])
+        valid = mg.Dataset(X[600:], Y[600:], weight=w[600:], reference=train)
+        result = {}
+        booster = mg.train({**PARAMS, "metric": ["precision_at_k", "psp@k"]}, train, 15, valid_sets=[train, valid],
+                           callbacks=[mg.record_evaluation(result)])
+        return booster, result
+    one_block, one_result = fit()
+    monkeypatch.setattr(sparse_output, "SCORE_BLOCK_ROWS", 64)  # 10 blocks of training rows, 5 of validation
+    assert len(sparse_output.SparseScores(600, 3).blocks) == 10
+    blocks, block_result = fit()
+    np.testing.assert_array_equal(one_block.predict(X).toarray(), blocks.predict(X).toarray())
+    for name in one_result:
+        for metric, values in one_result[name].items():
+            np.testing.assert_allclose(block_result[name][metric], values, rtol=1e-12)
+
+
 @pytest.mark.parametrize("objective", ["multilabel", "multiclass"])
 def test_psp_metric_of_dense_objectives_with_weights(objective):
     """PSP@k of a dense ranking objective, weighted: sum_i w_i gained_i / sum_i w_i best_i."""

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from multigrove.boosting.sparse_output import add_leaves, sparse_gradients
+from multigrove.boosting.sparse_output import SparseScores, add_leaves, sparse_gradients
 from multigrove.boosting.losses import SparseSquaredError, SparseSquaredHinge
 from multigrove.kernels.sparse_output import sparse_leaf_values
 
@@ -21,11 +21,12 @@ def _labels_and_scores(seed, n=40, L=30):
     return Y, Z
 
 
+@pytest.mark.parametrize("block_rows", [7, 40, 1000])  # scores in several blocks of rows, one, one larger than n
 @pytest.mark.parametrize("loss", [SparseSquaredError(), SparseSquaredHinge()])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_sparse_gradients_equal_dense_and_store_no_zero(loss, seed):
+def test_sparse_gradients_equal_dense_and_store_no_zero(loss, seed, block_rows):
     Y, Z = _labels_and_scores(seed)
-    G = sparse_gradients(loss, Y, Z)
+    G = sparse_gradients(loss, Y, SparseScores.from_csr(Z, block_rows))
     expected = naive.sparse_gradients(loss.code, Y, Z)
     np.testing.assert_allclose(G.toarray(), expected, rtol=1e-6, atol=1e-7)
     assert np.all(G.data != 0)  # exactly zero elsewhere: only non-zero cells are stored
@@ -71,6 +72,10 @@ def test_add_leaves_equals_dense_sum():
     assert out.has_sorted_indices
     untouched = np.flatnonzero(leaf_of < 0)
     assert all(out[i].nnz == Z[i].nnz for i in untouched)
+    blocked = SparseScores.from_csr(Z, block_rows=7)  # the same, block of rows by block (40 rows: 6 blocks)
+    blocked.add_leaves(leaf_of, leaf_cols, leaf_vals)
+    assert len(blocked.blocks) == 6 and blocked.nnz == out.nnz
+    np.testing.assert_array_equal(blocked.tocsr().toarray(), out.toarray())
 
 
 def _node_problem(seed, n=80, n_features=8, L=25):
