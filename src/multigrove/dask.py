@@ -135,6 +135,12 @@ class ShardActor:
             self.rows.split(requests, outs)
         return [o for o in outs if o is not None]
 
+    def histograms(self, leaves, shape):
+        outs = [np.empty(shape) for _ in leaves]
+        with self._threads():
+            self.rows.histograms(leaves, outs)
+        return outs
+
     def set_split_statistics(self, spec):
         with self._threads():
             self.rows.set_split_statistics(spec)
@@ -218,6 +224,13 @@ class DistributedRows:
         results = self._all("split", list(requests), shapes)
         built = [o for o in outs if o is not None]
         for i, out in enumerate(built):
+            out[...] = np.sum([r[i] for r in results], axis=0)
+
+    def histograms(self, leaves, outs) -> None:
+        if not len(leaves):
+            return
+        results = self._all("histograms", list(leaves), outs[0].shape)
+        for i, out in enumerate(outs):
             out[...] = np.sum([r[i] for r in results], axis=0)
 
     def leaf_sums(self, n_leaves: int) -> np.ndarray:

@@ -100,7 +100,7 @@ DATASET_PARAMS = ("max_bin", "bin_construct_sample_cnt", "seed", "enable_bundle"
 
 
 #: parameters of a training run that do not shape the model (left out of model files)
-RUN_SETTINGS = ("num_threads", "verbosity")
+RUN_SETTINGS = ("num_threads", "verbosity", "histogram_pool_size")
 
 
 class MultigroveWarning(UserWarning):
@@ -159,6 +159,11 @@ class Params:
     random_strength: float = 0.0           # noise on split scores, in units of a noise split's gain
     boost_from_average: bool = True
     num_threads: int = 0                   # 0 = every core this process may use
+    histogram_pool_size: float = -1.0      # MB the histograms kept for the subtraction trick may hold in leaf-wise
+    #                                        growth; past it the histogram of the leaf least likely to split next
+    #                                        is dropped, and built again from its rows if it splits; < 0: no
+    #                                        limit (a tree holds up to num_leaves of them; depth-wise and
+    #                                        symmetric growth hold those of a level, whatever the limit)
     deterministic: bool = False            # the same model file whatever num_threads: histograms are summed in
     #                                        row order on every thread count (no per-thread partial sums), at
     #                                        some cost in speed on large nodes (BENCHMARKS.md, determinism)
@@ -215,7 +220,7 @@ class Params:
         ----------
         model_only : bool, default False
             Leave out the settings of a run that do not shape the model (RUN_SETTINGS: threads,
-            verbosity), as the model file does, so that it does not depend on them.
+            verbosity, the histogram pool's size), as the model file does, so that it does not depend on them.
         """
         out = dataclasses.asdict(self)
         del out["given"]
@@ -280,6 +285,7 @@ class Params:
             raise ValueError("num_class must be >= 2 (or 0 to infer it), got 1")
         set_("num_outputs", _int("num_outputs", self.num_outputs, low=0))
         set_("num_threads", _int("num_threads", self.num_threads, low=0))
+        set_("histogram_pool_size", _real("histogram_pool_size", self.histogram_pool_size))
         set_("seed", _int("seed", self.seed, low=0))
         set_("verbosity", _int("verbosity", self.verbosity, low=-1))
         for name in ("boost_from_average", "is_enable_sparse", "enable_bundle", "metric_per_output", "deterministic"):

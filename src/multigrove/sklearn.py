@@ -104,6 +104,10 @@ _PARAMETERS = """
         Also report metrics per output in ``evals_result_`` (``l2[3]``).
     num_threads : int, default 0
         0: every core this process may use.
+    histogram_pool_size : float, default -1.0
+        MB the histograms kept for the subtraction trick may hold in leaf-wise growth; past it, the
+        histogram of the leaf least likely to split next is dropped and built again from its rows if it
+        splits; < 0: no limit.
     deterministic : bool, default False
         The same model whatever num_threads (histograms summed in row order on every thread count).
     seed : int, default 0
@@ -158,7 +162,8 @@ class _GroveBase(BaseEstimator):
                  boost_from_average=_D["boost_from_average"], target_scaling=_D["target_scaling"],
                  metric_per_output=_D["metric_per_output"], early_stopping="auto",
                  validation_fraction=VALIDATION_FRACTION, n_iter_no_change=N_ITER_NO_CHANGE,
-                 num_threads=_D["num_threads"], deterministic=_D["deterministic"], seed=_D["seed"],
+                 num_threads=_D["num_threads"], histogram_pool_size=_D["histogram_pool_size"],
+                 deterministic=_D["deterministic"], seed=_D["seed"],
                  verbosity=_D["verbosity"], importance_type="split"):
         self.n_estimators = n_estimators
         self.objective = objective
@@ -196,6 +201,7 @@ class _GroveBase(BaseEstimator):
         self.target_scaling = target_scaling
         self.metric_per_output = metric_per_output
         self.num_threads = num_threads
+        self.histogram_pool_size = histogram_pool_size
         self.deterministic = deterministic
         self.seed = seed
         self.verbosity = verbosity

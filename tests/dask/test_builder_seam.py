@@ -83,6 +83,11 @@ def test_builder_suite(client, data, kind):
     right_right = right[(binned[right, 1] > b1) & (binned[right, 1] != mapper.missing_bin[1])]
     builder.split([SplitRequest(1, 2, 1, b1, True, BUILD_RIGHT)], [out])
     np.testing.assert_allclose(out, _naive(X, Y, mapper, right_right)[0], rtol=1e-5, atol=1e-4)
+    # a histogram the grower dropped (histogram_pool_size), built again from the leaves' rows
+    outs = [np.empty_like(want), np.empty_like(want)]
+    builder.histograms([0, 2], outs)
+    np.testing.assert_allclose(outs[0], _naive(X, Y, mapper, left)[0], rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(outs[1], _naive(X, Y, mapper, right_right)[0], rtol=1e-5, atol=1e-4)
     sums = builder.leaf_sums(3)
     G = np.column_stack([np.mean(Y, axis=0) - Y, np.ones(len(Y))])
     for leaf, members in enumerate([left, np.setdiff1d(right, right_right), right_right]):

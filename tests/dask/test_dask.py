@@ -44,6 +44,7 @@ CASES = [
     ("multilabel", {}),
     ("multilabel", {"leaf_sparsity": 2}),
     ("regression", {"multi_strategy": "one_vs_all"}),
+    ("regression", {"histogram_pool_size": 0}),  # dropped histograms built again on every worker
 ]
 
 

@@ -71,6 +71,10 @@ class HistogramBuilder(Protocol):
     def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None]) -> None:
         """Apply the splits in order; write each requested child histogram into its ``outs`` entry."""
 
+    def histograms(self, leaves: Sequence[int], outs: Sequence[np.ndarray]) -> None:
+        """Write the histogram of each leaf's rows into its ``outs`` entry (a leaf whose histogram the
+        grower dropped to stay within ``histogram_pool_size``, about to be split)."""
+
 
 class LocalBuilder:
     """Histograms from the Numba kernels over one process's binned rows.
@@ -163,16 +167,26 @@ class LocalBuilder:
 
     def root(self, out: np.ndarray) -> np.ndarray:
         total = np.empty(out.shape[1], dtype=HIST)
-        schedule = self._schedule(self.rows.shape[0])
-        if schedule == 1 and self.all_rows and out.shape[1] <= COLUMN_ROOT_MAX_COLS:
+        if self.all_rows and out.shape[1] <= COLUMN_ROOT_MAX_COLS and self._schedule(self.rows.shape[0]) == 1:
             build_histogram_columns(self.tree_store, self.stats, self._scratch_for(1), out, total)
-        elif schedule == 0:
-            build_histogram_serial(self.tree_store, self.rows, self.stats, out, total)
-        elif schedule == 1:
-            build_histogram_chunks(self.tree_store, self.rows, self.stats, self._scratch_for(1), out, total)
         else:
-            build_histogram_wide(self.tree_store, self.rows, self.stats, schedule, out, total)
+            self._build(self.rows, out, total)
         return total
+
+    def histograms(self, leaves: Sequence[int], outs: Sequence[np.ndarray]) -> None:
+        total = np.empty(outs[0].shape[1], dtype=HIST) if len(outs) else None
+        for leaf, out in zip(leaves, outs):
+            self._build(self.rows[int(self.leaf_start[leaf]): int(self.leaf_end[leaf])], out, total)
+
+    def _build(self, rows: np.ndarray, out: np.ndarray, total: np.ndarray) -> None:
+        """The histogram of ``rows`` (of the tree's store) into out, their sums into total."""
+        schedule = self._schedule(rows.shape[0])
+        if schedule == 0:
+            build_histogram_serial(self.tree_store, rows, self.stats, out, total)
+        elif schedule == 1:
+            build_histogram_chunks(self.tree_store, rows, self.stats, self._scratch_for(1), out, total)
+        else:
+            build_histogram_wide(self.tree_store, rows, self.stats, schedule, out, total)
 
     def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None]) -> None:
         total = self._total if self.tree_store.derived.shape[0] else self._no_total

@@ -364,7 +364,9 @@ class _TreeMaker:
                                 min_sum_hessian_in_leaf=p.min_sum_hessian_in_leaf, lambda_l2=p.lambda_l2,
                                 min_gain_to_split=p.min_gain_to_split, growth_policy=p.growth_policy,
                                 n_threads=threads, topk=0 if sketched else self.topk,
-                                restricted=p.sparse_split == "restricted", random_strength=p.random_strength)
+                                restricted=p.sparse_split == "restricted", random_strength=p.random_strength,
+                                histogram_pool_bytes=-1 if p.histogram_pool_size < 0 else
+                                int(p.histogram_pool_size * 2 ** 20))
         self.growers: dict[StatLayout, TreeGrower] = {}
         self.n_features = offsets.shape[0] - 1
 

@@ -18,6 +18,14 @@ shrinks with the gradients as training converges.  Leaf-wise and depth-wise grow
 each feature's best score (the feature is chosen with noise, its threshold without); symmetric
 growth adds one to every candidate's summed score, scaled by the nodes of the level.
 
+A leaf keeps its histogram until it splits (the subtraction needs it): up to num_leaves histograms
+of total_bins x C each, which on tens of thousands of sparse features reaches hundreds of MB.  With
+``histogram_pool_bytes`` (``histogram_pool_size``) leaf-wise growth keeps at most that many bytes: past
+it the histogram of the leaf of lowest gain (the least likely to split next) is given up, and should
+that leaf split after all the builder builds its histogram again from its rows (``histograms``).  The
+histograms, hence the trees, are the same; only time moves.  Depth-wise and symmetric growth split a
+level's leaves together and keep all of theirs.
+
 Statistics too wide for histograms (a sparse-output objective whose splits are scored on every label,
 GBDT-Sparse eq. 20) come with a ``CandidateScorer``: the builder's histograms then hold only the
 Hessian and count columns (for the children's sizes and the missing-value direction), and the scorer
@@ -37,6 +45,8 @@ from .leaves import StatLayout
 
 #: split scans over fewer (bins x gradient columns) run on one thread
 PARALLEL_MIN_SCAN = 4096
+#: histogram_pool_size never keeps fewer histograms than this (a split needs its parent's and one more)
+MIN_POOL_HISTOGRAMS = 2
 
 
 class CandidateScorer(Protocol):
@@ -62,6 +72,7 @@ class GrowerConfig:
     topk: int = 0               # > 0: score splits for leaves keeping their top-k outputs
     restricted: bool = False    # with topk: GBDT-MO Alg. 4 (shared outputs) instead of Alg. 3
     random_strength: float = 0.0  # noise on split scores, in units of a noise split's gain (module docstring)
+    histogram_pool_bytes: int = -1  # >= 0: histograms kept for subtraction hold at most this (module docstring)
 
 
 def _finite_or_zero(gain: float) -> float:
@@ -75,9 +86,17 @@ class HistogramPool:
     def __init__(self, n_bins: int, n_cols: int):
         self.shape = (n_bins, n_cols)
         self._free: list[np.ndarray] = []
+        self.allocated = 0
+
+    @property
+    def has_free(self) -> bool:
+        return bool(self._free)
 
     def get(self) -> np.ndarray:
-        return self._free.pop() if self._free else np.empty(self.shape, dtype=HIST)
+        if self._free:
+            return self._free.pop()
+        self.allocated += 1
+        return np.empty(self.shape, dtype=HIST)
 
     def put(self, buf: np.ndarray | None) -> None:
         if buf is not None:
@@ -124,6 +143,9 @@ class TreeGrower:
         self.layout = layout
         self.cfg = config
         self.pool = HistogramPool(int(self.offsets[-1]), layout.n_cols)
+        hist_bytes = int(self.offsets[-1]) * layout.n_cols * np.dtype(HIST).itemsize
+        self._hist_cap = None if config.histogram_pool_bytes < 0 else \
+            max(MIN_POOL_HISTOGRAMS, config.histogram_pool_bytes // max(hist_bytes, 1))
         self.params = ScanParams(k=layout.k, h_col=layout.h_col, h_stride=layout.h_stride,
                                  h_scale=float(layout.h_scale), count_col=layout.count_col,
                                  lambda_l2=float(config.lambda_l2), min_data_in_leaf=int(config.min_data_in_leaf),
@@ -169,7 +191,7 @@ class TreeGrower:
         root_hist = self.pool.get()
         root = _Leaf(0, 0, builder.root(root_hist), -1, False)
         root.hist = root_hist
-        leaves = [root]
+        leaves = self._leaves = [root]
         self._rng = rng
         self._scorer = scorer
         self._noise_scale = 0.0
@@ -218,10 +240,16 @@ class TreeGrower:
 
     def _split_level(self, builder: HistogramBuilder, to_split: list[_Leaf], n_leaves: int) -> list[_Leaf]:
         """Split every leaf of ``to_split`` in one request batch; return the new right children."""
+        dropped = [leaf for leaf in to_split if leaf.hist is None]
+        if dropped:  # their histograms went to stay within histogram_pool_size: build them again
+            outs = [self._take_hist(to_split) for _ in dropped]
+            builder.histograms([leaf.index for leaf in dropped], outs)
+            for leaf, out in zip(dropped, outs):
+                leaf.hist = out
         requests, outs, scans, rights = [], [], [], []
         for leaf in to_split:
             new_index = n_leaves + len(rights)
-            right, request, out, scan = self._split_leaf(leaf, new_index)
+            right, request, out, scan = self._split_leaf(leaf, new_index, to_split)
             requests.append(request)
             outs.append(out)
             rights.append(right)
@@ -237,7 +265,20 @@ class TreeGrower:
             self._evaluate(small, large if can_large else None, mask, subtract=can_large, scan_small=can_small)
         return rights
 
-    def _split_leaf(self, leaf: _Leaf, new_index: int):
+    def _take_hist(self, pinned: list[_Leaf]) -> np.ndarray:
+        """A histogram buffer.  With histogram_pool_size, once the pool holds its cap, the histogram of
+        the leaf least likely to split next (the lowest gain; not one of ``pinned``, the leaves being
+        split) is given up instead of allocating; that leaf's histogram is built again if it splits."""
+        pool = self.pool
+        if self._hist_cap is not None and not pool.has_free and pool.allocated >= self._hist_cap:
+            held = [leaf for leaf in self._leaves if leaf.hist is not None and all(leaf is not p for p in pinned)]
+            if held:
+                victim = min(held, key=lambda leaf: leaf.gain)
+                pool.put(victim.hist)
+                victim.hist = None
+        return pool.get()
+
+    def _split_leaf(self, leaf: _Leaf, new_index: int, pinned: list[_Leaf]):
         """Record the split of ``leaf`` (it becomes the left child); return the right child, the
         builder request, the buffer for the smaller child's histogram and what to scan afterwards."""
         cfg, count_col = self.cfg, self.layout.count_col
@@ -254,7 +295,7 @@ class TreeGrower:
         if new_index + 1 == cfg.num_leaves or not (can_small or can_large):
             self.pool.put(parent_hist)
             return right, SplitRequest(*request_fields, BUILD_NONE), None, None
-        out = self.pool.get()
+        out = self._take_hist(pinned)
         build = BUILD_LEFT if left_small else BUILD_RIGHT
         return right, SplitRequest(*request_fields, build), out, (small, large, out, parent_hist, can_small,
                                                                    can_large, mask)

@@ -200,6 +200,9 @@ class TrainingShard:
     def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None]) -> None:
         self.builder.split(requests, outs)
 
+    def histograms(self, leaves: Sequence[int], outs: Sequence[np.ndarray]) -> None:
+        self.builder.histograms(leaves, outs)
+
     # ------------------------------------------------------------------ finishing a tree
     def leaf_sums(self, n_leaves: int) -> np.ndarray:
         """(n_leaves, C) sums of the full statistics over each leaf's rows (for leaf values when
