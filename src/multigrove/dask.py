@@ -222,16 +222,11 @@ class DistributedRows:
     def split(self, requests, outs) -> None:
         shapes = [None if o is None else o.shape for o in outs]
         results = self._all("split", list(requests), shapes)
-        built = [o for o in outs if o is not None]
-        for i, out in enumerate(built):
-            out[...] = np.sum([r[i] for r in results], axis=0)
+        _sum_into([o for o in outs if o is not None], results)
 
     def histograms(self, leaves, outs) -> None:
-        if not len(leaves):
-            return
-        results = self._all("histograms", list(leaves), outs[0].shape)
-        for i, out in enumerate(outs):
-            out[...] = np.sum([r[i] for r in results], axis=0)
+        if len(leaves):
+            _sum_into(outs, self._all("histograms", list(leaves), outs[0].shape))
 
     def leaf_sums(self, n_leaves: int) -> np.ndarray:
         return np.sum(self._all("call", "leaf_sums", n_leaves), axis=0)
@@ -261,6 +256,12 @@ class DistributedEval:
         parts = [p for p in self.rows._all("eval_call", self.index, "metric_parts", metrics, eval_at, per_output,
                                            inv_propensity) if p is not None]
         return _sum_parts(parts)
+
+
+def _sum_into(outs: list, per_worker: list) -> None:
+    """outs[i] = the sum over workers of their i-th histogram."""
+    for i, out in enumerate(outs):
+        out[...] = np.sum([histograms[i] for histograms in per_worker], axis=0)
 
 
 def _sum_parts(per_worker: list) -> list:
