@@ -358,13 +358,35 @@ def test_objective_kernels_equal_numpy(seed, n, K):
     np.testing.assert_allclose(S[:, K:2 * K], q * (1 - q), rtol=1e-5, atol=1e-7)
     P = rng.normal(size=(K, 3)).astype(np.float32)
     out_g, out_h = np.full((n, 3), np.nan, np.float32), np.full((n, 1), np.nan, np.float32)
-    project_rows(S[:, :K], P, S[:, K:2 * K], out_g, out_h)
+    project_rows(S[:, :K], np.ascontiguousarray(P.T), S[:, K:2 * K], out_g, out_h)
     np.testing.assert_allclose(out_g, S[:, :K] @ P, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(out_h[:, 0], S[:, K:2 * K].mean(axis=1), rtol=1e-5)
     from multigrove.kernels.objective import scaled_residual
     targets, shift, scale = rng.normal(size=(n, K)), rng.normal(size=K), rng.uniform(0.1, 3, size=K)
     scaled_residual(raw, targets, shift, scale, S[:, :K])
     np.testing.assert_array_equal(S[:, :K], (raw - (targets - shift) / scale).astype(np.float32))
+
+
+def test_exp_nonpositive_within_one_ulp_of_numpy():
+    from multigrove.kernels.objective import EXP_UNDERFLOW, exp_nonpositive
+    from numba import njit
+
+    @njit
+    def exp_all(x, out):  # the helper is inlined into compiled kernels only
+        for i in range(x.size):
+            out[i] = exp_nonpositive(x[i])
+    rng = np.random.default_rng(0)
+    x = np.concatenate([-rng.exponential(5.0, 20_000), -rng.uniform(0, 1e-6, 1000), np.linspace(-760.0, 0.0, 5001),
+                        [0.0, -0.0, -np.log(2) / 2, EXP_UNDERFLOW, -np.inf, np.nan]])
+    got = np.empty_like(x)
+    with np.errstate(invalid="ignore"):  # interpreted (NUMBA_DISABLE_JIT), -inf and NaN warn on their way to 0 and NaN
+        exp_all(x, got)
+    want = np.exp(x)
+    normal = x > EXP_UNDERFLOW
+    assert np.all(np.abs(got[normal] - want[normal]) <= np.spacing(want[normal]))  # at most one ulp
+    assert np.all(got[(x <= EXP_UNDERFLOW)] == 0.0)
+    assert np.isnan(got[-1])
+    assert np.all(got[x == 0.0] == 1.0)
 
 
 @SETTINGS

@@ -144,7 +144,8 @@ def apply_sketch(plan: SketchPlan, G: np.ndarray, H: np.ndarray | None, out_g: n
             out_h[...] = H[:, plan.columns]
         return
     no_h = np.empty((G.shape[0], 0), dtype=G.dtype)
-    project_rows(G, plan.projection, G if H is None else H, out_g, no_h if out_h is None else out_h)
+    projection_t = np.ascontiguousarray(plan.projection.T)  # (k, d): tiny
+    project_rows(G, projection_t, G if H is None else H, out_g, no_h if out_h is None else out_h)
 
 
 def gram_product(G: np.ndarray, V: np.ndarray) -> np.ndarray:

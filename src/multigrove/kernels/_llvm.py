@@ -1,11 +1,16 @@
 """LLVM intrinsics that Numba does not expose.
 
+``float_from_bits(bits)`` reads the 64 bits of an integer as a float64 (a bit cast, no
+conversion): it builds the power of two 2**n from its exponent bits in the vectorized exp of
+``objective.py``.
+
 ``prefetch(array, index)`` asks the CPU to start loading ``array[index]`` into cache.  The
 histogram kernels read the binned row of a node's i+8-th row while they add the i-th one:
 a node's rows are scattered over the binned matrix, and without the hint every row costs a
 cache miss that the hardware prefetcher cannot predict (LightGBM's kernels do the same).
 It has no effect on any result.
 """
+import numpy as np
 from llvmlite import ir
 from numba import config, types
 from numba.core import cgutils
@@ -35,7 +40,23 @@ def prefetch(typingctx, array, index):
     return sig, codegen
 
 
-if config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1 (the pure-Python kernel tests): a hint has nothing to do
+@intrinsic
+def float_from_bits(typingctx, bits):
+    """The float64 whose IEEE-754 bits are those of the 64-bit integer ``bits``."""
+    if not (isinstance(bits, types.Integer) and bits.bitwidth == 64):
+        return None
+    sig = types.float64(bits)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+    return sig, codegen
+
+
+if config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1 (the pure-Python kernel tests): plain-Python stand-ins
     def prefetch(array, index):  # noqa: F811 - the interpreted stand-in for the intrinsic
         """No-op: without compilation there is no cache hint to give."""
         return None
+
+    def float_from_bits(bits):  # noqa: F811 - the interpreted stand-in for the intrinsic
+        """The float64 whose IEEE-754 bits are those of the 64-bit integer ``bits``."""
+        return np.int64(bits).view(np.float64)
