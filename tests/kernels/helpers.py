@@ -2,7 +2,7 @@
 import numpy as np
 
 from multigrove.data.storage import dense_store
-from multigrove.kernels.split import ScanParams, best_split_per_feature
+from multigrove.kernels.split import ScanParams, best_split_per_feature, scan_scratch
 
 
 def scan_params(k, h_col, h_stride, h_scale, count_col, lam=0.0, min_data=1, min_hess=0.0, topk=0,
@@ -20,7 +20,7 @@ def scan(hist, offsets, total, params, mask=None):
     g, b, d = np.empty((1, F)), np.empty((1, F), np.int32), np.empty((1, F), np.bool_)
     hist = np.ascontiguousarray(hist, dtype=np.float64)
     best_split_per_feature(hist, hist, False, np.ones(1, np.bool_), np.asarray(total, np.float64).reshape(1, -1),
-                           offsets, mask, params, g, b, d, np.empty((1, F), np.bool_))
+                           offsets, mask, params, scan_scratch(hist.shape[1], params), g, b, d, np.empty((1, F), np.bool_))
     return g[0], b[0], d[0]
 
 

@@ -7,13 +7,13 @@ from hypothesis import assume, given, settings, strategies as st
 from multigrove.boosting.tree import Tree, stack_trees
 from multigrove.data.binning import BinMapper
 from multigrove.kernels.binning import bin_matrix
-from multigrove.kernels.histogram import (build_histogram_chunks, build_histogram_columns, build_histogram_serial,
-                                         build_histogram_wide, subtract_histogram)
+from multigrove.kernels.histogram import (build_histogram_chunks, build_histogram_columns, build_histogram_features,
+                                         build_histogram_serial, build_histogram_wide, subtract_histogram)
 from multigrove.kernels.partition import (add_leaf_values, partition_rows, partition_rows_parallel,
                                          split_and_build)
 from multigrove.kernels.predict import predict_leaf_raw, predict_raw, predict_store
 from multigrove.kernels.split import (add_split_gains, best_split_per_feature_serial, best_splits, left_sums,
-                                     node_score)
+                                     node_score, scan_scratch)
 
 from . import naive
 from .helpers import scan, scan_params, store_of
@@ -58,10 +58,12 @@ def _all_histograms(store, rows, stats):
     """Every histogram schedule's output (and totals) for these rows."""
     n_bins, C = store.total_bins, stats.shape[1]
     outs = []
-    for name in ("serial", "chunks", "wide", "columns"):
+    for name in ("serial", "chunks", "wide", "features", "columns"):
         out, total = np.full((n_bins, C), np.nan), np.full(C, np.nan)
         if name == "serial":
             build_histogram_serial(store, rows, stats, out, total)
+        elif name == "features":
+            build_histogram_features(store, rows, stats, 3, out, total)
         elif name == "chunks":
             build_histogram_chunks(store, rows, stats, np.full((3, n_bins, C), np.nan), out, total)
         elif name == "wide":
@@ -82,9 +84,12 @@ def test_histogram_kernels_equal_naive(problem, every_row):
         rows = np.arange(binned.shape[0], dtype=np.int32)
     store = store_of(binned, offsets)
     expect = naive.histogram(binned, rows, stats, offsets)
+    built = {}
     for name, out, total in _all_histograms(store, rows, stats):
         np.testing.assert_allclose(out, expect, rtol=1e-12, atol=1e-9, err_msg=name)
         np.testing.assert_allclose(total, stats[rows].sum(axis=0, dtype=np.float64), rtol=1e-12, atol=1e-9)
+        built[name] = out
+    np.testing.assert_array_equal(built["features"], built["serial"])  # each bin summed in row order
     child = naive.histogram(binned, rows[: len(rows) // 2], stats, offsets)
     sub = np.empty_like(expect)
     subtract_histogram(expect, child, sub)
@@ -133,7 +138,7 @@ def test_split_scan_equals_naive(problem, const_hess, lam, min_data, topk, restr
     g2, b2, d2 = np.empty((1, F)), np.empty((1, F), np.int32), np.empty((1, F), np.bool_)
     splittable = np.empty((1, F), np.bool_)
     best_split_per_feature_serial(hist, hist, False, np.ones(1, np.bool_), total.reshape(1, -1), offsets, mask, params,
-                                  g2, b2, d2, splittable)
+                                  scan_scratch(C, params), g2, b2, d2, splittable)
     np.testing.assert_array_equal(g2[0], g)
     np.testing.assert_array_equal(b2[0, ok], b[ok])
     for f in range(F):  # splittable: some threshold leaves min_data rows on both sides
@@ -174,7 +179,8 @@ def test_best_splits_subtracts_and_scans_both_children(problem, const_hess, scan
     mask = np.ones(F, np.bool_)
     feat = (np.empty((2, F)), np.empty((2, F), np.int32), np.empty((2, F), np.bool_), np.empty((2, F), np.bool_))
     out = (np.empty(2), np.empty(2, np.int32), np.empty(2, np.int32), np.empty(2, np.bool_), np.empty((2, C)))
-    best_splits(child, h1, 2, subtract, totals, offsets, mask, params, parallel, np.array([scan_first, True]),
+    best_splits(child, h1, 2, subtract, totals, offsets, mask, params, scan_scratch(C, params), parallel,
+                np.array([scan_first, True]),
                 np.zeros((2, F)), *feat, *out)
     np.testing.assert_allclose(h1, sibling, atol=1e-9)
     gain, feature, bin_, dleft, lsums = out
@@ -219,7 +225,7 @@ def test_partition_kernels_equal_naive(problem, default_left, n_chunks):
 
 
 @SETTINGS
-@given(binned_problem(), st.booleans(), st.integers(0, 2), st.integers(1, 2), st.integers(0, 3))
+@given(binned_problem(), st.booleans(), st.integers(0, 2), st.integers(1, 2), st.sampled_from([0, 1, 2, 3, -2]))
 def test_split_and_build_partitions_and_builds_one_child(problem, default_left, build, n_chunks, schedule):
     rng, binned, offsets, n_vb, stats, rows = problem
     n = binned.shape[0]
@@ -470,7 +476,7 @@ def test_add_split_gains_equals_naive(problem, k, n_nodes):
     mask = rng.random(offsets.size - 1) < 0.8
     out = np.zeros((2, offsets[-1]))
     for hist, total in zip(hists, totals):
-        add_split_gains(hist, total, offsets, mask, params, out)
+        add_split_gains(hist, total, offsets, mask, params, scan_scratch(C, params), out)
     expected = naive.level_split_gains(hists, totals, offsets, k, h_col, h_stride, h_scale, C - 1, mask, 1.0, 2, 1e-3)
     is_threshold = ~np.isnan(expected)
     np.testing.assert_allclose(out[is_threshold], expected[is_threshold], rtol=1e-9, atol=1e-9)

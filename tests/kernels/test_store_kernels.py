@@ -11,8 +11,8 @@ from multigrove.data import bundling
 from multigrove.data.binning import BinMapper
 from multigrove.data.bundling import plan_layout
 from multigrove.data.storage import build_store
-from multigrove.kernels.histogram import (build_histogram_chunks, build_histogram_columns, build_histogram_serial,
-                                         build_histogram_wide)
+from multigrove.kernels.histogram import (build_histogram_chunks, build_histogram_columns, build_histogram_features,
+                                         build_histogram_serial, build_histogram_wide)
 from multigrove.kernels.partition import feature_bin, partition_rows, partition_rows_parallel, split_and_build
 
 from . import naive
@@ -85,10 +85,12 @@ def test_store_histograms_equal_naive(problem, every_row):
     expect = naive.histogram(B, rows, stats, mapper.hist_offsets)
     C = stats.shape[1]
     outs = []
-    for name in ("serial", "chunks", "wide", "columns"):
+    for name in ("serial", "chunks", "wide", "features", "columns"):
         out, total = np.full(expect.shape, np.nan), np.full(C, np.nan)
         if name == "serial":
             build_histogram_serial(store, rows, stats, out, total)
+        elif name == "features":
+            build_histogram_features(store, rows, stats, 2, out, total)
         elif name == "chunks":
             build_histogram_chunks(store, rows, stats, np.full((3,) + expect.shape, np.nan), out, total)
         elif name == "wide":

@@ -39,7 +39,7 @@ from typing import Protocol
 import numpy as np
 
 from .._dtypes import HIST
-from ..kernels.split import ScanParams, add_split_gains, best_splits, left_sums, node_score
+from ..kernels.split import ScanParams, add_split_gains, best_splits, left_sums, node_score, scan_scratch
 from .builder import BUILD_LEFT, BUILD_NONE, BUILD_RIGHT, HistogramBuilder, SplitRequest
 from .leaves import StatLayout
 
@@ -159,6 +159,7 @@ class TreeGrower:
         self._out = (np.empty(2), np.empty(2, np.int32), np.empty(2, np.int32), np.empty(2, np.bool_),
                      np.empty((2, layout.n_cols)))
         self._totals = np.empty((2, layout.n_cols))
+        self._scan_scratch = scan_scratch(layout.n_cols, self.params)
         self._active = np.empty(2, np.bool_)
         self._no_noise = np.zeros((2, n_features))
         self._rng = None
@@ -357,7 +358,7 @@ class TreeGrower:
     def _add_level_gains(self, leaf: _Leaf, gains: np.ndarray) -> np.ndarray | None:
         """Add the leaf's gain of every candidate to ``gains``; with a scorer, return the leaf's gains."""
         if self._scorer is None:
-            add_split_gains(leaf.hist, leaf.total, self.offsets, self._mask, self.params, gains)
+            add_split_gains(leaf.hist, leaf.total, self.offsets, self._mask, self.params, self._scan_scratch, gains)
             return None
         own = np.empty_like(gains)
         self._scorer.candidate_gains(leaf.index, leaf.hist, leaf.total, self._mask, self.params, own,
@@ -418,8 +419,8 @@ class TreeGrower:
         if self._noise_scale > 0:
             noise = self._rng.normal(0.0, self._noise_scale, self._no_noise.shape)
         best_splits(first.hist, first.hist if second is None else second.hist, n_nodes, subtract, totals,
-                    self.offsets, mask, self.params, self._parallel, active, noise, feat_gain, feat_bin,
-                    feat_left, feat_splittable, gain, feature, bin_, dleft, sums_left)
+                    self.offsets, mask, self.params, self._scan_scratch, self._parallel, active, noise, feat_gain,
+                    feat_bin, feat_left, feat_splittable, gain, feature, bin_, dleft, sums_left)
         for i, leaf in enumerate((first, second)[:n_nodes]):
             leaf.scan_mask = feat_splittable[i].copy()
             leaf.gain = float(gain[i])

@@ -26,6 +26,10 @@ U = np.uint64  # unsigned indices: no negative-index wraparound code in the hot 
 
 #: rows ahead whose binned row is prefetched
 PREFETCH_DISTANCE = 8
+#: feature groups (build_histogram_features) need this many updates (rows x columns) to pay for a
+#: parallel region (measured on scm20d, 61 columns: 200 rows 17 us against 13 serial, 500 rows 23
+#: against 26)
+FEATURE_GROUP_MIN_UPDATES = 20_000
 
 
 # ------------------------------------------------------------------ row-wise accumulation
@@ -489,6 +493,78 @@ def _add_stat_block(out, b, stats, r, c0, c1):
     for c in range(c0, c1):
         cu = U(c)
         out[b, cu] += stats[r, cu]
+
+
+@njit(parallel=True, cache=True)
+def build_histogram_features(store, rows, stats, n_groups, out, total):
+    """Dense and bundle columns split in n_groups contiguous groups, one task each, every task over
+    all the node's rows into the histogram rows its columns own: no private histograms to zero and
+    sum, and each bin summed in row order (the same sums as build_histogram_serial).  The schedule
+    for small nodes and for stores that fit in cache, where both threads reading every row costs
+    less than private histograms (measured on scm20d's store, 8,966 x 61: 1,000 rows 32 us against
+    46 serial and 44 by row chunks; 4,000 rows 88 against 170 and 102).  Sparse rows, if any, are
+    added on one thread afterwards.
+
+    IN as build_histogram_serial.  OUT out, total as build_histogram_serial."""
+    n_bins, width = out.shape
+    n_rows = rows.shape[0]
+    n_dense = store.dense.shape[1]
+    n_columns = n_dense + store.bundle.shape[1]
+    for g in prange(n_groups):
+        for b in range(g * n_bins // n_groups, (g + 1) * n_bins // n_groups):
+            for c in range(width):
+                out[U(b), U(c)] = 0.0
+    for g in prange(n_groups):
+        _add_column_range(store, rows, stats, g * n_columns // n_groups, (g + 1) * n_columns // n_groups, out)
+    _add_sparse_rows(store.sparse_indptr, store.sparse_bins, rows, 0, n_rows, stats, out)
+    if total.shape[0] > 0:
+        total[:] = 0.0
+        if not totals_from_dense(store, out, total):
+            _add_row_totals(rows, 0, n_rows, stats, total)
+        fix_default_bins(store, total, out, 0, width)
+
+
+@njit(cache=True)
+def _add_column_range(store, rows, stats, t0, t1, out):
+    """out += the statistics of rows for the dense and bundle columns t0 .. t1 - 1 (dense first).
+    One output (2 or 3 statistic columns) keeps a row's statistics in registers: a loop over the
+    columns of each bin costs half again as much (measured)."""
+    width = stats.shape[1]
+    if width == 2:
+        _add_column_range_2(store, rows, stats, t0, t1, out)
+        return
+    dense, bundle = store.dense, store.bundle
+    n_dense = dense.shape[1]
+    for i in range(rows.shape[0]):
+        r = U(rows[i])
+        for jj in range(t0, min(t1, n_dense)):
+            j = U(jj)
+            _add_stats(out, U(store.dense_base[j]) + U(dense[r, j]), stats, r, width)
+        for jj in range(max(t0, n_dense) - n_dense, t1 - n_dense):
+            j = U(jj)
+            _add_stats(out, U(store.code_map[U(store.code_offset[j]) + U(bundle[r, j])]), stats, r, width)
+
+
+@njit(cache=True)
+def _add_column_range_2(store, rows, stats, t0, t1, out):
+    """_add_column_range for two statistic columns (one output, constant Hessian)."""
+    dense, bundle = store.dense, store.bundle
+    n_dense = dense.shape[1]
+    zero, one = U(0), U(1)
+    for i in range(rows.shape[0]):
+        r = U(rows[i])
+        s0 = stats[r, zero]
+        s1 = stats[r, one]
+        for jj in range(t0, min(t1, n_dense)):
+            j = U(jj)
+            b = U(store.dense_base[j]) + U(dense[r, j])
+            out[b, zero] += s0
+            out[b, one] += s1
+        for jj in range(max(t0, n_dense) - n_dense, t1 - n_dense):
+            j = U(jj)
+            b = U(store.code_map[U(store.code_offset[j]) + U(bundle[r, j])])
+            out[b, zero] += s0
+            out[b, one] += s1
 
 
 @njit(parallel=True, cache=True)

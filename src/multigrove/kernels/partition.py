@@ -5,7 +5,8 @@ from numba import njit, prange
 
 U = np.uint64  # unsigned indices: no negative-index wraparound code in the loops
 
-from .histogram import build_histogram_chunks, build_histogram_serial, build_histogram_wide
+from .histogram import (FEATURE_GROUP_MIN_UPDATES, build_histogram_chunks, build_histogram_features,
+                        build_histogram_serial, build_histogram_wide)
 
 
 @njit(cache=True, inline="always")
@@ -195,7 +196,9 @@ def split_and_build(store, rows, start, end, feature, threshold_bin, default_lef
     histogram of one child: ``build`` 0 = none, 1 = left, 2 = right.
 
     ``schedule`` picks the histogram kernel: 0 serial, 1 row chunks (scratch), >= 2 the number of
-    statistic-column blocks of build_histogram_wide.  Returns the number of left rows.
+    statistic-column blocks of build_histogram_wide, <= -2 minus the number of feature groups of
+    build_histogram_features (serial when the child, known only now, is below FEATURE_GROUP_MIN_UPDATES:
+    the caller chose from half the node, and a split's smaller child is often far smaller).  Returns the number of left rows.
     OUT tmp, counts, scratch: as the partition and histogram kernels; OUT out, total: the histogram.
     """
     if counts.shape[0] > 1:
@@ -208,8 +211,12 @@ def split_and_build(store, rows, start, end, feature, threshold_bin, default_lef
         child = rows[start:start + n_left]
     else:
         child = rows[start + n_left:end]
+    if schedule < 0 and child.shape[0] * (store.dense.shape[1] + store.bundle.shape[1]) < FEATURE_GROUP_MIN_UPDATES:
+        schedule = 0
     if schedule == 0:
         build_histogram_serial(store, child, stats, out, total)
+    elif schedule < 0:
+        build_histogram_features(store, child, stats, -schedule, out, total)
     elif schedule == 1:
         build_histogram_chunks(store, child, stats, scratch, out, total)
     else:
