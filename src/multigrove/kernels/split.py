@@ -291,16 +291,15 @@ def _scratch_parts(row, n_cols, p):
 
 
 @njit(cache=True)
-def _scan_tasks(first, step, h0, h1, subtract, active, totals, offsets, feature_mask, p, scratch_row, out_gain,
+def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask, p, scratch_row, out_gain,
                 out_bin, out_left, out_splittable):
-    """Scan tasks first, first + step, first + 2 step, ... (of n_nodes * F); task t is feature t // n_nodes
-    of node t % n_nodes (node 0: h0, node 1: h1).  With ``subtract``, node 1's task first turns the
+    """Scan tasks t0..t1-1; task t is feature t // n_nodes of node t % n_nodes (node 0: h0, node 1: h1).  With ``subtract``, node 1's task first turns the
     feature's rows of h1 from the parent's into the sibling's (h1 -= h0), while they are in cache for
     the scan."""
     n_nodes = active.shape[0]
     n_cols = h0.shape[1]
     acc, buf, heap = _scratch_parts(scratch_row, n_cols, p)
-    for t in range(first, n_nodes * (offsets.shape[0] - 1), step):
+    for t in range(t0, t1):
         f = t // n_nodes
         node = t - f * n_nodes
         if node == 1 and subtract:
@@ -335,21 +334,42 @@ def best_split_per_feature(h0, h1, subtract, active, totals, offsets, feature_ma
     OUT out_splittable (n_nodes, F) bool: a threshold leaves min_data_in_leaf rows on both sides (the
         node's descendants need not scan the feature otherwise).
     """
-    n_tasks = active.shape[0] * (offsets.shape[0] - 1)
-    n_blocks = min(n_tasks, scratch.shape[0])
-    # block b takes every n_blocks-th task: features differ in bins (contiguous blocks gave one of two
-    # threads 55 % of scm20d's bins), and a block needs one scratch row
-    for blk in prange(n_blocks):
-        _scan_tasks(blk, n_blocks, h0, h1, subtract, active, totals, offsets, feature_mask, p, scratch[blk],
-                    out_gain, out_bin, out_left, out_splittable)
+    n_nodes = active.shape[0]
+    n_blocks = min(offsets.shape[0] - 1, scratch.shape[0])
+    for blk in prange(n_blocks):  # contiguous feature blocks of equal work, each with its scratch row
+        t0 = n_nodes * _block_start(offsets, blk, n_blocks)
+        t1 = n_nodes * _block_start(offsets, blk + 1, n_blocks)
+        _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask, p, scratch[blk], out_gain,
+                    out_bin, out_left, out_splittable)
+
+
+#: the work of scanning a feature, in bins: its bins plus this (the task's own cost)
+TASK_BINS = 8
+
+
+@njit(cache=True, inline="always")
+def _block_start(offsets, blk, n_blocks):
+    """The first feature of scan block blk of n_blocks: blocks of contiguous features (no two threads
+    write next to each other) with equal work, bins + TASK_BINS a feature (features differ in bins:
+    blocks of equal feature counts gave one of two threads 55 % of scm20d's bins, measured)."""
+    n_features = offsets.shape[0] - 1
+    target = blk * (offsets[n_features] + TASK_BINS * n_features) // n_blocks
+    lo, hi = 0, n_features
+    while lo < hi:  # the first feature f whose work before it, offsets[f] + TASK_BINS f, reaches target
+        mid = (lo + hi) >> 1
+        if offsets[mid] + TASK_BINS * mid < target:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @njit(cache=True)
 def best_split_per_feature_serial(h0, h1, subtract, active, totals, offsets, feature_mask, p, scratch, out_gain,
                                   out_bin, out_left, out_splittable):
     """As best_split_per_feature on one thread (small histograms)."""
-    _scan_tasks(0, 1, h0, h1, subtract, active, totals, offsets, feature_mask, p, scratch[0], out_gain, out_bin,
-                out_left, out_splittable)
+    _scan_tasks(0, active.shape[0] * (offsets.shape[0] - 1), h0, h1, subtract, active, totals, offsets,
+                feature_mask, p, scratch[0], out_gain, out_bin, out_left, out_splittable)
 
 
 @njit(cache=True)
