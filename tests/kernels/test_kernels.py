@@ -12,8 +12,8 @@ from multigrove.kernels.histogram import (build_histogram_chunks, build_histogra
 from multigrove.kernels.partition import (add_leaf_values, partition_rows, partition_rows_parallel,
                                          split_and_build)
 from multigrove.kernels.predict import predict_leaf_raw, predict_raw, predict_store
-from multigrove.kernels.split import (add_split_gains, best_split_per_feature_serial, best_splits, left_sums,
-                                     node_score, scan_scratch)
+from multigrove.kernels.split import (TASK_BINS, add_split_gains, best_split_per_feature_serial, best_splits,
+                                     left_sums, node_score, scan_block_start, scan_scratch)
 
 from . import naive
 from .helpers import scan, scan_params, store_of
@@ -371,6 +371,20 @@ def test_objective_kernels_equal_numpy(seed, n, K):
     targets, shift, scale = rng.normal(size=(n, K)), rng.normal(size=K), rng.uniform(0.1, 3, size=K)
     scaled_residual(raw, targets, shift, scale, S[:, :K])
     np.testing.assert_array_equal(S[:, :K], (raw - (targets - shift) / scale).astype(np.float32))
+
+
+@SETTINGS
+@given(st.lists(st.integers(2, 300), min_size=1, max_size=80), st.integers(1, 40))
+def test_scan_blocks_cover_every_feature_once_with_equal_work(bins, n_blocks):
+    offsets = np.concatenate([[0], np.cumsum(bins)]).astype(np.int64)
+    n_features = len(bins)
+    n_blocks = min(n_blocks, n_features)
+    starts = [scan_block_start(offsets, b, n_blocks) for b in range(n_blocks + 1)]
+    assert starts[0] == 0 and starts[-1] == n_features and starts == sorted(starts)  # contiguous, no gap or overlap
+    work = offsets[1:] - offsets[:-1] + TASK_BINS
+    fair = work.sum() / n_blocks
+    for b in range(n_blocks):
+        assert work[starts[b]:starts[b + 1]].sum() <= fair + work.max()  # a block overshoots by at most one feature
 
 
 def test_exp_nonpositive_within_one_ulp_of_numpy():
