@@ -30,7 +30,7 @@ ROW_BLOCK = 256
 
 @njit(inline="always", fastmath={"contract"}, cache=True)
 def exp_nonpositive(x):
-    """exp(x) for x <= 0 (exact to 1 ulp; 0 below EXP_UNDERFLOW; NaN stays NaN), in a form LLVM
+    """exp(x) for x <= 0 (within 1 ulp; 0 below EXP_UNDERFLOW; NaN stays NaN), in a form LLVM
     vectorizes.  x = t ln 2 + r with |r| <= ln(2) / 2; exp(r) by its Taylor polynomial of degree
     13 (remainder below 4e-18); 2**t made from its exponent bits."""
     t = np.floor(x * _LOG2_E + 0.5)
