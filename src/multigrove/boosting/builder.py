@@ -162,7 +162,7 @@ class LocalBuilder:
         # deterministic=True keeps them (its sums must not depend on the number of threads)
         if self.n_threads > 1 and n_columns >= 2 and store.sparse_bins.shape[0] == 0 \
                 and n_rows * n_columns >= FEATURE_GROUP_MIN_UPDATES \
-                and (serial or (not self.deterministic and self._cache_resident())):
+                and (serial or (not self.deterministic and self._cache_resident(n_columns))):
             return -min(self.n_threads, n_columns)
         if serial:
             return 0
@@ -170,10 +170,10 @@ class LocalBuilder:
             return 1
         return max(2, min(self.n_threads, width))  # column blocks: every block sums its rows in order
 
-    def _cache_resident(self) -> bool:
-        store = self.tree_store
-        n_columns = store.dense.shape[1] + store.bundle.shape[1]
-        return store.n_rows * (n_columns + self.stats.shape[1] * self.stats.itemsize) <= CACHE_RESIDENT_BYTES
+    def _cache_resident(self, n_columns: int) -> bool:
+        """Whether the tree's store (n_columns code columns) and its statistics fit CACHE_RESIDENT_BYTES."""
+        row_bytes = n_columns + self.stats.shape[1] * self.stats.itemsize
+        return self.tree_store.n_rows * row_bytes <= CACHE_RESIDENT_BYTES
 
     def _scratch_for(self, schedule: int) -> np.ndarray:
         width = self.stats.shape[1]
@@ -186,20 +186,22 @@ class LocalBuilder:
 
     def root(self, out: np.ndarray) -> np.ndarray:
         total = np.empty(out.shape[1], dtype=HIST)
-        if self.all_rows and out.shape[1] <= COLUMN_ROOT_MAX_COLS and self._schedule(self.rows.shape[0]) == 1:
+        schedule = self._schedule(self.rows.shape[0])
+        if self.all_rows and out.shape[1] <= COLUMN_ROOT_MAX_COLS and schedule == 1:
             build_histogram_columns(self.tree_store, self.stats, self._scratch_for(1), out, total)
         else:
-            self._build(self.rows, out, total)
+            self._build(self.rows, schedule, out, total)
         return total
 
     def histograms(self, leaves: Sequence[int], outs: Sequence[np.ndarray]) -> None:
         total = np.empty(outs[0].shape[1], dtype=HIST) if len(outs) else None
         for leaf, out in zip(leaves, outs):
-            self._build(self.rows[int(self.leaf_start[leaf]): int(self.leaf_end[leaf])], out, total)
+            rows = self.rows[int(self.leaf_start[leaf]): int(self.leaf_end[leaf])]
+            self._build(rows, self._schedule(rows.shape[0]), out, total)
 
-    def _build(self, rows: np.ndarray, out: np.ndarray, total: np.ndarray) -> None:
-        """The histogram of ``rows`` (of the tree's store) into out, their sums into total."""
-        schedule = self._schedule(rows.shape[0])
+    def _build(self, rows: np.ndarray, schedule: int, out: np.ndarray, total: np.ndarray) -> None:
+        """The histogram of ``rows`` (of the tree's store) into out, their sums into total, by the
+        kernel ``schedule`` names (see _schedule)."""
         if schedule == 0:
             build_histogram_serial(self.tree_store, rows, self.stats, out, total)
         elif schedule < 0:

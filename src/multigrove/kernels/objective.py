@@ -125,10 +125,6 @@ def sigmoid_grad_hess(raw, y, out_g, out_h):
             out_h[i, j] = p * (1.0 - p)
 
 
-#: rows per task of project_rows
-PROJECT_BLOCK = 1024
-
-
 @njit(parallel=True, fastmath={"contract"}, cache=True)
 def project_rows(G, P_T, H, out_g, out_h):
     """One pass over the rows: out_g = G P and, when out_h has a column, out_h = the row means of H.
@@ -140,14 +136,12 @@ def project_rows(G, P_T, H, out_g, out_h):
     n, d = G.shape
     k = P_T.shape[0]
     with_h = out_h.shape[1] > 0
-    n_blocks = (n + PROJECT_BLOCK - 1) // PROJECT_BLOCK
-    for blk in prange(n_blocks):
-        for ii in range(blk * PROJECT_BLOCK, min(n, (blk + 1) * PROJECT_BLOCK)):
-            i = U(ii)
-            for c in range(k):
-                out_g[i, U(c)] = _row_dot(G, i, P_T, U(c), d)
-            if with_h:
-                out_h[i, U(0)] = lane_sum(H[i], d) / d
+    for ii in prange(n):
+        i = U(ii)
+        for c in range(k):
+            out_g[i, U(c)] = _row_dot(G, i, P_T, U(c), d)
+        if with_h:
+            out_h[i, U(0)] = lane_sum(H[i], d) / d
 
 
 @njit(inline="always", cache=True)

@@ -197,8 +197,9 @@ def split_and_build(store, rows, start, end, feature, threshold_bin, default_lef
 
     ``schedule`` picks the histogram kernel: 0 serial, 1 row chunks (scratch), >= 2 the number of
     statistic-column blocks of build_histogram_wide, <= -2 minus the number of feature groups of
-    build_histogram_features (serial when the child, known only now, is below FEATURE_GROUP_MIN_UPDATES:
-    the caller chose from half the node, and a split's smaller child is often far smaller).  Returns the number of left rows.
+    build_histogram_features (serial when the child, known only now, is below
+    FEATURE_GROUP_MIN_UPDATES: the caller chose from half the node, and a split's smaller child is
+    often far smaller).  Returns the number of left rows.
     OUT tmp, counts, scratch: as the partition and histogram kernels; OUT out, total: the histogram.
     """
     if counts.shape[0] > 1:

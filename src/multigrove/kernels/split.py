@@ -280,7 +280,7 @@ SCAN_BLOCKS = 32
 def scan_scratch(n_cols: int, p) -> np.ndarray:
     """The scan kernels' scratch, allocated once by their caller: one row per task block of the
     statistics' width (C) + the number of outputs (k) + the top-k heap (max(topk, 1)).  Allocating it
-    inside the kernel cost 3 allocations a block, 8 of a split's 35 microseconds on small nodes."""
+    inside the kernel cost 3 allocations a block: an empty scan took 10.9 microseconds, now 4.9."""
     return np.empty((SCAN_BLOCKS, n_cols + p.k + max(p.topk, 1)))
 
 
@@ -293,9 +293,9 @@ def _scratch_parts(row, n_cols, p):
 @njit(cache=True)
 def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask, p, scratch_row, out_gain,
                 out_bin, out_left, out_splittable):
-    """Scan tasks t0..t1-1; task t is feature t // n_nodes of node t % n_nodes (node 0: h0, node 1: h1).  With ``subtract``, node 1's task first turns the
-    feature's rows of h1 from the parent's into the sibling's (h1 -= h0), while they are in cache for
-    the scan."""
+    """Scan tasks t0..t1-1; task t is feature t // n_nodes of node t % n_nodes (node 0: h0, node 1: h1).
+    With ``subtract``, node 1's task first turns the feature's rows of h1 from the parent's into the
+    sibling's (h1 -= h0), while they are in cache for the scan."""
     n_nodes = active.shape[0]
     n_cols = h0.shape[1]
     acc, buf, heap = _scratch_parts(scratch_row, n_cols, p)
@@ -510,9 +510,9 @@ def add_split_gains(hist, total, offsets, feature_mask, p, scratch, out_gain):
         return  # no threshold leaves min_data_in_leaf rows on both sides
     parent_score = node_score(total, p)
     n_blocks = min(n_features, scratch.shape[0])
-    for blk in prange(n_blocks):  # contiguous feature blocks, each with its scratch row
-        _add_gain_tasks(blk * n_features // n_blocks, (blk + 1) * n_features // n_blocks, hist, total,
-                        parent_score, offsets, feature_mask, p, scratch[blk], out_gain)
+    for blk in prange(n_blocks):  # contiguous feature blocks of equal work, each with its scratch row
+        _add_gain_tasks(scan_block_start(offsets, blk, n_blocks), scan_block_start(offsets, blk + 1, n_blocks),
+                        hist, total, parent_score, offsets, feature_mask, p, scratch[blk], out_gain)
 
 
 @njit(parallel=True, cache=True)
