@@ -8,6 +8,7 @@ the peer's own overhead.  Steady seconds per round (median over the rounds after
 and bytes the workers sent back per tree.
 
     python benchmarks/dask_scaling.py --out benchmarks/results/dask_scaling.jsonl
+    python benchmarks/dask_scaling.py --only defaults --repeats 5   # the goal's case, interleaved repeats
 """
 import argparse
 import sys
@@ -63,15 +64,26 @@ class Echo:
 
 
 def actor_latency(client, out, calls: int = 200):
-    actors = [client.submit(Echo, actor=True, workers=[w]).result() for w in sorted(client.scheduler_info()["workers"])]
-    record = {"benchmark": "dask_actor_latency", "workers": len(actors)}
-    for name, args in (("ping", ()), ("histogram", (64_000,))):  # 64,000 float64: 512 KB, a sketch histogram
-        for _ in range(20):
-            [f.result() for f in [getattr(a, name)(*args) for a in actors]]
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            [f.result() for f in [getattr(a, name)(*args) for a in actors]]
-        record[f"{name}_ms"] = (time.perf_counter() - t0) / calls * 1e3
+    """One call to every worker, empty or carrying a 512 KB histogram back, three ways: through the actor
+    handles (each future waited on in turn, through the scheduler unless the client says direct), and as
+    training sends its requests (multigrove.dask.ShardActors: one coroutine, directly and through the
+    scheduler)."""
+    from multigrove.dask import ShardActors
+    workers = sorted(client.scheduler_info()["workers"])
+    futures = [client.submit(Echo, actor=True, workers=[w]) for w in workers]
+    handles = [f.result() for f in futures]
+    ways = {"actor_handles": lambda name, *args: [f.result() for f in [getattr(a, name)(*args) for a in handles]],
+            "direct": ShardActors(client, futures, workers, direct=True).ask,
+            "through_scheduler": ShardActors(client, futures, workers, direct=False).ask}
+    record = {"benchmark": "dask_actor_latency", "workers": len(workers)}
+    for way, call in ways.items():
+        for name, args in (("ping", ()), ("histogram", (64_000,))):  # 64,000 float64: 512 KB, a sketch histogram
+            for _ in range(20):
+                call(name, *args)
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                call(name, *args)
+            record[f"{way}_{name}_ms"] = (time.perf_counter() - t0) / calls * 1e3
     emit(record, out)
 
 
@@ -98,7 +110,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--warm", type=int, default=3)
     ap.add_argument("--out")
-    ap.add_argument("--only-depthwise", action="store_true", help="run the depthwise case only")
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="interleaved repeats of each multigrove case (one process, then the cluster)")
+    ap.add_argument("--only", choices=["defaults", "depthwise"],
+                    help="run only the defaults case (16 targets) or only the depth-wise case")
     a = ap.parse_args()
     from distributed import Client, LocalCluster
 
@@ -107,17 +122,18 @@ def main():
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             Client(cluster) as client:
         actor_latency(client, a.out)
-        if a.only_depthwise:
-            run_multigrove(client, X, Y, {"growth_policy": "depthwise", "max_depth": 7}, a.rounds, a.warm,
-                           "16 targets, depthwise depth 7 (one round trip per level)", a.out)
-            return
-        run_multigrove(client, X, Y, {}, a.rounds, a.warm, "16 targets, defaults (sketch k=3)", a.out)
-        run_multigrove(client, X, Y, {"sketch": "none"}, a.rounds, a.warm, "16 targets, sketch none", a.out)
-        run_multigrove(client, X, Y, {"growth_policy": "depthwise", "max_depth": 7}, a.rounds, a.warm,
-                       "16 targets, depthwise depth 7 (one round trip per level)", a.out)
-        run_multigrove(client, X, Y[:, 0], {}, a.rounds, a.warm, "one target", a.out)
-        run_lightgbm(client, X, Y[:, 0], a.rounds, a.warm, a.out)
-
+        cases = [({}, "16 targets, defaults (sketch k=3)", Y),
+                 ({"sketch": "none"}, "16 targets, sketch none", Y),
+                 ({"growth_policy": "depthwise", "max_depth": 7},
+                  "16 targets, depthwise depth 7 (one round trip per level)", Y),
+                 ({}, "one target", Y[:, 0])]
+        if a.only:
+            cases = [cases[0] if a.only == "defaults" else cases[2]]
+        for params, label, targets in cases:
+            for _ in range(a.repeats):
+                run_multigrove(client, X, targets, params, a.rounds, a.warm, label, a.out)
+        if not a.only:
+            run_lightgbm(client, X, Y[:, 0], a.rounds, a.warm, a.out)
 
 if __name__ == "__main__":
     main()

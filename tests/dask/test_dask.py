@@ -163,3 +163,24 @@ def test_a_worker_without_data(client):
     one_partition = da.from_array(X, chunks=(800, 6))  # one block: one of the two workers holds nothing
     dist = mgd.train(client, {"num_leaves": 8}, one_partition, da.from_array(Y, chunks=(800, 3)), 5)
     _same_model(dist, mg.train({"num_leaves": 8}, mg.Dataset(X, Y), 5), X)
+
+
+def test_through_the_scheduler_when_the_client_says_so(client):
+    """A client made with direct_to_workers=False reaches the actors through the scheduler: same model."""
+    X, Y = _data(n=800, seed=7)
+    dX, dY = da.from_array(X, chunks=(200, 6)), da.from_array(Y, chunks=(200, 3))
+    direct = mgd.train(client, {"num_leaves": 8}, dX, dY, 4)
+    assert direct.dask_traffic["direct"] is True
+    with distributed.Client(client.scheduler.address, direct_to_workers=False, set_as_default=False) as proxied:
+        through = mgd.train(proxied, {"num_leaves": 8}, dX, dY, 4)
+    assert through.dask_traffic["direct"] is False
+    _same_model(through, direct, X)
+
+
+def test_workers_the_client_cannot_reach_are_asked_through_the_scheduler(client, monkeypatch):
+    """The probe of direct connections gives up (and training goes through the scheduler) when a
+    worker address does not answer."""
+    monkeypatch.setattr(mgd, "DIRECT_PROBE_SECONDS", 0.5)
+    workers = list(client.scheduler_info()["workers"])
+    assert mgd.ShardActors(client, [], workers).direct is True
+    assert mgd.ShardActors(client, [], workers + ["tcp://127.0.0.1:1"]).direct is False  # nothing listens on port 1
