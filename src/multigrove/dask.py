@@ -7,7 +7,8 @@ loop (``engine.boost``) and one tree grower over ``DistributedRows``, a proxy wi
 histograms of the root and of the smaller child of each split, leaf sums, gradient column norms
 and Gram products for the sketches, metric parts.  No row leaves its worker; what travels is one
 histogram per split and worker, (bins x statistic columns) float64, which a sketch keeps at
-(bins x (k + 2)) whatever the number of outputs.
+(bins x (k + 2)) whatever the number of outputs.  ``ShardActors`` sends each request to every worker at
+once, straight to the workers where the client can reach them.
 
 What is global is computed globally: bin boundaries and the feature layout from a sample of every
 worker's rows (all of them up to ``bin_construct_sample_cnt``), the start score and target scaling
@@ -38,7 +39,7 @@ from .data.binning import BinMapper
 from .data.bundling import plan_layout
 from .params import SPARSE_OUTPUT_OBJECTIVES, Params
 
-__all__ = ["train", "DaskGroveRegressor", "DaskGroveClassifier", "DistributedRows"]  # noqa: F822 - lazy
+__all__ = ["train", "DaskGroveRegressor", "DaskGroveClassifier", "DistributedRows", "ShardActors"]  # noqa: F822 - lazy
 
 
 def _dask():
@@ -60,9 +61,6 @@ def _to_serialize(value):
 #: a shard of at most this many rows answers the split loop's requests on the worker's event loop
 #: (a split's histogram then takes at most tens of milliseconds on one thread)
 INLINE_SPLIT_ROWS = 2_000_000
-#: how long the client waits for every worker to answer a direct connection before it sends its
-#: requests through the scheduler instead
-DIRECT_PROBE_SECONDS = 10.0
 
 
 class ShardActor:
@@ -151,8 +149,9 @@ class ShardActor:
 
     async def _per_split(self, work, *args):
         """Run a request of the split loop on the worker's event loop while the shard is small enough
-        for it to take milliseconds (the hop to the actor's thread and back costs about 0.15 ms of a
-        round trip of 1.6 ms), on a thread otherwise, so that the worker stays responsive."""
+        for it to take milliseconds (the hop to the actor's thread and back cost 0.15 ms of a 1.8 ms
+        round trip in a test of two 512 KB answers), on a thread otherwise, so that the worker stays
+        responsive."""
         if self.rows.n_rows <= INLINE_SPLIT_ROWS:
             return work(*args)
         return await asyncio.get_running_loop().run_in_executor(None, work, *args)
@@ -192,15 +191,33 @@ def _stack(parts: list) -> tuple:
 
 
 # ---------------------------------------------------------------------- the client side
+#: how long the client waits for every worker to answer a direct connection before it sends its
+#: requests through the scheduler instead
+DIRECT_PROBE_SECONDS = 10.0
+
+
 class ShardActors:
     """A run's shard actors and how the client reaches them: every request goes to all of them at
     once, from one coroutine on the client's event loop, through the workers' actor handler.
 
     Requests go straight to the workers unless the client was made with ``direct_to_workers=False``
-    or a worker does not answer a direct connection (then through the scheduler, one hop more each
-    way: a split's round trip on a LocalCluster takes 1.1 ms directly and 2.2 ms through it).  The
+    or a worker does not answer a direct connection; then they go through the scheduler, one hop
+    more each way (two 512 KB answers take 1.5 ms directly, 1.9 ms through it, and 2.1 ms through
+    Dask's actor handles, which wait on each worker's future in turn: BENCHMARKS.md, issue 20).  The
     calls name the actors by key and go through this client, not through the actor handles, which
-    bind to the default client, whichever created them."""
+    bind to the default client whichever client created them.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    futures : list of distributed.Future
+        The actors' futures (they keep the actors alive).
+    addresses : list of str
+        Each actor's worker.
+    direct : bool, optional
+        Whether to send requests straight to the workers; by default, yes unless the client was made
+        with ``direct_to_workers=False`` or a worker does not answer within ``DIRECT_PROBE_SECONDS``.
+    """
 
     def __init__(self, client, futures: list, addresses: list, direct: bool | None = None):
         self.client, self.futures, self.addresses = client, futures, addresses  # the futures keep the actors alive
