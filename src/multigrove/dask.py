@@ -68,8 +68,9 @@ class ShardActor:
     its partitions of each validation set (``EvalShard``).  Runs inside a Dask actor."""
 
     def __init__(self, parts: list, valid_parts: list, n_threads: int, shard_id: int):
-        self.X, self.y, self.w = _stack(parts) if parts else (None, None, None)  # a worker with validation rows only
-        self.valid = [_stack(vp) if vp else None for vp in valid_parts]
+        # None: no rows here (no partition, or only empty ones); a worker may hold validation rows only
+        self.X, self.y, self.w = _stack(parts) or (None, None, None)
+        self.valid = [_stack(vp) for vp in valid_parts]
         self.n_threads, self.shard_id = n_threads, shard_id
         self.rows = None
         self.evals: list = []
@@ -80,10 +81,13 @@ class ShardActor:
 
     # -------------------------------------------------------------- set-up
     def summary(self) -> dict:
-        """Rows, features, label shape and largest label (class count), and whether any label is NaN
-        or weights are given."""
+        """Training and validation rows; with training rows, also the features, label shape and largest
+        label (class count), and whether any label is NaN or weights are given."""
+        validation_rows = sum(v[0].shape[0] for v in self.valid if v is not None)
         y = self.y
-        return {"n_rows": int(self.X.shape[0]), "n_features": int(self.X.shape[1]),
+        if y is None:
+            return {"n_rows": 0, "validation_rows": validation_rows}
+        return {"n_rows": int(self.X.shape[0]), "validation_rows": validation_rows, "n_features": int(self.X.shape[1]),
                 "label_cols": 1 if y.ndim == 1 else int(y.shape[1]),
                 "label_max": float(np.nanmax(y)) if y.size and not np.all(np.isnan(y)) else -np.inf,
                 "missing": bool(np.isnan(y).any()), "weighted": self.w is not None}
@@ -102,7 +106,12 @@ class ShardActor:
         from .data.storage import build_store
         p = Params.from_dict(params)
         some_label = self.y if self.y is not None else next(v[1] for v in self.valid if v is not None)
-        self.loss, label = make_loss(p.objective, num_class, p.num_outputs, some_label, None)
+        try:
+            self.loss, label = make_loss(p.objective, num_class, p.num_outputs, some_label, None)
+        except ValueError as exc:  # its row number counts this worker's rows only: say so
+            held = "training" if self.y is not None else "validation"
+            raise ValueError(f"{exc} [a row number here counts the {held} rows of the worker holding shard "
+                             f"{self.shard_id}, its partitions in order]") from None
         self.label = label if self.y is not None else None
         with self._threads():
             self.store = None if self.X is None else build_store(self.X, mapper, layout)
@@ -180,8 +189,10 @@ class ShardActor:
             return getattr(shard, method)(*args)
 
 
-def _stack(parts: list) -> tuple:
-    """(X, y, w) of a worker's partitions, concatenated (empty partitions are fine)."""
+def _stack(parts: list) -> tuple | None:
+    """(X, y, w) of a worker's partitions, concatenated; None when they hold no rows."""
+    if not sum(len(p[1]) for p in parts):
+        return None
     X = np.concatenate([np.asarray(p[0], dtype=np.float64) for p in parts])
     y = np.concatenate([np.asarray(p[1], dtype=np.float64) for p in parts])
     ws = [p[2] for p in parts]
@@ -477,21 +488,20 @@ def train(client, params: Mapping[str, Any] | None, X, y, num_boost_round: int =
             raise ValueError(f"valid_sets[{i}] must be (X, y) or (X, y, sample_weight)")
         valid_placed.append(_by_worker(_aligned_parts(client, vs[0], vs[1], vs[2] if len(vs) == 3 else None,
                                                       f"valid_sets[{i}]")))
-    actors, training_actors = _start_actors(client, p, placed, valid_placed)
-    return _train_on(p, actors, training_actors, valid_names, len(valid_placed), int(num_boost_round),
+    actors = _start_actors(client, p, placed, valid_placed)
+    return _train_on(p, actors, valid_names, len(valid_placed), int(num_boost_round),
                      list(callbacks or []))
 
 
-def _start_actors(client, p: Params, placed: dict, valid_placed: list) -> tuple[ShardActors, ShardActors]:
-    """One ShardActor on every worker that holds rows (training or validation); also those with training rows."""
+def _start_actors(client, p: Params, placed: dict, valid_placed: list) -> ShardActors:
+    """One ShardActor on every worker that holds partitions (training or validation)."""
     workers = sorted(set(placed) | {w for vp in valid_placed for w in vp})
     threads = p.threads if "num_threads" in p.given else 1
     futures = [client.submit(ShardActor, placed.get(worker, []), [vp.get(worker, []) for vp in valid_placed],
                              threads, shard_id, actor=True, workers=[worker], allow_other_workers=False)
                for shard_id, worker in enumerate(workers)]
     client.gather(futures)  # the actors exist (a failure to create one is raised here)
-    everyone = ShardActors(client, futures, workers)
-    return everyone, everyone.subset([w in placed for w in workers])
+    return ShardActors(client, futures, workers)
 
 
 class _Run(NamedTuple):
@@ -514,13 +524,17 @@ def _global_bins(p: Params, training: ShardActors, n_rows: int, n_outputs: int):
     return mapper, layout
 
 
-def _prepare(p: Params, actors: ShardActors, training: ShardActors) -> _Run:
+def _prepare(p: Params, actors: ShardActors) -> _Run:
     """Learn the bins, bin every worker's rows, compute the start score and target scaling from the
-    summed label moments, and start every worker's shards."""
-    summaries = training.ask("summary")
-    n_rows = sum(s["n_rows"] for s in summaries)
-    if n_rows == 0:
+    summed label moments, and start every worker's shards.  Workers whose partitions turn out to be
+    empty take no further part."""
+    summaries = actors.ask("summary")
+    training = actors.subset([s["n_rows"] > 0 for s in summaries])
+    actors = actors.subset([s["n_rows"] > 0 or s["validation_rows"] > 0 for s in summaries])
+    summaries = [s for s in summaries if s["n_rows"] > 0]
+    if not summaries:
         raise ValueError("the training data has no rows")
+    n_rows = sum(s["n_rows"] for s in summaries)
     n_features = summaries[0]["n_features"]
     if any(s["n_features"] != n_features for s in summaries):
         raise ValueError("the partitions of X do not all have the same number of features")
@@ -543,9 +557,9 @@ def _prepare(p: Params, actors: ShardActors, training: ShardActors) -> _Run:
                 DistributedRows(actors, layout_stats, n_rows, n_bins))
 
 
-def _train_on(p: Params, actors: ShardActors, training: ShardActors, valid_names: list, n_valid: int,
-              rounds: int, callbacks: list) -> Booster:
-    run = _prepare(p, actors, training)
+def _train_on(p: Params, actors: ShardActors, valid_names: list, n_valid: int, rounds: int,
+              callbacks: list) -> Booster:
+    run = _prepare(p, actors)
     valids = [Validation(valid_names[i] if i < len(valid_names) else f"valid_{i}", DistributedEval(run.everyone, i),
                          None) for i in range(n_valid)]
     started = time.perf_counter()

@@ -41,8 +41,8 @@ def _distributed(client, X, Y):
     p = Params.from_dict(PARAMS)
     placed = mgd._by_worker(mgd._aligned_parts(client, da.from_array(X, chunks=(400, 5)),
                                                da.from_array(Y, chunks=(400, 2)), None, "test"))
-    actors, training = mgd._start_actors(client, p, placed, [])
-    run = mgd._prepare(p, actors, training)
+    actors = mgd._start_actors(client, p, placed, [])
+    run = mgd._prepare(p, actors)
     return run.rows, run.mapper
 
 

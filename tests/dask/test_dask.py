@@ -146,6 +146,11 @@ def test_bad_input_and_a_dead_worker(client):
     with pytest.raises(ValueError, match="unknown parameter 'bogus'"):
         mgd.train(client, {"bogus": 1}, dX, da.from_array(Y, chunks=(200, 3)), 2)
 
+    labels = (Y[:, 0] > 0).astype(float)
+    labels[450] = 2.0  # checked on the worker that holds row 450: its error reaches the client as it is
+    with pytest.raises(ValueError, match=r"must be 0 or 1, got 2 at row .* counts the training rows of the worker"):
+        mgd.train(client, {"objective": "binary"}, dX, da.from_array(labels, chunks=200), 2)
+
     import os
     import signal
     pids = client.run(os.getpid)
@@ -184,3 +189,16 @@ def test_workers_the_client_cannot_reach_are_asked_through_the_scheduler(client,
     workers = list(client.scheduler_info()["workers"])
     assert mgd.ShardActors(client, [], workers).direct is True
     assert mgd.ShardActors(client, [], workers + ["tcp://127.0.0.1:1"]).direct is False  # nothing listens on port 1
+
+
+def test_a_worker_whose_partitions_are_all_empty(client):
+    """A worker holding only an empty training partition (where the scheduler happened to put it) takes
+    no part after the summaries; the model is the one process's."""
+    X, Y = _data(n=800, seed=8)
+    first, second = sorted(client.scheduler_info()["workers"])
+    p = mg.Params.from_dict({"num_leaves": 8})
+    placed = {first: [(X, Y, None)], second: [(X[:0], Y[:0], None)]}
+    run = mgd._prepare(p, mgd._start_actors(client, p, placed, []))
+    assert run.rows.actors.addresses == [first] and run.everyone.actors.addresses == [first]
+    dist = mgd._train_on(p, mgd._start_actors(client, p, placed, []), [], 0, 5, [])
+    _same_model(dist, mg.train({"num_leaves": 8}, mg.Dataset(X, Y), 5), X)
