@@ -202,3 +202,20 @@ def test_a_worker_whose_partitions_are_all_empty(client):
     assert run.rows.actors.addresses == [first] and run.everyone.actors.addresses == [first]
     dist = mgd._train_on(p, mgd._start_actors(client, p, placed, []), [], 0, 5, [])
     _same_model(dist, mg.train({"num_leaves": 8}, mg.Dataset(X, Y), 5), X)
+
+
+def test_split_requests_on_the_workers_threads(client):
+    """Shards above INLINE_SPLIT_ROWS answer the split loop from a thread instead of the event loop: same model."""
+    def set_inline_rows(rows):
+        import multigrove.dask
+        multigrove.dask.INLINE_SPLIT_ROWS = rows
+        return multigrove.dask.INLINE_SPLIT_ROWS
+
+    X, Y = _data(n=800, seed=9)
+    assert set(client.run(set_inline_rows, 0).values()) == {0}  # every worker's shard is now "large"
+    try:
+        dist = mgd.train(client, {"num_leaves": 8}, da.from_array(X, chunks=(200, 6)),
+                         da.from_array(Y, chunks=(200, 3)), 4)
+    finally:
+        client.run(set_inline_rows, mgd.INLINE_SPLIT_ROWS)
+    _same_model(dist, mg.train({"num_leaves": 8}, mg.Dataset(X, Y), 4), X)
