@@ -135,5 +135,6 @@ def main():
         if not a.only:
             run_lightgbm(client, X, Y[:, 0], a.rounds, a.warm, a.out)
 
+
 if __name__ == "__main__":
     main()
