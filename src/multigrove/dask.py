@@ -231,10 +231,11 @@ class ShardActors:
     """
 
     def __init__(self, client, futures: list, addresses: list, direct: bool | None = None):
-        self.client, self.futures, self.addresses = client, futures, addresses  # the futures keep the actors alive
+        self.client, self.futures, self.addresses = client, futures, addresses
         self.keys = [f.key for f in futures]
-        self.direct = (client.direct_to_workers is not False and self._reaches_workers()) if direct is None \
-            else direct
+        if direct is None:
+            direct = client.direct_to_workers is not False and self._reaches_workers()
+        self.direct = direct
 
     def subset(self, keep: Sequence[bool]) -> ShardActors:
         """The actors whose ``keep`` is true, reached the same way."""
