@@ -447,6 +447,7 @@ def train(client, params: Mapping[str, Any] | None, X, y, num_boost_round: int =
     Parameters
     ----------
     client : distributed.Client
+        A synchronous client (an asynchronous one is refused: training waits on the workers).
     params : dict
         As :func:`multigrove.train` takes them (a callable objective is not supported here: the
         objective must be a named one).  ``num_threads`` is each worker's thread count.
@@ -471,6 +472,9 @@ def train(client, params: Mapping[str, Any] | None, X, y, num_boost_round: int =
         with ``direct_to_workers=False``, or a worker cannot be reached from the client, when the
         requests go through the scheduler (one more hop each way).
     """
+    if getattr(client, "asynchronous", False):
+        raise ValueError("multigrove.dask.train needs a synchronous distributed.Client (made with asynchronous=False): "
+                         "it waits on the workers, which would block an asynchronous client's event loop")
     p = Params.from_dict(params)
     if callable(p.objective):
         raise ValueError("multigrove.dask.train takes a named objective; a callable objective needs the labels "

@@ -219,3 +219,13 @@ def test_split_requests_on_the_workers_threads(client):
     finally:
         client.run(set_inline_rows, mgd.INLINE_SPLIT_ROWS)
     _same_model(dist, mg.train({"num_leaves": 8}, mg.Dataset(X, Y), 4), X)
+
+
+def test_an_asynchronous_client_is_refused(client):
+    import asyncio
+
+    async def train_with_an_asynchronous_client():
+        async with distributed.Client(client.scheduler.address, asynchronous=True, set_as_default=False) as aclient:
+            with pytest.raises(ValueError, match="needs a synchronous distributed.Client"):
+                mgd.train(aclient, {}, da.zeros((10, 2), chunks=5), da.zeros(10, chunks=5), 2)
+    asyncio.run(train_with_an_asynchronous_client())
