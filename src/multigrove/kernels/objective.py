@@ -24,7 +24,7 @@ EXP_UNDERFLOW = -708.0
 _LOG2_E = 1.4426950408889634
 _LN2_HIGH = 6.93147180369123816490e-01  # ln 2 split in two so that t * _LN2_HIGH is exact
 _LN2_LOW = 1.90821492927058770002e-10
-#: rows per task of the row-blocked kernels (their scratch rows are allocated once per task)
+#: rows per task of softmax_grad_hess (its row of exponentials is allocated once per task)
 ROW_BLOCK = 256
 
 
