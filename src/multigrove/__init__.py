@@ -5,13 +5,14 @@ Importing has no side effects: no seeding, no thread or Numba configuration, no 
 from .boosting.booster import Booster
 from .boosting.callbacks import (CallbackEnv, EarlyStopException, early_stopping, log_evaluation,
                                  progress_bar, record_evaluation)
+from .boosting.cv import cv
 from .boosting.engine import train
 from .data.dataset import Dataset
 from .params import MultigroveWarning, Params
 
 __version__ = "0.1.0"
 
-__all__ = ["Booster", "CallbackEnv", "Dataset", "EarlyStopException", "MultigroveWarning", "Params", "early_stopping",
+__all__ = ["Booster", "CallbackEnv", "Dataset", "EarlyStopException", "MultigroveWarning", "Params", "cv", "early_stopping",
            "log_evaluation", "progress_bar", "record_evaluation", "train", "__version__"]
 
 

@@ -625,6 +625,10 @@ class _DaskFit:
         cbs = list(callbacks or [])
         # early stopping watches the eval_set: holding out rows of a Dask collection would move data, so
         # early_stopping="auto" stops early only when an eval_set is given, and True needs one
+        if self.early_stopping == "cv":
+            raise ValueError("early_stopping='cv' is not available with the Dask estimators (folds would move the "
+                             "training collection's rows between workers); pass an eval_set with early_stopping="
+                             "'auto' or True")
         if self.early_stopping is True and not eval_set:
             raise ValueError("early_stopping=True needs an eval_set with the Dask estimators (they hold out no "
                              "rows of the training collection); pass eval_set or early_stopping='auto'/False")

@@ -17,19 +17,36 @@ from sklearn.model_selection import train_test_split
 
 from ._validation import check_features, check_indicator, check_int, check_label, check_real, check_weight
 from .boosting.callbacks import early_stopping, record_evaluation
+from .boosting.cv import cv
 from .boosting.engine import train
 from .boosting.losses import sparse_label
 from .data.dataset import Dataset
 from .params import SPARSE_OUTPUT_OBJECTIVES, Params
 
 _D = {f.name: f.default for f in dataclasses.fields(Params)}
-#: early_stopping="auto" turns early stopping on above this many rows (scikit-learn's
-#: HistGradientBoosting rule: on small data a validation split costs more than it saves)
+#: early_stopping="auto" holds out validation rows above this many rows (scikit-learn's HistGradientBoosting
+#: rule)
 EARLY_STOPPING_MIN_ROWS = 10_000
+#: ... and cross-validates on at most this many: there a held-out tenth is too small and noisy to pick the rounds
+#: (slump 11 %, osales 8 % worse than no early stopping), while k + 1 fits still take seconds; between the two
+#: it trains n_estimators rounds (100) without early stopping (cross-validating scm20d's 6,724 rows took 755 s)
+CV_MAX_ROWS = 2_000
 #: the share of the training rows held out for early stopping when no eval_set is given
 VALIDATION_FRACTION = 0.1
-#: rounds without improvement of the validation loss before training stops
-N_ITER_NO_CHANGE = 20
+#: the folds of early_stopping="cv" (and "auto" on at most EARLY_STOPPING_MIN_ROWS rows)
+CV_FOLDS = 5
+#: min_data_in_leaf=None where the fit cross-validates: the folds also try these leaf sizes, and one replaces
+#: the scaled minimum of Params.min_data_for when its best mean validation loss is lower by CV_MARGIN or more
+#: (edm, 115 rows: the scaled minimum 1.080x CatBoost's test RMSE, 10 rows 1.001x; BENCHMARKS.md issue 23)
+CV_LEAF_SIZES = (10, 20)
+#: smaller differences of the cross-validated loss are within the folds' noise (enb: 20 rows scored 3 % better
+#: than the scaled 11 and tested 13 % worse)
+CV_MARGIN = 0.05
+#: rounds without improvement of the validation loss before training stops.  Cross-validated mean curves on
+#: small data are flat and noisy near their best: osales's mean l2 has a local best at round 133 and its best at
+#: 377 (stopping after 20 or 50 rounds: 1.022x CatBoost's test RMSE; after 75 or 100: 0.983x; BENCHMARKS.md
+#: issue 23)
+N_ITER_NO_CHANGE = 100
 #: n_estimators=None: the rounds of a fit without early stopping (LightGBM's and scikit-learn's 100) and
 #: the most rounds of one that stops early (the validation loss picks the number: Otto's pure defaults
 #: reach a test log loss of 0.448 instead of 0.480 with 100 rounds, BENCHMARKS.md issue 23)
@@ -50,7 +67,8 @@ _PARAMETERS = """
     n_estimators : int or None, default None
         Boosting rounds, at most (one multi-output tree a round, or one tree per output with
         one_vs_all).  None: 1000 when the fit stops early (early_stopping on, or an early stopping
-        callback given), where the validation loss picks the number of rounds, else 100.
+        callback given), where the validation loss (or the cross-validated loss) picks the number of
+        rounds, else 100.
     objective : None, "sparse_hinge" (GroveClassifier) or "sparse_squared" (GroveRegressor), default None
         None: chosen from y.  "sparse_hinge": multi-label y (0/1, dense or CSR) kept sparse, GBDT-Sparse's
         squared hinge with k-sparse leaves (leaf_sparsity, default 20); "sparse_squared": sparse real
@@ -61,7 +79,8 @@ _PARAMETERS = """
     max_depth : int, default -1
         -1: no limit.
     min_data_in_leaf : int or None, default None
-        None: min(20, max(1, n_rows // 50)).
+        None: min(20, max(1, n_rows // 50)); when the fit cross-validates (early_stopping "cv", or
+        "auto" on up to 2,000 rows), the folds pick it among that, 10 and 20.
     min_sum_hessian_in_leaf : float, default 1e-3
     lambda_l2 : float, default 3.0
     min_gain_to_split : float, default 0.0
@@ -91,13 +110,18 @@ _PARAMETERS = """
         (-log U)^bagging_temperature (1: Exp(1) weights).
     random_strength : float, default 0.0
         Gaussian noise on the split scores, in units of the gain a split on pure noise would have.
-    early_stopping : {"auto", True, False}, default "auto"
-        Stop when the validation loss has not improved for n_iter_no_change rounds and keep the best
-        round: on an eval_set when one is given, else on validation_fraction of the training rows
-        (held out, stratified for classes).  "auto": on when there are more than 10,000 training rows
-        (the Dask estimators: when an eval_set is given).
+    early_stopping : {"auto", True, False, "cv"}, default "auto"
+        True: stop when the validation loss has not improved for n_iter_no_change rounds and keep the
+        best round: on an eval_set when one is given, else on validation_fraction of the training rows
+        (held out, stratified for classes).  "cv": cross-validation on cv_folds folds of the training
+        rows (:func:`multigrove.cv`) picks the round where the folds' mean validation loss is best,
+        then the model trains that many rounds on every row (``cv_results_``).  "auto": True on more
+        than 10,000 training rows, "cv" on 2 x cv_folds to 2,000 rows unless an eval_set is given,
+        else no early stopping.  The Dask estimators: "auto" stops on an eval_set when one is
+        given; "cv" is not available.
     validation_fraction : float, default 0.1
-    n_iter_no_change : int, default 20
+    cv_folds : int, default 5
+    n_iter_no_change : int, default 100
     boost_from_average : bool, default True
     target_scaling : {"auto", "standard", "none"}, default "auto"
     metric_per_output : bool, default False
@@ -134,6 +158,12 @@ _ATTRIBUTES = """
         The best round found by early stopping (0 when none ran).
     validation_indices_ : ndarray of int or None
         The training rows held out for early stopping (None when none were).
+    cv_results_ : dict or None
+        The cross-validation that picked the rounds (:func:`multigrove.cv`'s result: the folds' mean
+        and standard deviation of each metric, round by round, up to the best round), or None.
+    cv_candidates_ : list of dict
+        With cross-validation: each setting compared (``min_data_in_leaf`` when it was None), its
+        rounds and its best mean validation score.
     feature_importances_ : ndarray (n_features,)
     n_estimators_ : int
         Rounds the model holds.
@@ -161,7 +191,7 @@ class _GroveBase(BaseEstimator):
                  bagging_temperature=_D["bagging_temperature"], random_strength=_D["random_strength"],
                  boost_from_average=_D["boost_from_average"], target_scaling=_D["target_scaling"],
                  metric_per_output=_D["metric_per_output"], early_stopping="auto",
-                 validation_fraction=VALIDATION_FRACTION, n_iter_no_change=N_ITER_NO_CHANGE,
+                 validation_fraction=VALIDATION_FRACTION, cv_folds=CV_FOLDS, n_iter_no_change=N_ITER_NO_CHANGE,
                  num_threads=_D["num_threads"], histogram_pool_size=_D["histogram_pool_size"],
                  deterministic=_D["deterministic"], seed=_D["seed"],
                  verbosity=_D["verbosity"], importance_type="split"):
@@ -196,6 +226,7 @@ class _GroveBase(BaseEstimator):
         self.random_strength = random_strength
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
+        self.cv_folds = cv_folds
         self.n_iter_no_change = n_iter_no_change
         self.boost_from_average = boost_from_average
         self.target_scaling = target_scaling
@@ -232,8 +263,9 @@ class _GroveBase(BaseEstimator):
             raise ValueError(f"n_estimators must be an integer >= 1 or None, got {self.n_estimators!r}")
         if self.importance_type not in ("split", "gain"):
             raise ValueError(f"importance_type must be 'split' or 'gain', got {self.importance_type!r}")
-        if not (self.early_stopping == "auto" or isinstance(self.early_stopping, (bool, np.bool_))):
-            raise ValueError(f"early_stopping must be 'auto', True or False, got {self.early_stopping!r}")
+        if not (self.early_stopping in ("auto", "cv") or isinstance(self.early_stopping, (bool, np.bool_))):
+            raise ValueError(f"early_stopping must be 'auto', 'cv', True or False, got {self.early_stopping!r}")
+        check_int(self.cv_folds, "cv_folds", 2)
         check_real(self.validation_fraction, "validation_fraction", 0.0, low_open=True)
         if not self.validation_fraction < 1.0:
             raise ValueError(f"validation_fraction must be in (0, 1), got {self.validation_fraction!r}")
@@ -245,14 +277,21 @@ class _GroveBase(BaseEstimator):
             return int(self.n_estimators)
         return ROUNDS_STOPPING_EARLY if stops_early else ROUNDS
 
-    def _stops_early(self, n_rows: int, callbacks) -> bool:
-        """Whether fit adds early stopping: early_stopping=True, or "auto" on more than
-        EARLY_STOPPING_MIN_ROWS rows; never when a callback already stops early."""
+    def _stopping(self, n_rows: int, callbacks, eval_set) -> str | None:
+        """How fit stops early: "validation" (on the eval_set, else on held-out rows), "cv" (cross-validation
+        picks the rounds) or None; None when a callback already stops early."""
         if has_early_stopping(callbacks):
-            return False
+            return None
         if self.early_stopping == "auto":
-            return n_rows > EARLY_STOPPING_MIN_ROWS
-        return bool(self.early_stopping)
+            if n_rows > EARLY_STOPPING_MIN_ROWS:
+                return "validation"
+            return "cv" if not eval_set and 2 * self.cv_folds <= n_rows <= CV_MAX_ROWS else None
+        if self.early_stopping == "cv":
+            if n_rows < 2 * self.cv_folds:
+                raise ValueError(f"early_stopping='cv' with cv_folds={self.cv_folds} needs at least "
+                                 f"{2 * self.cv_folds} training rows, got {n_rows}")
+            return "cv"
+        return "validation" if self.early_stopping else None
 
     def _validation_split(self, y, objective: str) -> tuple[np.ndarray, np.ndarray]:
         """(training rows, validation rows): validation_fraction of the rows drawn with the seed,
@@ -277,10 +316,15 @@ class _GroveBase(BaseEstimator):
         valid_sets, valid_names = [], []
         self.validation_indices_ = None
         held_out = None
-        stops = self._stops_early(Xc.shape[0], callbacks)
-        rounds = self._rounds(stops or has_early_stopping(cbs))
-        if stops:
-            watch = SPARSE_STOPPING_METRIC if objective in SPARSE_OUTPUT_OBJECTIVES else None
+        stopping = self._stopping(Xc.shape[0], callbacks, eval_set)
+        rounds = self._rounds(stopping is not None or has_early_stopping(cbs))
+        watch = SPARSE_STOPPING_METRIC if objective in SPARSE_OUTPUT_OBJECTIVES else None
+        self.cv_results_ = self.cv_candidates_ = None
+        if stopping == "cv":
+            rounds, chosen = self._cross_validate(Xc, y_internal, w, names, objective, extra, rounds, watch,
+                                                  init_model)
+            extra = {**extra, **chosen}
+        if stopping == "validation":
             cbs.append(early_stopping(int(self.n_iter_no_change), verbose=False, metric_name=watch))
             if not eval_set:  # hold out validation_fraction of the training rows
                 fit_rows, valid_rows = self._validation_split(y_internal, objective)
@@ -306,6 +350,31 @@ class _GroveBase(BaseEstimator):
                               valid_names=valid_names, callbacks=cbs, init_model=_init_booster(init_model))
         self.best_iteration_ = self.booster_.best_iteration
         return self
+
+    def _cross_validate(self, X, y, w, names, objective: str, extra: dict, rounds: int, watch: str | None,
+                        init_model) -> tuple[int, dict]:
+        """(rounds, parameters chosen) by cross-validation on the training rows: the rounds at the folds' best
+        mean validation metric and, when min_data_in_leaf is None, the leaf size: the scaled minimum unless
+        one of CV_LEAF_SIZES scores better by CV_MARGIN.  Sets cv_results_ and cv_candidates_."""
+        params = self._train_params(objective, extra)
+        n_fit = X.shape[0] - X.shape[0] // int(self.cv_folds)  # a fold's training rows
+        sizes = [None]  # min_data_in_leaf as given, or None's scaled minimum (each fit scales it to its rows)
+        if self.min_data_in_leaf is None:
+            sizes += [m for m in CV_LEAF_SIZES if 2 * m <= n_fit and m != Params().min_data_for(n_fit)]
+        sign = -1.0 if watch is not None else 1.0  # the sparse objectives watch P@5 (higher is better), others a loss
+        self.cv_candidates_, best = [], None
+        for size in sizes:
+            chosen = {} if size is None else {"min_data_in_leaf": size}
+            stop = early_stopping(int(self.n_iter_no_change), verbose=False, metric_name=watch, per_output=False)
+            result = cv({**params, **chosen}, Dataset(X, y, weight=w, feature_names=names),
+                        num_boost_round=rounds, nfold=int(self.cv_folds), callbacks=[stop],
+                        init_model=_init_booster(init_model))
+            curve = result[f"valid {watch}-mean"] if watch else next(iter(result.values()))
+            self.cv_candidates_.append(dict(chosen, rounds=len(curve), score=curve[-1]))
+            bar = None if best is None else best[0] - sign * CV_MARGIN * abs(self.cv_candidates_[0]["score"])
+            if best is None or sign * curve[-1] <= sign * bar:
+                best, self.cv_results_ = (curve[-1], len(curve), chosen), result
+        return best[1], best[2]
 
     def _fit_sparse(self, X, y, sample_weight, eval_set, eval_sample_weight, eval_names, callbacks, init_model):
         """Fit with a sparse-output objective: y and every eval_set y become CSR (n_samples, n_outputs)."""

@@ -171,10 +171,11 @@ def test_auto_early_stopping_holds_out_the_fraction_it_says_on_large_data():
     assert sum(t.leaf_count.sum() for t in clf.booster_.trees[:1]) == kept.size
 
 
-def test_auto_early_stopping_is_off_on_small_data_and_true_turns_it_on():
+def test_auto_early_stopping_is_off_between_cv_max_rows_and_10000_rows_and_true_turns_it_on():
     X, y = _classes(600)
-    off = mg.GroveClassifier(n_estimators=30, verbosity=-1).fit(X, y)
-    assert off.validation_indices_ is None and off.n_estimators_ == 30 and off.best_iteration_ == 0
+    off = mg.GroveClassifier(n_estimators=30, verbosity=-1).fit(*_classes(2500))
+    assert off.validation_indices_ is None and off.cv_results_ is None and off.n_estimators_ == 30 \
+        and off.best_iteration_ == 0
     on = mg.GroveClassifier(n_estimators=500, learning_rate=0.5, early_stopping=True, n_iter_no_change=3,
                             verbosity=-1).fit(X, y)
     assert on.validation_indices_.size == 60 and 0 < on.best_iteration_ < 500
@@ -206,8 +207,8 @@ def test_bad_early_stopping_settings(kwargs, message):
 
 
 def test_n_estimators_none_is_100_rounds_or_at_most_1000_when_stopping_early():
+    assert mg.GroveClassifier(verbosity=-1).fit(*_classes(2500)).n_estimators_ == 100
     X, y = _classes(600)
-    assert mg.GroveClassifier(verbosity=-1).fit(X, y).n_estimators_ == 100
     slow = mg.GroveClassifier(early_stopping=True, n_iter_no_change=3, learning_rate=0.01, verbosity=-1).fit(X, y)
     assert slow.n_estimators_ > 100  # the validation loss still falls after 100 rounds: not capped there
     fast = mg.GroveClassifier(early_stopping=True, n_iter_no_change=3, learning_rate=0.5, verbosity=-1).fit(X, y)

@@ -89,7 +89,7 @@ def test_yeast_multilabel_logloss_vs_lightgbm():
     assert ll(P) <= 0.5 and ll(P) <= ll(ref) + 0.005
 
 
-@pytest.mark.parametrize("name", ["andro", "slump", "jura"])
+@pytest.mark.parametrize("name", ["andro", "slump", "jura", "edm", "enb", "sf1"])
 def test_pure_defaults_vs_catboost_defaults(name):
     """Issue 23's protocol (benchmarks/accuracy_panel.py): GroveRegressor() against
     CatBoostRegressor(loss_function="MultiRMSE") and one LGBMRegressor() per target, every setting at

@@ -40,7 +40,8 @@ def log_evaluation(period: int = 1, show_stdv: bool = False) -> Callable:
     period : int, default 1
         0 prints nothing.
     show_stdv : bool, default False
-        LightGBM's option for cross-validation results; multigrove.train has none, so True only warns.
+        LightGBM's option for cross-validation results; the callbacks see the folds' means only (the
+        standard deviations are in :func:`multigrove.cv`'s result), so True only warns.
 
     Returns
     -------
@@ -48,8 +49,8 @@ def log_evaluation(period: int = 1, show_stdv: bool = False) -> Callable:
     """
     period = check_int(period, "period", 0)
     if show_stdv:
-        warnings.warn("log_evaluation(show_stdv=True) has no effect: multigrove.train reports no cross-validation "
-                      "standard deviations", MultigroveWarning, stacklevel=2)
+        warnings.warn("log_evaluation(show_stdv=True) has no effect: callbacks see the folds' means only (multigrove.cv "
+                      "returns the standard deviations)", MultigroveWarning, stacklevel=2)
 
     def _callback(env: CallbackEnv) -> None:
         if period > 0 and env.evaluation_result_list and (env.iteration + 1) % period == 0:

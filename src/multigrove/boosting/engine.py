@@ -153,9 +153,19 @@ def binned_tree(tree: Tree, mapper) -> Tree:
 
 def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: list, feval,
            callbacks: list, threads: int, base: Booster | None = None) -> Booster:
+    booster, rounds_run = start_training(p, ds, rounds, valid_sets, valid_names, feval, callbacks, threads, base)
+    for _ in rounds_run:
+        pass
+    return booster
+
+
+def start_training(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: list, feval,
+                   callbacks: list, threads: int, base: Booster | None = None):
+    """(the Booster, the generator of its rounds: see :func:`boost_rounds`): everything before the first
+    round is done (binning, start scores, validation sets); the rounds run as the generator is advanced."""
     loss, y = make_loss(p.objective, p.num_class, p.num_outputs, ds.label, ds)
     if loss.sparse_output:
-        return _train_sparse_output(p, loss, y, ds, rounds, valid_sets, valid_names, feval, callbacks, threads, base)
+        return _start_sparse_output(p, loss, y, ds, rounds, valid_sets, valid_names, feval, callbacks, threads, base)
     if p.target_scaling == "standard" and loss.name != "regression":
         raise ValueError(f"target_scaling='standard' applies to objective 'regression', got '{loss.name}'")
     if loss.name == "regression" and p.scales_targets(loss.n_outputs):
@@ -185,7 +195,8 @@ def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: l
         if base is not None:
             valid_rows.scores[...] = loss.rescale(_start_scores(base, vs, valid_raw))
         valids.append(Validation(name, valid_rows, vs))
-    return boost(p, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads, first)
+    return booster, boost_rounds(p, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads,
+                                 first)
 
 
 def _validation_sets(p: Params, ds: Dataset, loss: Loss, valid_sets: list, valid_names: list, keep_raw: bool):
@@ -214,8 +225,8 @@ def _validation_sets(p: Params, ds: Dataset, loss: Loss, valid_sets: list, valid
         yield name, vs, vy, valid_raw
 
 
-def _train_sparse_output(p: Params, loss: Loss, y, ds: Dataset, rounds: int, valid_sets: list, valid_names: list,
-                         feval, callbacks: list, threads: int, base: Booster | None) -> Booster:
+def _start_sparse_output(p: Params, loss: Loss, y, ds: Dataset, rounds: int, valid_sets: list, valid_names: list,
+                         feval, callbacks: list, threads: int, base: Booster | None):
     """Training with a sparse-output objective: labels, scores and gradients stay CSR
     (boosting/sparse_output.py); the boosting loop and the grower are the ones of every objective."""
     if base is not None:
@@ -233,7 +244,7 @@ def _train_sparse_output(p: Params, loss: Loss, y, ds: Dataset, rounds: int, val
     valids = []
     for name, vs, vy, _ in _validation_sets(p, ds, loss, valid_sets, valid_names, False):
         valids.append(Validation(name, rows if vs is ds else SparseEvalShard(vs.store, vy, vs.weight), vs))
-    return boost(p, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads)
+    return booster, boost_rounds(p, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads)
 
 
 def new_booster(p: Params, loss: Loss, n_features: int, feature_names: list, moments: np.ndarray) -> Booster:
@@ -275,6 +286,16 @@ def boost(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation
     """The boosting loop over training rows that answer the TrainingShard requests (this process's
     rows; a distributed trainer would pass a proxy over every worker's shard).  Rounds are numbered
     from ``first`` (the rounds of an init model)."""
+    for _ in boost_rounds(p, booster, loss, rows, valids, mapper, feval, callbacks, rounds, threads, first):
+        pass
+    return booster
+
+
+def boost_rounds(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation], mapper, feval,
+                 callbacks: list, rounds: int, threads: int, first: int = 0):
+    """:func:`boost` one round at a time: a generator that yields each round's evaluation results
+    (after the callbacks ran) and ends when training does; cross-validation advances one per fold in
+    lockstep.  ``booster`` holds the trees so far."""
     metrics = p.metric if p.metric is not None else objective_default_metric(p.objective)
     for m in metrics:
         check_metric_fits(m, loss.name, loss.n_outputs)
@@ -323,11 +344,11 @@ def boost(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation
                 break
             if frozen:
                 rows.freeze_outputs(sorted(frozen))
+            yield results
     finally:
         for cb in cbs:
             getattr(cb, "close", lambda: None)()
     info(p, f"{booster.current_iteration()} rounds, {booster.num_trees()} trees in {time.perf_counter() - started:.2f} s")
-    return booster
 
 
 def _warn_without_effect(p: Params, make_trees: "_TreeMaker", n_outputs: int) -> None:

@@ -1,0 +1,145 @@
+"""multigrove.cv (folds trained in lockstep) and the estimators' cross-validated early stopping."""
+import numpy as np
+import pytest
+
+import multigrove as mg
+from multigrove.sklearn import CV_LEAF_SIZES, CV_MARGIN, CV_MAX_ROWS
+
+
+def _regression(n=300, seed=0):
+    return mg.datasets.make_multioutput_regression(n_rows=n, n_features=6, n_targets=2, seed=seed)
+
+
+def _folds(n, k, seed):
+    from sklearn.model_selection import KFold
+    return list(KFold(k, shuffle=True, random_state=seed).split(np.zeros(n)))
+
+
+def test_cv_mean_is_the_mean_of_the_folds_trained_alone():
+    X, Y = _regression()
+    params = dict(num_leaves=7, learning_rate=0.3, seed=3, verbosity=-1)
+    result = mg.cv(params, mg.Dataset(X, Y), 15, nfold=3)
+    full = mg.Dataset(X, Y).construct(mg.Params.from_dict(params), 2)  # the bins cv shares with its folds
+    curves = []
+    for fit_rows, valid_rows in _folds(len(X), 3, seed=3):
+        fit_set = mg.Dataset(X[fit_rows], Y[fit_rows], reference=full)
+        record = {}
+        mg.train(params, fit_set, 15, valid_sets=[mg.Dataset(X[valid_rows], Y[valid_rows], reference=fit_set)],
+                 callbacks=[mg.record_evaluation(record)])
+        curves.append(record["valid_0"]["l2"])
+    np.testing.assert_allclose(result["valid l2-mean"], np.mean(curves, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(result["valid l2-stdv"], np.std(curves, axis=0), rtol=1e-9, atol=1e-15)
+
+
+def test_cv_early_stopping_cuts_the_curve_at_the_best_mean_round():
+    X, Y = _regression()
+    params = dict(num_leaves=31, min_data_in_leaf=2, learning_rate=0.8, verbosity=-1)
+    full = mg.cv(params, mg.Dataset(X, Y), 120)["valid l2-mean"]
+    result = mg.cv(params, mg.Dataset(X, Y), 120, callbacks=[mg.early_stopping(10, verbose=False)],
+                   return_boosters=True)
+    mean = result["valid l2-mean"]
+    best = len(mean)
+    assert best < 120 and mean[-1] == min(full[:best + 10])  # the best of the rounds it saw
+    np.testing.assert_array_equal(mean, full[:best])
+    assert all(b.best_iteration == best for b in result["boosters"])
+    assert len(result["boosters"]) == 5
+
+
+def test_cv_stratifies_class_folds_and_takes_given_folds():
+    X, y = mg.datasets.make_multiclass(n_rows=400, n_features=5, n_classes=3, seed=1)
+    params = dict(objective="multiclass", num_class=3, verbosity=-1)
+    result = mg.cv(params, mg.Dataset(X, y), 3, nfold=4, return_boosters=True)
+    assert "valid multi_logloss-mean" in result
+    from multigrove.boosting.cv import fold_indices
+    ds = mg.Dataset(X, y)
+    for fit_rows, valid_rows in fold_indices(mg.Params.from_dict(params), ds, 4, None, True, True):
+        np.testing.assert_allclose(np.bincount(y[valid_rows], minlength=3) / valid_rows.size,
+                                   np.bincount(y, minlength=3) / y.size, atol=0.02)
+        assert np.intersect1d(fit_rows, valid_rows).size == 0 and fit_rows.size + valid_rows.size == 400
+    folds = _folds(400, 2, seed=9)
+    given = mg.cv(params, mg.Dataset(X, y), 3, folds=folds)
+    from sklearn.model_selection import KFold
+    splitter = mg.cv(params, mg.Dataset(X, y), 3, folds=KFold(2, shuffle=True, random_state=9))
+    assert given == splitter
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(nfold=1), "nfold must be >= 2"),
+    (dict(nfold=301), "nfold=301 is more than the 300 rows"),
+    (dict(folds=[(np.arange(10), np.array([], dtype=int))]), r"folds\[0\] has no validation rows"),
+    (dict(folds=[(np.arange(10), np.array([300]))]), r"folds\[0\] has out-of-range validation rows"),
+    (dict(folds=[]), "folds is empty"),
+    (dict(num_boost_round=0), "num_boost_round must be an integer >= 1"),
+    (dict(callbacks=[mg.early_stopping(3, per_output=True)]), "per_output=True"),
+])
+def test_cv_bad_settings(kwargs, message):
+    X, Y = _regression()
+    args = {"num_boost_round": 3, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        mg.cv({"verbosity": -1}, mg.Dataset(X, Y), **args)
+
+
+def test_cv_needs_the_features_of_an_unconstructed_dataset():
+    X, Y = _regression()
+    ds = mg.Dataset(X, Y)
+    mg.train({"verbosity": -1}, ds, 2)
+    with pytest.raises(ValueError, match="not yet constructed"):
+        mg.cv({"verbosity": -1}, ds, 3)
+
+
+# ---------------------------------------------------------------------- the estimators
+def test_auto_cross_validates_small_data_then_trains_every_row():
+    X, Y = _regression(n=400)
+    reg = mg.GroveRegressor(verbosity=-1, seed=2).fit(X, Y)
+    assert reg.validation_indices_ is None
+    rounds = reg.n_estimators_
+    assert len(reg.cv_results_["valid l2-mean"]) == rounds < 1000
+    chosen = {k: v for k, v in reg.cv_candidates_[0].items() if k == "min_data_in_leaf"}
+    for cand in reg.cv_candidates_:  # the chosen setting's score is the best mean of its cross-validation
+        if cand["rounds"] == rounds and cand["score"] == reg.cv_results_["valid l2-mean"][-1]:
+            chosen = {k: v for k, v in cand.items() if k == "min_data_in_leaf"}
+    # the same model as training the chosen rounds (and leaf size) on every row
+    same = mg.GroveRegressor(n_estimators=rounds, early_stopping=False, verbosity=-1, seed=2, **chosen).fit(X, Y)
+    np.testing.assert_array_equal(reg.predict(X), same.predict(X))
+    assert sum(t.leaf_count.sum() for t in reg.booster_.trees[:1]) == 400
+
+
+def test_cv_leaf_sizes_replace_the_scaled_minimum_only_by_the_margin():
+    X, Y = _regression(n=400)
+    reg = mg.GroveRegressor(verbosity=-1).fit(X, Y)
+    cands = reg.cv_candidates_
+    assert "min_data_in_leaf" not in cands[0]  # the scaled minimum first
+    assert [c["min_data_in_leaf"] for c in cands[1:]] == [m for m in CV_LEAF_SIZES if m != 6]  # 320 rows // 50
+    best = cands[0]
+    for c in cands[1:]:
+        if c["score"] <= best["score"] - CV_MARGIN * cands[0]["score"]:
+            best = c
+    assert reg.booster_.params.get("min_data_in_leaf") == best.get("min_data_in_leaf")
+    assert reg.n_estimators_ == best["rounds"]
+    # a min_data_in_leaf given by the user is kept: only the rounds are cross-validated
+    given = mg.GroveRegressor(min_data_in_leaf=7, verbosity=-1).fit(X, Y)
+    assert [set(c) for c in given.cv_candidates_] == [{"rounds", "score"}]
+
+
+def test_auto_cross_validates_only_up_to_cv_max_rows():
+    X, Y = _regression(n=CV_MAX_ROWS + 1)
+    reg = mg.GroveRegressor(n_estimators=20, verbosity=-1).fit(X, Y)
+    assert reg.cv_results_ is None and reg.validation_indices_ is None and reg.n_estimators_ == 20
+    forced = mg.GroveRegressor(n_estimators=20, early_stopping="cv", cv_folds=2, min_data_in_leaf=20,
+                               verbosity=-1).fit(X, Y)
+    assert len(forced.cv_results_["valid l2-mean"]) == forced.n_estimators_ <= 20
+
+
+def test_early_stopping_cv_setting_and_its_errors():
+    X, y = mg.datasets.make_multiclass(n_rows=300, n_features=5, n_classes=3, seed=0)
+    clf = mg.GroveClassifier(early_stopping="cv", cv_folds=3, min_data_in_leaf=5, verbosity=-1).fit(X, y)
+    assert len(clf.cv_results_["valid multi_logloss-mean"]) == clf.n_estimators_
+    # an eval_set turns "auto" away from cross-validation (as before: it is recorded, no early stopping)
+    rec = mg.GroveClassifier(n_estimators=20, verbosity=-1).fit(X, y, eval_set=[(X[:50], y[:50])])
+    assert rec.cv_results_ is None and rec.n_estimators_ == 20
+    with pytest.raises(ValueError, match="needs at least 10 training rows"):
+        mg.GroveClassifier(early_stopping="cv", verbosity=-1).fit(X[:8], y[:8])
+    with pytest.raises(ValueError, match="cv_folds must be >= 2"):
+        mg.GroveClassifier(cv_folds=1).fit(X, y)
+    tiny = mg.GroveClassifier(verbosity=-1).fit(X[:9], np.r_[0, 1, 2].repeat(3))  # too few rows: 100 rounds
+    assert tiny.cv_results_ is None and tiny.n_estimators_ == 100
