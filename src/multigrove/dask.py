@@ -619,7 +619,7 @@ class _DaskFit:
                              "outputs train with multigrove.train or the local estimators)")
         from .boosting.callbacks import record_evaluation
         from .boosting.callbacks import early_stopping
-        from .sklearn import has_early_stopping
+        from .sklearn import PATIENCE_HELD_OUT, has_early_stopping
         self._check_estimator_params()
         self.evals_result_ = {}
         cbs = list(callbacks or [])
@@ -633,7 +633,7 @@ class _DaskFit:
             raise ValueError("early_stopping=True needs an eval_set with the Dask estimators (they hold out no "
                              "rows of the training collection); pass eval_set or early_stopping='auto'/False")
         if eval_set and self.early_stopping is not False and not has_early_stopping(cbs):
-            cbs.append(early_stopping(int(self.n_iter_no_change), verbose=False))
+            cbs.append(early_stopping(self._patience(PATIENCE_HELD_OUT), verbose=False))
         rounds = self._rounds(has_early_stopping(cbs))
         if eval_set:
             cbs.append(record_evaluation(self.evals_result_))

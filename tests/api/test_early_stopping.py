@@ -213,3 +213,10 @@ def test_n_estimators_none_is_100_rounds_or_at_most_1000_when_stopping_early():
     assert slow.n_estimators_ > 100  # the validation loss still falls after 100 rounds: not capped there
     fast = mg.GroveClassifier(early_stopping=True, n_iter_no_change=3, learning_rate=0.5, verbosity=-1).fit(X, y)
     assert fast.n_estimators_ < 1000 and fast.best_iteration_ + 3 == fast.n_estimators_
+
+
+def test_default_patience_is_20_rounds_on_held_out_rows():
+    X, y = _classes(600)
+    clf = mg.GroveClassifier(n_estimators=1000, learning_rate=0.8, early_stopping=True, verbosity=-1).fit(X, y)
+    curve = clf.evals_result_["validation"]["multi_logloss"]
+    assert clf.n_iter_no_change is None and len(curve) == clf.best_iteration_ + 20 < 1000
