@@ -33,7 +33,7 @@ EARLY_STOPPING_MIN_ROWS = 10_000
 CV_MAX_ROWS = 2_000
 #: the share of the training rows held out for early stopping when no eval_set is given
 VALIDATION_FRACTION = 0.1
-#: the folds of early_stopping="cv" (and "auto" on at most EARLY_STOPPING_MIN_ROWS rows)
+#: the folds of early_stopping="cv" (and of "auto" on at most CV_MAX_ROWS rows)
 CV_FOLDS = 5
 #: min_data_in_leaf=None where the fit cross-validates: the folds also try these leaf sizes, and one replaces
 #: the scaled minimum of Params.min_data_for when its best mean validation loss is lower by CV_MARGIN or more
@@ -83,7 +83,8 @@ _PARAMETERS = """
         -1: no limit.
     min_data_in_leaf : int or None, default None
         None: min(20, max(1, n_rows // 50)); when the fit cross-validates (early_stopping "cv", or
-        "auto" on up to 2,000 rows), the folds pick it among that, 10 and 20.
+        "auto" on up to 2,000 rows), the folds also try 10 and 20, and one of them is kept when its
+        cross-validated loss is 5 % lower.
     min_sum_hessian_in_leaf : float, default 1e-3
     lambda_l2 : float, default 3.0
     min_gain_to_split : float, default 0.0
@@ -371,8 +372,7 @@ class _GroveBase(BaseEstimator):
         sizes = [None]  # min_data_in_leaf as given, or None's scaled minimum (each fit scales it to its rows)
         if self.min_data_in_leaf is None:
             sizes += [m for m in CV_LEAF_SIZES if 2 * m <= n_fit and m != Params().min_data_for(n_fit)]
-        sign = -1.0 if watch is not None else 1.0  # the sparse objectives watch P@5 (higher is better), others a loss
-        self.cv_candidates_, best = [], None
+        results, self.cv_candidates_ = [], []
         for size in sizes:
             chosen = {} if size is None else {"min_data_in_leaf": size}
             stop = early_stopping(self._patience(PATIENCE_CV), verbose=False, metric_name=watch, per_output=False)
@@ -380,11 +380,18 @@ class _GroveBase(BaseEstimator):
                         num_boost_round=rounds, nfold=int(self.cv_folds), callbacks=[stop],
                         init_model=_init_booster(init_model))
             curve = result[f"valid {watch}-mean"] if watch else next(iter(result.values()))
+            results.append(result)
             self.cv_candidates_.append(dict(chosen, rounds=len(curve), score=curve[-1]))
-            bar = None if best is None else best[0] - sign * CV_MARGIN * abs(self.cv_candidates_[0]["score"])
-            if best is None or sign * curve[-1] <= sign * bar:
-                best, self.cv_results_ = (curve[-1], len(curve), chosen), result
-        return best[1], best[2]
+        # losses fall, the sparse objectives' P@5 rises; a candidate must beat the best so far by the margin
+        sign = -1.0 if watch is not None else 1.0
+        margin = CV_MARGIN * abs(self.cv_candidates_[0]["score"])
+        pick = 0
+        for i, cand in enumerate(self.cv_candidates_[1:], start=1):
+            if sign * cand["score"] <= sign * self.cv_candidates_[pick]["score"] - margin:
+                pick = i
+        self.cv_results_ = results[pick]
+        chosen = {k: v for k, v in self.cv_candidates_[pick].items() if k == "min_data_in_leaf"}
+        return self.cv_candidates_[pick]["rounds"], chosen
 
     def _fit_sparse(self, X, y, sample_weight, eval_set, eval_sample_weight, eval_names, callbacks, init_model):
         """Fit with a sparse-output objective: y and every eval_set y become CSR (n_samples, n_outputs)."""

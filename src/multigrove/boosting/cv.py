@@ -18,7 +18,7 @@ from ..data.dataset import Dataset
 from ..params import Params
 from .booster import Booster
 from .callbacks import CallbackEnv, EarlyStopException
-from .engine import _load_init_model, _numba_threads, _stop, _verbosity, start_training
+from .engine import _load_init_model, _numba_threads, _stop, _verbosity, check_training_args, start_training
 from .losses import make_loss
 
 #: objectives whose labels are class ids: their folds keep the class proportions (stratified=True)
@@ -68,12 +68,7 @@ def cv(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round: in
         stopped the run (so their length is the number of rounds to train on all rows).
     """
     p = Params.from_dict(params)
-    if not isinstance(train_set, Dataset):
-        raise TypeError(f"train_set must be a multigrove.Dataset, got {type(train_set).__name__}")
-    if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) or num_boost_round < 1:
-        raise ValueError(f"num_boost_round must be an integer >= 1, got {num_boost_round!r}")
-    if train_set.label is None:
-        raise ValueError("train_set has no label: pass label= to Dataset")
+    check_training_args(train_set, num_boost_round, least=1)
     if train_set.data is None:
         raise ValueError("cv needs the features of train_set, which a constructed Dataset has released: pass a "
                          "Dataset that is not yet constructed")

@@ -95,16 +95,22 @@ def train(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round:
         The trained model; with early stopping, ``best_iteration`` is set.
     """
     p = Params.from_dict(params)
-    if not isinstance(train_set, Dataset):
-        raise TypeError(f"train_set must be a multigrove.Dataset, got {type(train_set).__name__}")
-    if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) or num_boost_round < 0:
-        raise ValueError(f"num_boost_round must be an integer >= 0, got {num_boost_round!r}")
-    if train_set.label is None:
-        raise ValueError("train_set has no label: pass label= to Dataset")
+    check_training_args(train_set, num_boost_round, least=0)
     base = _load_init_model(init_model)
     with _numba_threads(p.threads) as threads, _verbosity(p.verbosity):
         return _train(p, train_set, int(num_boost_round), list(valid_sets or []),
                       list(valid_names or []), feval, list(callbacks or []), threads, base)
+
+
+def check_training_args(train_set, num_boost_round, least: int) -> None:
+    """Raise unless train_set is a Dataset with labels and num_boost_round an integer >= least."""
+    if not isinstance(train_set, Dataset):
+        raise TypeError(f"train_set must be a multigrove.Dataset, got {type(train_set).__name__}")
+    if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) \
+            or num_boost_round < least:
+        raise ValueError(f"num_boost_round must be an integer >= {least}, got {num_boost_round!r}")
+    if train_set.label is None:
+        raise ValueError("train_set has no label: pass label= to Dataset")
 
 
 def _load_init_model(init_model) -> Booster | None:
