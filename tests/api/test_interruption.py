@@ -69,13 +69,17 @@ def test_sigint_during_training_in_a_real_process(tmp_path):
         X = rng.normal(size=(20000, 20)); Y = X[:, :4] ** 2
         mg.train({{"num_leaves": 7}}, mg.Dataset(X, Y), 2).save_model({str(path)!r})
         print("saved", flush=True)
-        model = mg.train({{"num_leaves": 63}}, mg.Dataset(X, Y), 100000)
+        def steady(env):  # the signal lands in steady rounds, not in Numba's first compilation of a kernel
+            if env.iteration == 10:
+                print("boosting", flush=True)
+        model = mg.train({{"num_leaves": 63}}, mg.Dataset(X, Y), 100000, callbacks=[steady])
         model.save_model({str(path)!r})
     """)
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     assert proc.stdout.readline().strip() == "saved"
-    time.sleep(1.0)
+    assert proc.stdout.readline().strip() == "boosting"
+    time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
     try:
         _, err = proc.communicate(timeout=60)
