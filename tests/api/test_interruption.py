@@ -63,13 +63,16 @@ def test_interrupted_save_keeps_the_previous_model(tmp_path, monkeypatch):
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
 def test_sigint_during_training_in_a_real_process(tmp_path):
     path = tmp_path / "model.json"
+    # the child takes SIGINT as Python's default does even when this suite runs with SIGINT ignored (a shell's
+    # background job without job control ignores it, and children inherit that)
     script = textwrap.dedent(f"""
-        import sys, numpy as np, multigrove as mg
+        import signal, sys, numpy as np, multigrove as mg
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         rng = np.random.default_rng(0)
         X = rng.normal(size=(20000, 20)); Y = X[:, :4] ** 2
         mg.train({{"num_leaves": 7}}, mg.Dataset(X, Y), 2).save_model({str(path)!r})
         print("saved", flush=True)
-        def steady(env):  # the signal lands in steady rounds, not in Numba's first compilation of a kernel
+        def steady(env):  # the signal lands in steady rounds, after the first rounds' Numba compilation
             if env.iteration == 10:
                 print("boosting", flush=True)
         model = mg.train({{"num_leaves": 63}}, mg.Dataset(X, Y), 100000, callbacks=[steady])
