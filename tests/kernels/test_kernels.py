@@ -58,7 +58,8 @@ def _all_histograms(store, rows, stats):
     """Every histogram schedule's output (and totals) for these rows."""
     n_bins, C = store.total_bins, stats.shape[1]
     outs = []
-    for name in ("serial", "chunks", "wide", "features", "columns"):
+    bin_counts = np.full(n_bins, np.nan)  # written by "columns", read back by "columns, counts known"
+    for name in ("serial", "chunks", "wide", "features", "columns", "columns, counts known"):
         out, total = np.full((n_bins, C), np.nan), np.full(C, np.nan)
         if name == "serial":
             build_histogram_serial(store, rows, stats, out, total)
@@ -69,7 +70,8 @@ def _all_histograms(store, rows, stats):
         elif name == "wide":
             build_histogram_wide(store, rows, stats, min(C, 3), out, total)
         elif rows.shape[0] == store.n_rows and np.array_equal(rows, np.arange(store.n_rows)):
-            build_histogram_columns(store, stats, np.full((2, n_bins, C), np.nan), out, total)
+            build_histogram_columns(store, stats, bin_counts, name.endswith("known"), np.full((2, n_bins, C), np.nan),
+                                    out, total)
         else:
             continue
         outs.append((name, out, total))

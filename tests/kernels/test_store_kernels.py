@@ -85,7 +85,8 @@ def test_store_histograms_equal_naive(problem, every_row):
     expect = naive.histogram(B, rows, stats, mapper.hist_offsets)
     C = stats.shape[1]
     outs = []
-    for name in ("serial", "chunks", "wide", "features", "columns"):
+    bin_counts = np.full(expect.shape[0], np.nan)  # written by "columns", read back by "columns, counts known"
+    for name in ("serial", "chunks", "wide", "features", "columns", "columns, counts known"):
         out, total = np.full(expect.shape, np.nan), np.full(C, np.nan)
         if name == "serial":
             build_histogram_serial(store, rows, stats, out, total)
@@ -96,7 +97,8 @@ def test_store_histograms_equal_naive(problem, every_row):
         elif name == "wide":
             build_histogram_wide(store, rows, stats, 2, out, total)
         elif every_row:
-            build_histogram_columns(store, stats, np.full((2,) + expect.shape, np.nan), out, total)
+            build_histogram_columns(store, stats, bin_counts, name.endswith("known"),
+                                    np.full((2,) + expect.shape, np.nan), out, total)
         else:
             continue
         outs.append(name)

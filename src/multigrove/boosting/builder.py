@@ -109,6 +109,7 @@ class LocalBuilder:
         self.tree_store = store       # the store this tree's kernels read: the full one or a compact sample
         self.sample_rows: np.ndarray | None = None  # with a compact store: its rows in the full store
         self._compact: BinnedStore | None = None     # the last compact store, its arrays reused by the next
+        self._bin_counts: np.ndarray | None = None   # the full store's rows per bin (see root)
         self.leaf_start = np.zeros(1, np.int64)
         self.leaf_end = np.zeros(1, np.int64)
 
@@ -188,7 +189,14 @@ class LocalBuilder:
         total = np.empty(out.shape[1], dtype=HIST)
         schedule = self._schedule(self.rows.shape[0])
         if self.all_rows and out.shape[1] <= COLUMN_ROOT_MAX_COLS and schedule == 1:
-            build_histogram_columns(self.tree_store, self.stats, self._scratch_for(1), out, total)
+            # the bins' row counts are the same for every root over the full store: counted once
+            counts_known = self.tree_store is self.store and self._bin_counts is not None
+            if not counts_known:
+                self._bin_counts = np.empty(self.tree_store.total_bins, dtype=HIST)
+            build_histogram_columns(self.tree_store, self.stats, self._bin_counts, counts_known,
+                                    self._scratch_for(1), out, total)
+            if self.tree_store is not self.store:  # a compact sample: its counts hold for this tree only
+                self._bin_counts = None
         else:
             self._build(self.rows, schedule, out, total)
         return total
