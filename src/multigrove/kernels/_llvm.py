@@ -41,6 +41,30 @@ def prefetch(typingctx, array, index):
 
 
 @intrinsic
+def add_pair(typingctx, array, index, first, second):
+    """array[index] += first and array[index + 1] += second, as one two-lane vector load, add and
+    store (a 1-D float64 array, an integer index, two floats)."""
+    if not (isinstance(array, types.Array) and array.ndim == 1 and array.dtype == types.float64
+            and isinstance(index, types.Integer)):
+        return None
+    sig = types.void(array, index, types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        array_type = signature.args[0]
+        ary = context.make_array(array_type)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, array_type, ary, [args[1]],
+                                       wraparound=False, boundscheck=False)
+        pair = ir.VectorType(ir.DoubleType(), 2)
+        pair_ptr = builder.bitcast(ptr, pair.as_pointer())
+        addend = ir.Constant(pair, ir.Undefined)
+        for lane, value in enumerate(args[2:]):
+            addend = builder.insert_element(addend, value, ir.Constant(ir.IntType(32), lane))
+        builder.store(builder.fadd(builder.load(pair_ptr, align=8), addend), pair_ptr, align=8)
+        return context.get_dummy_value()
+    return sig, codegen
+
+
+@intrinsic
 def float_from_bits(typingctx, bits):
     """The float64 whose IEEE-754 bits are those of the 64-bit integer ``bits``."""
     if not (isinstance(bits, types.Integer) and bits.bitwidth == 64):
@@ -56,6 +80,11 @@ if config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1 (the pure-Python kernel tests): pl
     def prefetch(array, index):  # noqa: F811 - the interpreted stand-in for the intrinsic
         """No-op: without compilation there is no cache hint to give."""
         return None
+
+    def add_pair(array, index, first, second):  # noqa: F811 - the interpreted stand-in for the intrinsic
+        """array[index] += first; array[index + 1] += second."""
+        array[index] += first
+        array[index + 1] += second
 
     def float_from_bits(bits):  # noqa: F811 - the interpreted stand-in for the intrinsic
         """The float64 whose IEEE-754 bits are those of the 64-bit integer ``bits``."""

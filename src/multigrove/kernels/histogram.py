@@ -20,7 +20,7 @@ Three schedules, each reading a row's bins and statistics once:
 import numpy as np
 from numba import njit, prange
 
-from ._llvm import prefetch
+from ._llvm import add_pair, prefetch
 
 U = np.uint64  # unsigned indices: no negative-index wraparound code in the hot loops
 
@@ -88,19 +88,15 @@ def _dense_rows_2(store, rows, i0, i1, stats, hf):
             base = U(store.dense_base[j])
             x = (base + U(flat[o1 + j])) * two
             y = (base + U(flat[o2 + j])) * two
-            hf[x] += a0
-            hf[x + one] += a1
-            hf[y] += b0
-            hf[y + one] += b1
+            add_pair(hf, x, a0, a1)
+            add_pair(hf, y, b0, b1)
         for jj in range(n_bundles):
             j = U(jj)
             codes = U(store.code_offset[j])
             x = U(store.code_map[codes + U(bflat[r1 * n_bundles + j])]) * two
             y = U(store.code_map[codes + U(bflat[r2 * n_bundles + j])]) * two
-            hf[x] += a0
-            hf[x + one] += a1
-            hf[y] += b0
-            hf[y + one] += b1
+            add_pair(hf, x, a0, a1)
+            add_pair(hf, y, b0, b1)
         i += 2
     return i
 
@@ -136,22 +132,18 @@ def _dense_rows_3(store, rows, i0, i1, stats, hf):
             base = U(store.dense_base[j])
             x = (base + U(flat[o1 + j])) * three
             y = (base + U(flat[o2 + j])) * three
-            hf[x] += a0
-            hf[x + one] += a1
+            add_pair(hf, x, a0, a1)
             hf[x + two] += a2
-            hf[y] += b0
-            hf[y + one] += b1
+            add_pair(hf, y, b0, b1)
             hf[y + two] += b2
         for jj in range(n_bundles):
             j = U(jj)
             codes = U(store.code_offset[j])
             x = U(store.code_map[codes + U(bflat[r1 * n_bundles + j])]) * three
             y = U(store.code_map[codes + U(bflat[r2 * n_bundles + j])]) * three
-            hf[x] += a0
-            hf[x + one] += a1
+            add_pair(hf, x, a0, a1)
             hf[x + two] += a2
-            hf[y] += b0
-            hf[y + one] += b1
+            add_pair(hf, y, b0, b1)
             hf[y + two] += b2
         i += 2
     return i
@@ -589,21 +581,20 @@ def _add_column_range_2(store, rows, stats, t0, t1, out):
     """_add_column_range for two statistic columns (one output, constant Hessian)."""
     dense, bundle = store.dense, store.bundle
     n_dense = dense.shape[1]
-    zero, one = U(0), U(1)
+    zero, one, two = U(0), U(1), U(2)
+    flat = out.reshape(-1)
     for i in range(rows.shape[0]):
         r = U(rows[i])
-        s0 = stats[r, zero]
-        s1 = stats[r, one]
+        s0 = np.float64(stats[r, zero])
+        s1 = np.float64(stats[r, one])
         for jj in range(t0, min(t1, n_dense)):
             j = U(jj)
             b = U(store.dense_base[j]) + U(dense[r, j])
-            out[b, zero] += s0
-            out[b, one] += s1
+            add_pair(flat, b * two, s0, s1)
         for jj in range(max(t0, n_dense) - n_dense, t1 - n_dense):
             j = U(jj)
             b = U(store.code_map[U(store.code_offset[j]) + U(bundle[r, j])])
-            out[b, zero] += s0
-            out[b, one] += s1
+            add_pair(flat, b * two, s0, s1)
 
 
 @njit(parallel=True, cache=True)
