@@ -79,3 +79,35 @@ def test_depthwise_respects_max_depth_and_leaf_budget(rng):
         assert grown.n_leaves <= 2 ** depth
     cfg = GrowerConfig(num_leaves=7, min_data_in_leaf=5, growth_policy="leafwise")
     assert _grow(m, B, lay, cfg, S)[0].n_leaves == 7
+
+
+def test_root_bin_counts_are_counted_once_per_store_and_never_for_a_sample(rng):
+    """The column-wise root reuses the full store's bin counts from its first root; a compact
+    sample's root counts its own rows and leaves the full store's counts to be counted again."""
+    from multigrove.kernels.histogram import build_histogram_serial
+    n, F = 150_000, 10  # half the rows x (codes + statistics) is past the cache-resident size: column-wise roots
+    X = rng.normal(size=(n, F))
+    m = BinMapper(max_bin=31).fit(X)
+    store = dense_store(m.transform(X), m.hist_offsets, m.missing_bin)
+    lay = StatLayout.make(1, 1.0)
+    builder = LocalBuilder(store, 2)
+
+    def root_equals_serial(S, rows=None):
+        builder.begin(S, rows, 2)
+        got = np.empty((m.total_bins, lay.n_cols))
+        total = builder.root(got)
+        sample = np.arange(n, dtype=np.int32) if rows is None else rows
+        expect, expect_total = np.empty_like(got), np.empty(lay.n_cols)
+        build_histogram_serial(store, sample, S, expect, expect_total)
+        np.testing.assert_allclose(got, expect, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(total, expect_total, rtol=1e-9)
+
+    for tree in range(4):
+        S = lay.allocate(n)
+        S[:, 0] = rng.normal(size=n)
+        if tree == 2:  # a sample of half the rows: a compact store, its root column-wise with counts of its own
+            root_equals_serial(S, np.sort(rng.choice(n, n // 2, replace=False)).astype(np.int32))
+            assert builder._bin_counts is None
+        else:
+            root_equals_serial(S)
+            assert builder._bin_counts is not None  # the column-wise root ran and kept the counts
