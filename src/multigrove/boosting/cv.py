@@ -153,9 +153,10 @@ def _lockstep(p: Params, runs: list, cbs: list, rounds: int, base: Booster | Non
         mean_list = []
         for j, (_, metric, _, higher) in enumerate(per_fold[0]):
             values = np.array([fold[j][2] for fold in per_fold])
-            results.setdefault(f"valid {metric}-mean", []).append(float(values.mean()))
+            mean = float(values.mean())
+            results.setdefault(f"valid {metric}-mean", []).append(mean)
             results.setdefault(f"valid {metric}-stdv", []).append(float(values.std()))
-            mean_list.append(("valid", metric, float(values.mean()), higher))
+            mean_list.append(("valid", metric, mean, higher))
         env = CallbackEnv(model=handle, params=p.to_dict(model_only=True), iteration=it, begin_iteration=first,
                           end_iteration=first + rounds, evaluation_result_list=mean_list)
         try:
