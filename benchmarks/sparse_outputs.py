@@ -15,6 +15,9 @@ eval-set P@1/3/5 after 50, 100, 200, 300, 500 rounds: on an 80/20 split of the t
 shipped test rows with ``--test``.  This is how the settings in BENCHMARKS.md (issue 19) were compared.
 ``--delicious-estimators SPEC [SPEC ...]`` fits ``GroveClassifier(objective="sparse_hinge", SPEC)`` with early
 stopping as a user would (SPEC "" for the defaults) and prints the shipped test rows' P@1/3/5 and seconds.
+``--delicious-alternatives`` tries, on the shipped test rows, what lies beyond the booster's settings: extra
+features (a truncated SVD of X, a LEML projection of X) beside X's own, the mean of boosters seeded 0..3, and
+blends of the booster's scores with our label trees' and with a 50-nearest-neighbour vote.
 """
 from __future__ import annotations
 
@@ -99,6 +102,56 @@ def delicious_estimators(specs: list[str]) -> None:
               " / ".join(f"{p[i]:.4f}" for i in (0, 2, 4)), f"{seconds:.1f} s", flush=True)
 
 
+def delicious_alternatives() -> None:
+    """See the module docstring: test P@1/3/5 of each alternative beside the estimator's defaults."""
+    import numpy as np
+    import scipy.sparse as sp
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.neighbors import NearestNeighbors
+
+    from multigrove import GroveClassifier, datasets
+    from multigrove.xmc.embedding import LEMLProjection
+    from multigrove.xmc.metrics import precision_at_k
+    from multigrove.xmc.model import LabelTreeClassifier
+    Xtr, Ytr, Xte, Yte = datasets.load_multi_label("delicious", sparse=True)
+    GroveClassifier(objective="sparse_hinge", n_estimators=2, early_stopping=False).fit(Xtr[:300], Ytr[:300])  # compile
+
+    def show(name, scores):
+        p = precision_at_k(Yte, scores, 5)
+        print(f"{name}: test P@1/3/5", " / ".join(f"{p[i]:.4f}" for i in (0, 2, 4)), flush=True)
+
+    def dense_scores(pair):  # a top-k pair as an (n, L) matrix, zero off the top
+        idx, val = pair
+        return sp.csr_matrix((val.ravel(), idx.ravel(), np.arange(0, idx.size + 1, idx.shape[1])),
+                             shape=Yte.shape).toarray()
+
+    def booster(A, B, seed=0):
+        model = GroveClassifier(objective="sparse_hinge", verbosity=-1, seed=seed).fit(A, Ytr)
+        return dense_scores(model.predict_top_k(B, 100))
+
+    base = booster(Xtr, Xte)
+    show("defaults", base)
+    for name, projection in (("truncated SVD 64", TruncatedSVD(64, random_state=0)), ("LEML 32", LEMLProjection(32)),
+                             ("LEML 64", LEMLProjection(64))):
+        projection.fit(Xtr, Ytr)
+        show(f"X + {name}", booster(sp.hstack([Xtr, projection.transform(Xtr)]).tocsr(),
+                                    sp.hstack([Xte, projection.transform(Xte)]).tocsr()))
+    mean = base.copy()
+    for seed in (1, 2, 3):
+        mean += booster(Xtr, Xte, seed)
+        show(f"mean of seeds 0..{seed}", mean)
+    trees = dense_scores(LabelTreeClassifier().fit(Xtr, Ytr).predict(Xte, 100))
+    distance, neighbours = NearestNeighbors(n_neighbors=50, metric="cosine").fit(Xtr).kneighbors(Xte)
+    similarity = 1.0 - distance
+    votes = np.stack([np.asarray(Ytr[neighbours[i]].T @ similarity[i]).ravel() / max(similarity[i].sum(), 1e-12)
+                      for i in range(Xte.shape[0])])
+    show("label trees", trees)
+    show("50-nearest-neighbour vote", votes)
+    for weight in (0.1, 0.2, 0.3):
+        show(f"defaults + {weight} label trees", (1 - weight) * base + weight * trees)
+        show(f"defaults + {weight} neighbour vote", (1 - weight) * base + weight * votes)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--labels", nargs="+", type=int, default=[1_000, 10_000, 50_000])
@@ -110,10 +163,15 @@ def main():
     ap.add_argument("--test", action="store_true", help="with --delicious: evaluate on the shipped test rows")
     ap.add_argument("--delicious-estimators", nargs="+", metavar="SPEC",
                     help="fit the estimator with early stopping per SPEC, report test P@k (see above)")
+    ap.add_argument("--delicious-alternatives", action="store_true",
+                    help="features, seed means and blends beyond the booster's settings (see above)")
     ap.add_argument("--worker", nargs=2, metavar=("N_LABELS", "OBJECTIVE"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.delicious:
         delicious_curves(a.delicious, a.test)
+        return
+    if a.delicious_alternatives:
+        delicious_alternatives()
         return
     if a.delicious_estimators:
         delicious_estimators(a.delicious_estimators)

@@ -83,7 +83,7 @@ def test_depthwise_respects_max_depth_and_leaf_budget(rng):
 
 def test_root_bin_counts_are_counted_once_per_store_and_never_for_a_sample(rng):
     """The column-wise root reuses the full store's bin counts from its first root; a compact
-    sample's root counts its own rows and leaves the full store's counts to be counted again."""
+    sample's root goes row-wise and leaves the full store's counts as they are."""
     from multigrove.kernels.histogram import build_histogram_serial
     n, F = 150_000, 10  # half the rows x (codes + statistics) is past the cache-resident size: column-wise roots
     X = rng.normal(size=(n, F))
@@ -105,9 +105,12 @@ def test_root_bin_counts_are_counted_once_per_store_and_never_for_a_sample(rng):
     for tree in range(4):
         S = lay.allocate(n)
         S[:, 0] = rng.normal(size=n)
-        if tree == 2:  # a sample of half the rows: a compact store, its root column-wise with counts of its own
+        counts_before = builder._bin_counts
+        if tree == 2:  # a sample of half the rows: a compact store, its root row-wise
             root_equals_serial(S, np.sort(rng.choice(n, n // 2, replace=False)).astype(np.int32))
-            assert builder._bin_counts is None
+            assert builder._bin_counts is counts_before and builder.tree_store is not store
         else:
             root_equals_serial(S)
             assert builder._bin_counts is not None  # the column-wise root ran and kept the counts
+            if tree > 0:  # counted at the first root only, a sample tree between
+                assert builder._bin_counts is counts_before

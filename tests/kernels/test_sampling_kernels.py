@@ -3,7 +3,8 @@ amplification of the drawn rows and the compact copy of a sample's rows, each ag
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from multigrove.kernels.sampling import row_sq_norms, scale_rows, scale_rows_by, take_rows, uniform_select
+from multigrove.kernels.sampling import (gather_column_rows, gather_rows, goss_select, row_sq_norms, scale_rows,
+                                        scale_rows_by, uniform_select)
 
 SETTINGS = settings(max_examples=30, deadline=None)
 
@@ -33,6 +34,36 @@ def test_uniform_select_draws_exactly_n_take_rows_in_order(n, frac, seed):
     np.testing.assert_array_equal(rows, drawn)
     np.testing.assert_array_equal(np.sort(np.concatenate([rows, left_out])), np.arange(n))
     assert np.all(np.diff(left_out) > 0)
+
+
+@SETTINGS
+@given(n=st.integers(2, 300), top=st.floats(0, 1), other=st.floats(0, 1), levels=st.integers(1, 50),
+       seed=st.integers(0, 2**16))
+def test_goss_select_equals_its_twin(n, top, other, levels, seed):
+    rng = np.random.default_rng(seed)
+    magnitude = rng.integers(0, levels, n).astype(np.float32)  # few levels: many ties at the threshold
+    n_top = min(int(round(top * n)), n - 1)
+    n_other = min(int(round(other * n)), n - n_top - 1)
+    threshold = np.sort(magnitude)[n - n_top] if n_top else np.inf
+    uniforms = rng.random(n - n_top)
+    rows, left_out, drawn = (np.full(size, -7, np.int32) for size in (n_top + n_other, n - n_top - n_other, n_other))
+    goss_select(magnitude, threshold, n_top, n_other, uniforms, rows, left_out, drawn)
+    # the twin: the rows above the threshold, then rows equal to it in row order until the top is full;
+    # each row of the rest drawn when its uniform is below still-needed / still-left
+    above = magnitude > threshold
+    ties = np.flatnonzero(magnitude == threshold)[: n_top - above.sum()]
+    is_top = above.copy()
+    is_top[ties] = True
+    expect_drawn, needed, rest = [], n_other, np.flatnonzero(~is_top)
+    for position, row in enumerate(rest):
+        if needed and uniforms[position] < needed / (rest.size - position):
+            expect_drawn.append(row)
+            needed -= 1
+    kept = np.sort(np.concatenate([np.flatnonzero(is_top), expect_drawn])).astype(np.int32)
+    assert is_top.sum() == n_top and len(expect_drawn) == n_other
+    np.testing.assert_array_equal(rows, kept)
+    np.testing.assert_array_equal(drawn, expect_drawn)
+    np.testing.assert_array_equal(left_out, np.setdiff1d(np.arange(n), kept))
 
 
 def test_uniform_select_is_uniform():
@@ -72,12 +103,17 @@ def test_scale_rows_by_weights_each_row_and_leaves_the_count(n, c, seed):
 
 @SETTINGS
 @given(n=st.integers(1, 300), m=st.integers(0, 40), seed=st.integers(0, 2**16))
-def test_take_rows_copies_rows_in_both_orders(n, m, seed):
+def test_gather_rows_copies_rows_in_both_orders(n, m, seed):
     rng = np.random.default_rng(seed)
     matrix = rng.integers(0, 256, (n, m), dtype=np.uint8)
     rows = np.flatnonzero(rng.random(n) < 0.5).astype(np.int32)
     out_c = np.empty((rows.size, m), np.uint8)
     out_f = np.empty((rows.size, m), np.uint8, order="F")
-    take_rows(matrix, rows, out_c, out_f)
+    gather_rows(matrix, rows, out_c)
+    gather_column_rows(np.asfortranarray(matrix), rows, out_f)
     np.testing.assert_array_equal(out_c, matrix[rows])
     np.testing.assert_array_equal(out_f, matrix[rows])
+    stats = rng.normal(size=(n, 3)).astype(np.float32)  # the statistics of a sample go through gather_rows too
+    out_stats = np.empty((rows.size, 3), np.float32)
+    gather_rows(stats, rows, out_stats)
+    np.testing.assert_array_equal(out_stats, stats[rows])

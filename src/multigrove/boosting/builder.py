@@ -22,7 +22,7 @@ from .._dtypes import HIST, INDEX
 from ..kernels.histogram import (FEATURE_GROUP_MIN_UPDATES, build_histogram_chunks, build_histogram_columns,
                                  build_histogram_features, build_histogram_serial, build_histogram_wide)
 from ..kernels.partition import split_and_build
-from ..kernels.sampling import take_rows
+from ..kernels.sampling import gather_column_rows, gather_rows
 from ..kernels.store import BinnedStore
 
 #: row chunks with private histograms need this many updates per histogram row to pay for zeroing
@@ -118,6 +118,7 @@ class LocalBuilder:
         self.tree_store = store       # the store this tree's kernels read: the full one or a compact sample
         self.sample_rows: np.ndarray | None = None  # with a compact store: its rows in the full store
         self._compact: BinnedStore | None = None     # the last compact store, its arrays reused by the next
+        self._sample_stats: np.ndarray | None = None  # the statistics of its rows, reused likewise
         self._bin_counts: np.ndarray | None = None   # the full store's rows per bin (see root)
         self.leaf_start = np.zeros(1, np.int64)
         self.leaf_end = np.zeros(1, np.int64)
@@ -139,7 +140,11 @@ class LocalBuilder:
         elif self._can_compact(rows.shape[0]):
             self.sample_rows = np.ascontiguousarray(rows, dtype=INDEX)
             self.tree_store = self._compact = compact_store(self.store, self.sample_rows, self._compact)
-            self.stats = np.ascontiguousarray(stats[self.sample_rows])
+            sample_stats = self._sample_stats
+            if sample_stats is None or sample_stats.shape != (rows.shape[0], stats.shape[1]):
+                sample_stats = self._sample_stats = np.empty((rows.shape[0], stats.shape[1]), stats.dtype)
+            gather_rows(stats, self.sample_rows, sample_stats)
+            self.stats = sample_stats
             self.rows = np.arange(rows.shape[0], dtype=INDEX)
             self.all_rows = True
         else:
@@ -199,15 +204,16 @@ class LocalBuilder:
     def root(self, out: np.ndarray) -> np.ndarray:
         total = np.empty(out.shape[1], dtype=HIST)
         schedule = self._schedule(self.rows.shape[0])
-        if self.all_rows and out.shape[1] <= COLUMN_ROOT_MAX_COLS and schedule == 1:
-            # the bins' row counts are the same for every root over the full store: counted once
-            counts_known = self.tree_store is self.store and self._bin_counts is not None
+        if self.all_rows and self.tree_store is self.store and out.shape[1] <= COLUMN_ROOT_MAX_COLS \
+                and schedule == 1:
+            # the bins' row counts are the same for every root over the full store: counted once.  A
+            # compact sample's root goes row-wise: counting its bins each tree made the column-wise
+            # root slower than row chunks (3.2 against 2.6 ms for 150k x 50 rows)
+            counts_known = self._bin_counts is not None
             if not counts_known:
-                self._bin_counts = np.empty(self.tree_store.total_bins, dtype=HIST)
-            build_histogram_columns(self.tree_store, self.stats, self._bin_counts, counts_known,
+                self._bin_counts = np.empty(self.store.total_bins, dtype=HIST)
+            build_histogram_columns(self.store, self.stats, self._bin_counts, counts_known,
                                     self._scratch_for(1), out, total)
-            if self.tree_store is not self.store:  # a compact sample: its counts hold for this tree only
-                self._bin_counts = None
         else:
             self._build(self.rows, schedule, out, total)
         return total
@@ -281,6 +287,8 @@ def compact_store(store: BinnedStore, rows: np.ndarray, reuse: BinnedStore | Non
         width_d, width_b = store.dense.shape[1], store.bundle.shape[1]
         dense, dense_cols = np.empty((rows.shape[0], width_d), np.uint8), np.empty((rows.shape[0], width_d), np.uint8, order="F")
         bundle, bundle_cols = np.empty((rows.shape[0], width_b), np.uint8), np.empty((rows.shape[0], width_b), np.uint8, order="F")
-    take_rows(store.dense, rows, dense, dense_cols)
-    take_rows(store.bundle, rows, bundle, bundle_cols)
+    for matrix, matrix_cols, out, out_cols in ((store.dense, store.dense_cols, dense, dense_cols),
+                                               (store.bundle, store.bundle_cols, bundle, bundle_cols)):
+        gather_rows(matrix, rows, out)
+        gather_column_rows(matrix_cols, rows, out_cols)
     return store._replace(dense=dense, dense_cols=dense_cols, bundle=bundle, bundle_cols=bundle_cols)

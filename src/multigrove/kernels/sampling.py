@@ -98,29 +98,32 @@ def scale_rows_by(stats, weights, n_cols):
             stats[i, j] *= w
 
 
-#: rows per task of take_rows; a constant trip count lets the compiler unroll the Fortran copy's
-#: inner loop (16: 1.2 ms for 150k x 50, a loop to a variable bound 2.9 ms)
+#: rows per task of gather_rows; a constant trip count lets the compiler unroll the copy's inner loop
 _TAKE_BLOCK = 16
 
 
 @njit(parallel=True, cache=True)
-def take_rows(matrix, rows, out_c, out_f):
-    """Copy the given rows of a uint8 matrix into a C-order and a Fortran-order matrix.
-
-    IN  matrix (n, m) C order; rows (k,) int32.
-    OUT out_c (k, m) C order and out_f (k, m) Fortran order: row i is matrix row rows[i].
-    """
+def gather_rows(matrix, rows, out):
+    """OUT out (k, m) C order: row i is matrix row rows[i].  IN matrix (n, m) C order; rows (k,) int32."""
     k = rows.shape[0]
-    m = matrix.shape[1]
     n_blocks = k // _TAKE_BLOCK
     for b in prange(n_blocks):
         lo = b * _TAKE_BLOCK
         for i in range(_TAKE_BLOCK):
-            out_c[lo + i, :] = matrix[rows[lo + i], :]
-        for j in range(m):
-            for i in range(_TAKE_BLOCK):
-                out_f[lo + i, j] = out_c[lo + i, j]
+            out[lo + i, :] = matrix[rows[lo + i], :]
     for i in range(n_blocks * _TAKE_BLOCK, k):
-        out_c[i, :] = matrix[rows[i], :]
-        for j in range(m):
-            out_f[i, j] = out_c[i, j]
+        out[i, :] = matrix[rows[i], :]
+
+
+@njit(parallel=True, cache=True)
+def gather_column_rows(matrix_cols, rows, out_cols):
+    """OUT out_cols (k, m) Fortran order: row i is row rows[i] of matrix_cols (n, m) Fortran order.
+
+    Column by column, each a gather from one contiguous column into another: with gather_rows 2.6 ms
+    for 150k of 500k rows x 50 uint8 columns, where transposing the C-order copy block by block took 3.3."""
+    k = rows.shape[0]
+    for j in prange(matrix_cols.shape[1]):
+        source = matrix_cols[:, j]
+        target = out_cols[:, j]
+        for i in range(k):
+            target[i] = source[rows[i]]
