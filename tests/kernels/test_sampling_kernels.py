@@ -45,25 +45,21 @@ def test_goss_select_equals_its_twin(n, top, other, levels, seed):
     n_top = min(int(round(top * n)), n - 1)
     n_other = min(int(round(other * n)), n - n_top - 1)
     threshold = np.sort(magnitude)[n - n_top] if n_top else np.inf
-    uniforms = rng.random(n - n_top)
-    rows, left_out, drawn = (np.full(size, -7, np.int32) for size in (n_top + n_other, n - n_top - n_other, n_other))
-    goss_select(magnitude, threshold, n_top, n_other, uniforms, rows, left_out, drawn)
+    drawn = np.zeros(n - n_top, np.bool_)
+    drawn[rng.choice(n - n_top, n_other, replace=False)] = True
+    rows, left_out, other_rows = (np.full(size + 1, -7, np.int32)
+                                  for size in (n_top + n_other, n - n_top - n_other, n_other))
+    goss_select(magnitude, threshold, n_top, drawn, rows, left_out, other_rows)
     # the twin: the rows above the threshold, then rows equal to it in row order until the top is full;
-    # each row of the rest drawn when its uniform is below still-needed / still-left
-    above = magnitude > threshold
-    ties = np.flatnonzero(magnitude == threshold)[: n_top - above.sum()]
-    is_top = above.copy()
-    is_top[ties] = True
-    expect_drawn, needed, rest = [], n_other, np.flatnonzero(~is_top)
-    for position, row in enumerate(rest):
-        if needed and uniforms[position] < needed / (rest.size - position):
-            expect_drawn.append(row)
-            needed -= 1
-    kept = np.sort(np.concatenate([np.flatnonzero(is_top), expect_drawn])).astype(np.int32)
-    assert is_top.sum() == n_top and len(expect_drawn) == n_other
-    np.testing.assert_array_equal(rows, kept)
-    np.testing.assert_array_equal(drawn, expect_drawn)
-    np.testing.assert_array_equal(left_out, np.setdiff1d(np.arange(n), kept))
+    # the j-th row of the rest is drawn when drawn[j]
+    is_top = magnitude > threshold
+    is_top[np.flatnonzero(magnitude == threshold)[: n_top - is_top.sum()]] = True
+    expect_other = np.flatnonzero(~is_top)[drawn]
+    kept = np.sort(np.concatenate([np.flatnonzero(is_top), expect_other]))
+    assert is_top.sum() == n_top
+    np.testing.assert_array_equal(rows[:-1], kept)
+    np.testing.assert_array_equal(other_rows[:-1], expect_other)
+    np.testing.assert_array_equal(left_out[:-1], np.setdiff1d(np.arange(n), kept))
 
 
 def test_uniform_select_is_uniform():

@@ -55,11 +55,13 @@ def goss_rows(magnitude: np.ndarray, top_rate: float, other_rate: float, rng: np
     if n_top + n_other >= n or n_other == 0:
         return ALL_ROWS
     threshold = np.partition(magnitude, n - n_top)[n - n_top] if n_top else np.inf
-    rows = np.empty(n_top + n_other, INDEX)
-    left_out = np.empty(n - n_top - n_other, INDEX)
-    other = np.empty(n_other, INDEX)
-    goss_select(magnitude, threshold, n_top, n_other, rng.random(n - n_top), rows, left_out, other)
-    return RowSample(rows, left_out, other, (1.0 - top_rate) / other_rate)
+    drawn = np.zeros(n - n_top, np.bool_)  # n_other of the rest, uniformly without replacement
+    drawn[rng.choice(n - n_top, n_other, replace=False)] = True
+    rows = np.empty(n_top + n_other + 1, INDEX)  # one slot of slack each (see goss_select)
+    left_out = np.empty(n - n_top - n_other + 1, INDEX)
+    other = np.empty(n_other + 1, INDEX)
+    goss_select(magnitude, threshold, n_top, drawn, rows, left_out, other)
+    return RowSample(rows[:-1], left_out[:-1], other[:-1], (1.0 - top_rate) / other_rate)
 
 
 def row_magnitudes(G: np.ndarray) -> np.ndarray:
