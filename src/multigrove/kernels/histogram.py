@@ -204,16 +204,42 @@ def _add_bundle_rows(bundle, code_map, code_offset, rows, i0, i1, stats, h):
 
 @njit(cache=True)
 def _add_sparse_rows(indptr, bins, rows, i0, i1, stats, h):
-    """h += the statistics of the stored (non-default) bins of rows[i0:i1]."""
+    """h += the statistics of the stored (non-default) bins of rows[i0:i1].
+
+    A node's rows are scattered over the CSR rows and the statistics: each is prefetched ahead, the
+    row's bin range two distances ahead, then its bins and statistics one distance ahead; with one
+    output a row's statistics are loaded once for all its bins (250k of 500k rows with 10 bins each,
+    one thread: 6.9 ms before both, 6.0 with the prefetching, 4.6 with both)."""
     if bins.shape[0] == 0:
         return
     width = stats.shape[1]
+    sf = stats.reshape(-1)
+    hf = h.reshape(-1)
+    stop_far = i1 - 2 * PREFETCH_DISTANCE
+    stop_near = i1 - PREFETCH_DISTANCE
     for i in range(i0, i1):
+        if i < stop_far:
+            prefetch(indptr, rows[i + 2 * PREFETCH_DISTANCE])
+        if i < stop_near:
+            ahead = U(rows[i + PREFETCH_DISTANCE])
+            prefetch(bins, indptr[ahead])
+            prefetch(sf, ahead * U(width))
         r = U(rows[i])
-        for p in range(U(indptr[r]), U(indptr[r + U(1)])):
-            b = U(bins[p])
-            for c in range(width):
-                h[b, c] += stats[r, c]
+        if width == 2 or width == 3:  # one output: the row's statistics loaded once, two lanes at a time
+            w = U(width)
+            first = sf[r * w]
+            second = sf[r * w + U(1)]
+            third = sf[r * w + U(2)] if width == 3 else 0.0
+            for p in range(U(indptr[r]), U(indptr[r + U(1)])):
+                x = U(bins[p]) * w
+                add_pair(hf, x, first, second)
+                if width == 3:
+                    hf[x + U(2)] += third
+        else:
+            for p in range(U(indptr[r]), U(indptr[r + U(1)])):
+                b = U(bins[p])
+                for c in range(width):
+                    h[b, c] += stats[r, c]
 
 
 @njit(cache=True, inline="always")
