@@ -218,11 +218,12 @@ def test_partition_kernels_equal_naive(problem, default_left, n_chunks):
     thr = int(rng.integers(0, n_vb[f]))
     expect, n_left = naive.partition(all_rows, start, end, binned, f, thr, n_vb[f], default_left)
     a = all_rows.copy()
-    assert partition_rows(store, a, start, end, f, thr, default_left, np.empty(n, np.int32)) == n_left
+    assert partition_rows(store, a, start, end, f, thr, default_left, np.empty(n, np.int32),
+                          np.zeros(0, np.uint8)) == n_left
     np.testing.assert_array_equal(a, expect)
     b = all_rows.copy()
     assert partition_rows_parallel(store, b, start, end, f, thr, default_left, np.empty(n, np.int32),
-                                   np.empty(n_chunks, np.int64)) == n_left
+                                   np.zeros(0, np.uint8), np.empty(n_chunks, np.int64)) == n_left
     np.testing.assert_array_equal(b, expect)
 
 
@@ -239,6 +240,7 @@ def test_split_and_build_partitions_and_builds_one_child(problem, default_left, 
     C = stats.shape[1]
     out, total = np.full((store.total_bins, C), np.nan), np.full(C, np.nan)
     got = split_and_build(store, order, 0, n, f, thr, default_left, build, stats, schedule, np.empty(n, np.int32),
+                          np.zeros(0, np.uint8),
                           np.empty(n_chunks, np.int64), np.full((2, store.total_bins, C), np.nan), out, total)
     assert got == n_left
     np.testing.assert_array_equal(order, expect)

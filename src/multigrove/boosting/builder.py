@@ -106,6 +106,8 @@ class LocalBuilder:
         n = store.n_rows
         self._all_rows = np.arange(n, dtype=INDEX)
         self._tmp = np.empty(n, dtype=INDEX)
+        # a byte per row for partitions on a sparse feature (kernels.partition: MARK_MIN_ROWS_PER_ENTRY)
+        self._marks = np.zeros(n if store.sparse_indptr.shape[0] else 0, dtype=np.uint8)
         self._counts = {1: np.zeros(1, np.int64), self.n_threads: np.zeros(self.n_threads, np.int64)}
         self._scratch: dict[int, np.ndarray] = {}
         self._total = np.empty(0, dtype=HIST)
@@ -247,8 +249,8 @@ class LocalBuilder:
             else:
                 schedule, hist = self._schedule((end - start) // 2), out
             n_left = split_and_build(self.tree_store, self.rows, start, end, req.feature, req.threshold_bin,
-                                     req.default_left, req.build, self.stats, schedule, self._tmp, counts,
-                                     self._scratch_for(schedule), hist, total)
+                                     req.default_left, req.build, self.stats, schedule, self._tmp, self._marks,
+                                     counts, self._scratch_for(schedule), hist, total)
             self.leaf_end[req.leaf] = start + n_left
             self.leaf_start[req.new_leaf] = start + n_left
             self.leaf_end[req.new_leaf] = end
@@ -259,7 +261,7 @@ class LocalBuilder:
         start, end = int(self.other_start[req.leaf]), int(self.other_end[req.leaf])
         parallel = end - start >= PARALLEL_PARTITION_MIN_ROWS and self.n_threads > 1
         n_left = split_and_build(self.store, self.other_rows, start, end, req.feature, req.threshold_bin,
-                                 req.default_left, BUILD_NONE, self.stats, 0, self._tmp,
+                                 req.default_left, BUILD_NONE, self.stats, 0, self._tmp, self._marks,
                                  self._counts[self.n_threads if parallel else 1], self._no_scratch, self._no_hist,
                                  self._no_total)
         self.other_end[req.leaf] = start + n_left

@@ -76,6 +76,59 @@ def _seek(arr, p, end, value):
     return _lower_bound(arr, p + 1, min(p + step, end), value) if p + 1 < end else end
 
 
+#: a sparse feature's node rows are sorted by its entries' sides marked in a byte per row when the node has
+#: at least this many rows per entry of the feature (marking and clearing cost two scattered writes an
+#: entry); a smaller node merges its rows with the feature's entries instead.  Measured on a feature of
+#: 50k entries in 500k rows, marks against merge: 50k node rows 0.15 against 0.46 ms, 12.5k 0.09 against
+#: 0.12, 5k 0.08 against 0.03
+MARK_MIN_ROWS_PER_ENTRY = 0.25
+
+
+@njit(cache=True, inline="always")
+def _goes_left_bin(b, missing, threshold_bin, default_left):
+    return (b == missing and default_left) or (b != missing and b <= threshold_bin)
+
+
+@njit(cache=True)
+def _uses_marks(store, feature, n_rows, marks):
+    """Whether the node's n_rows are sorted by marks (see MARK_MIN_ROWS_PER_ENTRY)."""
+    n_entries = store.csc_indptr[feature + 1] - store.csc_indptr[feature]
+    return (store.feature_kind[feature] == 2 and marks.shape[0] > 0
+            and n_rows >= MARK_MIN_ROWS_PER_ENTRY * n_entries)
+
+
+@njit(cache=True)
+def _mark_sides(store, feature, threshold_bin, default_left, marks, clear):
+    """OUT marks (n,) uint8: 1 + (goes left) for every row with an entry of the sparse feature, or
+    (clear) 0 again for those rows."""
+    missing = store.missing_bin[feature]
+    for p in range(store.csc_indptr[feature], store.csc_indptr[feature + 1]):
+        if clear:
+            marks[store.csc_rows[p]] = 0
+        else:
+            marks[store.csc_rows[p]] = 1 + _goes_left_bin(np.int64(store.csc_bins[p]), missing, threshold_bin,
+                                                           default_left)
+
+
+@njit(cache=True)
+def _sort_marked(store, rows, c0, c1, feature, threshold_bin, default_left, marks, lefts, l0, rights, r0, step):
+    """As _sort_chunk, for a sparse feature whose entries' sides are marked: a row without a mark has
+    the default bin."""
+    default_side = np.int64(_goes_left_bin(np.int64(store.default_bin[feature]), store.missing_bin[feature],
+                                           threshold_bin, default_left))
+    nl = 0
+    nr = 0
+    for i in range(c0, c1):
+        r = rows[i]
+        mark = marks[np.uint64(r)]
+        left = np.int64(mark == 2) | (np.int64(mark == 0) & default_side)
+        lefts[l0 + nl] = r
+        rights[r0 + step * nr] = r
+        nl += left
+        nr += 1 - left
+    return nl
+
+
 @njit(cache=True)
 def _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, lefts, l0, rights, r0, step):
     """Sort rows[c0:c1] (ascending) by side: lefts[l0], lefts[l0 + 1], ... and rights[r0],
@@ -142,34 +195,50 @@ def _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, lefts
 
 
 @njit(cache=True)
-def partition_rows(store, rows, start, end, feature, threshold_bin, default_left, tmp):
+def partition_rows(store, rows, start, end, feature, threshold_bin, default_left, tmp, marks):
     """Stable in-place partition of ``rows[start:end]``: left rows first, then right rows.
 
     IN/OUT rows (n,) int32; a row goes left when its bin of ``feature`` is ``<= threshold_bin``,
     or when it is the feature's missing bin and ``default_left``.
-    OUT tmp (>= end - start,) int32 scratch.  Returns the number of left rows.
+    OUT tmp (>= end - start,) int32 scratch; marks (store rows,) uint8 scratch, zero on entry and on
+    return (or (0,): sparse features always merge).  Returns the number of left rows.
     """
-    n_left = _sort_chunk(store, rows, start, end, feature, threshold_bin, default_left, rows, start, tmp, 0, 1)
+    if _uses_marks(store, feature, end - start, marks):
+        _mark_sides(store, feature, threshold_bin, default_left, marks, False)
+        n_left = _sort_marked(store, rows, start, end, feature, threshold_bin, default_left, marks, rows, start,
+                              tmp, 0, 1)
+        _mark_sides(store, feature, threshold_bin, default_left, marks, True)
+    else:
+        n_left = _sort_chunk(store, rows, start, end, feature, threshold_bin, default_left, rows, start, tmp, 0, 1)
     n_right = end - start - n_left
     rows[start + n_left:end] = tmp[:n_right]
     return n_left
 
 
 @njit(parallel=True, cache=True)
-def partition_rows_parallel(store, rows, start, end, feature, threshold_bin, default_left, tmp, counts):
+def partition_rows_parallel(store, rows, start, end, feature, threshold_bin, default_left, tmp, marks, counts):
     """As partition_rows, in parallel over counts.shape[0] chunks: one pass sorts each chunk's rows
     into its slice of tmp (lefts from the front, rights from the back), then a parallel copy.
 
-    OUT tmp (>= end - start,) int32 scratch; OUT counts (n_chunks,) int64 scratch.
+    OUT tmp (>= end - start,) int32 scratch; marks as partition_rows; OUT counts (n_chunks,) int64 scratch.
     """
     n_chunks = counts.shape[0]
     m = end - start
+    marked = _uses_marks(store, feature, m, marks)
+    if marked:
+        _mark_sides(store, feature, threshold_bin, default_left, marks, False)
     for c in prange(n_chunks):
         c0 = start + c * m // n_chunks
         c1 = start + (c + 1) * m // n_chunks
         # lefts from the front of the chunk's slice of tmp, rights from its back (reversed below)
-        counts[c] = _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, tmp, c0 - start,
-                                tmp, c1 - start - 1, -1)
+        if marked:
+            counts[c] = _sort_marked(store, rows, c0, c1, feature, threshold_bin, default_left, marks, tmp,
+                                     c0 - start, tmp, c1 - start - 1, -1)
+        else:
+            counts[c] = _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, tmp, c0 - start,
+                                    tmp, c1 - start - 1, -1)
+    if marked:
+        _mark_sides(store, feature, threshold_bin, default_left, marks, True)
     total_left = 0
     for c in range(n_chunks):
         total_left += counts[c]
@@ -191,7 +260,7 @@ def partition_rows_parallel(store, rows, start, end, feature, threshold_bin, def
 
 @njit(cache=True)
 def split_and_build(store, rows, start, end, feature, threshold_bin, default_left, build, stats, schedule,
-                    tmp, counts, scratch, out, total):
+                    tmp, marks, counts, scratch, out, total):
     """Partition ``rows[start:end]`` (parallel when counts has more than one chunk), then build the
     histogram of one child: ``build`` 0 = none, 1 = left, 2 = right.
 
@@ -200,12 +269,13 @@ def split_and_build(store, rows, start, end, feature, threshold_bin, default_lef
     build_histogram_features (serial when the child, known only now, is below
     FEATURE_GROUP_MIN_UPDATES: the caller chose from half the node, and a split's smaller child is
     often far smaller).  Returns the number of left rows.
-    OUT tmp, counts, scratch: as the partition and histogram kernels; OUT out, total: the histogram.
+    OUT tmp, marks, counts, scratch: as the partition and histogram kernels; OUT out, total: the histogram.
     """
     if counts.shape[0] > 1:
-        n_left = partition_rows_parallel(store, rows, start, end, feature, threshold_bin, default_left, tmp, counts)
+        n_left = partition_rows_parallel(store, rows, start, end, feature, threshold_bin, default_left, tmp, marks,
+                                         counts)
     else:
-        n_left = partition_rows(store, rows, start, end, feature, threshold_bin, default_left, tmp)
+        n_left = partition_rows(store, rows, start, end, feature, threshold_bin, default_left, tmp, marks)
     if build == 0:
         return n_left
     if build == 1:
