@@ -57,10 +57,7 @@ def feature_bin(store, r, f):
 
 @njit(cache=True, inline="always")
 def _goes_left(store, r, feature, threshold_bin, default_left):
-    b = feature_bin(store, r, feature)
-    if b == store.missing_bin[feature]:
-        return default_left
-    return b <= threshold_bin
+    return _goes_left_bin(feature_bin(store, r, feature), store.missing_bin[feature], threshold_bin, default_left)
 
 
 @njit(cache=True, inline="always")
@@ -86,6 +83,7 @@ MARK_MIN_ROWS_PER_ENTRY = 0.25
 
 @njit(cache=True, inline="always")
 def _goes_left_bin(b, missing, threshold_bin, default_left):
+    """Whether a row in bin b goes left (b the feature's missing bin: default_left)."""
     return (b == missing and default_left) or (b != missing and b <= threshold_bin)
 
 
@@ -147,7 +145,7 @@ def _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, lefts
         for i in range(c0, c1):
             r = rows[i]
             b = col[np.uint64(r)]
-            left = (b == missing and default_left) or (b != missing and b <= threshold_bin)
+            left = _goes_left_bin(b, missing, threshold_bin, default_left)
             lefts[l0 + nl] = r
             rights[r0 + step * nr] = r
             nl += left
@@ -166,7 +164,7 @@ def _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, lefts
         for code in range(n_codes):
             g = store.code_map[code_base + code]
             b = g - lo if lo <= g < hi else np.int64(default)
-            side[code] = (b == missing and default_left) or (b != missing and b <= threshold_bin)
+            side[code] = _goes_left_bin(b, missing, threshold_bin, default_left)
         col = store.bundle_cols[:, slot]
         for i in range(c0, c1):
             r = rows[i]
@@ -186,7 +184,7 @@ def _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, lefts
             b = g - lo if lo <= g < hi else np.int64(default)
         else:
             b = np.int64(default)
-        left = (b == missing and default_left) or (b != missing and b <= threshold_bin)
+        left = _goes_left_bin(b, missing, threshold_bin, default_left)
         lefts[l0 + nl] = r
         rights[r0 + step * nr] = r
         nl += left
