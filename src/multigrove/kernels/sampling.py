@@ -60,7 +60,8 @@ def goss_select(magnitude, threshold, n_top, drawn, out_rows, out_left_out, out_
 
 @njit(cache=True)
 def uniform_select(uniforms, n_take, out_rows, out_left_out):
-    """Draw n_take of n rows uniformly without replacement (selection sampling, as goss_select).
+    """Draw n_take of n rows uniformly without replacement (Knuth's selection sampling: row i is taken
+    with probability still-needed / still-left, so exactly n_take are drawn).
 
     IN  uniforms (n,) float64 in [0, 1).
     OUT out_rows (n_take,) int32 and out_left_out (n - n_take,) int32: the drawn and the other rows, ascending.
