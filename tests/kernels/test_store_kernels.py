@@ -117,7 +117,7 @@ def test_store_partitions_equal_naive(problem, default_left, n_chunks, build):
     rows = np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False)).astype(np.int32)  # ascending
     expect, n_left = naive.partition(rows, 0, rows.size, B, f, thr, mapper.missing_bin[f], default_left)
     # a sparse feature's rows merged with its entries (no marks), or sorted by marked entries when the rows
-    # are at least as many as the entries (the marks are zero again afterwards)
+    # are at least a quarter as many as the entries (the marks are zero again afterwards)
     for marks in (np.zeros(0, np.uint8), np.zeros(n, np.uint8)):
         a = rows.copy()
         assert partition_rows(store, a, 0, a.size, f, thr, default_left, np.empty(n, np.int32), marks) == n_left

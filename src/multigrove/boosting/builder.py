@@ -143,7 +143,8 @@ class LocalBuilder:
             self.sample_rows = np.ascontiguousarray(rows, dtype=INDEX)
             self.tree_store = self._compact = compact_store(self.store, self.sample_rows, self._compact)
             sample_stats = self._sample_stats
-            if sample_stats is None or sample_stats.shape != (rows.shape[0], stats.shape[1]):
+            if sample_stats is None or sample_stats.shape != (rows.shape[0], stats.shape[1]) \
+                    or sample_stats.dtype != stats.dtype:
                 sample_stats = self._sample_stats = np.empty((rows.shape[0], stats.shape[1]), stats.dtype)
             gather_rows(stats, self.sample_rows, sample_stats)
             self.stats = sample_stats

@@ -193,6 +193,16 @@ def _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, lefts
 
 
 @njit(cache=True)
+def _sort_rows(store, rows, c0, c1, feature, threshold_bin, default_left, marks, marked, lefts, l0, rights, r0,
+               step):
+    """_sort_marked when the feature's entries are marked, else _sort_chunk."""
+    if marked:
+        return _sort_marked(store, rows, c0, c1, feature, threshold_bin, default_left, marks, lefts, l0, rights,
+                            r0, step)
+    return _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, lefts, l0, rights, r0, step)
+
+
+@njit(cache=True)
 def partition_rows(store, rows, start, end, feature, threshold_bin, default_left, tmp, marks):
     """Stable in-place partition of ``rows[start:end]``: left rows first, then right rows.
 
@@ -201,13 +211,13 @@ def partition_rows(store, rows, start, end, feature, threshold_bin, default_left
     OUT tmp (>= end - start,) int32 scratch; marks (store rows,) uint8 scratch, zero on entry and on
     return (or (0,): sparse features always merge).  Returns the number of left rows.
     """
-    if _uses_marks(store, feature, end - start, marks):
+    marked = _uses_marks(store, feature, end - start, marks)
+    if marked:
         _mark_sides(store, feature, threshold_bin, default_left, marks, False)
-        n_left = _sort_marked(store, rows, start, end, feature, threshold_bin, default_left, marks, rows, start,
-                              tmp, 0, 1)
+    n_left = _sort_rows(store, rows, start, end, feature, threshold_bin, default_left, marks, marked, rows, start,
+                        tmp, 0, 1)
+    if marked:
         _mark_sides(store, feature, threshold_bin, default_left, marks, True)
-    else:
-        n_left = _sort_chunk(store, rows, start, end, feature, threshold_bin, default_left, rows, start, tmp, 0, 1)
     n_right = end - start - n_left
     rows[start + n_left:end] = tmp[:n_right]
     return n_left
@@ -229,12 +239,8 @@ def partition_rows_parallel(store, rows, start, end, feature, threshold_bin, def
         c0 = start + c * m // n_chunks
         c1 = start + (c + 1) * m // n_chunks
         # lefts from the front of the chunk's slice of tmp, rights from its back (reversed below)
-        if marked:
-            counts[c] = _sort_marked(store, rows, c0, c1, feature, threshold_bin, default_left, marks, tmp,
-                                     c0 - start, tmp, c1 - start - 1, -1)
-        else:
-            counts[c] = _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, tmp, c0 - start,
-                                    tmp, c1 - start - 1, -1)
+        counts[c] = _sort_rows(store, rows, c0, c1, feature, threshold_bin, default_left, marks, marked, tmp,
+                               c0 - start, tmp, c1 - start - 1, -1)
     if marked:
         _mark_sides(store, feature, threshold_bin, default_left, marks, True)
     total_left = 0
