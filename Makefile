@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test test-min fuzz bench clean
+.PHONY: venv demo lint test test-min fuzz bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,10 +17,14 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/multigrove demo
 
-# the suite, then the kernel tests twice more: compiled with bounds checks (their own Numba cache, so
+# pyflakes, pycodestyle, import order and bugbear over the code, tests, benchmarks and docs (pyproject's [tool.ruff])
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks docs
+
+# the lint, the suite, then the kernel tests twice more: compiled with bounds checks (their own Numba cache, so
 # that the checked code never mixes with the fast one) and interpreted (NUMBA_DISABLE_JIT: Python's
 # integer and float rules and IndexError on every access)
-test: $(STAMP)
+test: lint
 	$(PY) -m pytest -q -p no:cacheprovider
 	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(CURDIR)/.numba-boundscheck $(PY) -m pytest -q -p no:cacheprovider tests/kernels
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -p no:cacheprovider tests/kernels

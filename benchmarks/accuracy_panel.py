@@ -43,6 +43,7 @@ EPS = 1e-15
 def load(name):
     """(kind, X_train, Y_train, X_test, Y_test) of one panel set."""
     from sklearn.model_selection import train_test_split
+
     from multigrove import datasets
     if name in MULTI_LABEL:
         return ("multilabel", *datasets.load_multi_label(name))
@@ -86,7 +87,8 @@ def fit_predict(system, kind, Xtr, Ytr, Xte, fixed, mg_params, threads):
         import xgboost as xgb
         est = (xgb.XGBRegressor if kind == "regression" else xgb.XGBClassifier)(**rounds, n_jobs=threads)
         est.fit(Xtr, Ytr)
-        return est.predict(Xte) if kind == "regression" else est.predict_proba(Xte), est.get_booster().num_boosted_rounds()
+        prediction = est.predict(Xte) if kind == "regression" else est.predict_proba(Xte)
+        return prediction, est.get_booster().num_boosted_rounds()
     raise ValueError(f"unknown system {system!r}")
 
 

@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
 from _common import import_peers, shared_dir
 
 HERE = Path(__file__).resolve().parent
@@ -97,10 +96,10 @@ def main():
     for d in outputs:
         a.n_outputs = d
         peers.get_data(a)  # generate and cache once
-        for rep in range(a.repeats):
+        for _ in range(a.repeats):
             for s in a.systems.split(","):
                 run_one(a, s, a.rounds, a.out)
-    recs = [json.loads(l) for l in open(a.out) if l.strip()]
+    recs = [json.loads(line) for line in open(a.out) if line.strip()]
     recs = [r for r in recs if r.get("task") == a.task and r.get("n_rows") == a.n_rows
             and r.get("n_outputs") in outputs]
     print(table(recs, a.task))

@@ -27,7 +27,8 @@ def main():
     ap.add_argument("--n-rows", type=int, default=625_000)  # 80 % train: 500,000 rows
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--top", type=int, default=12)
-    ap.add_argument("--params", default="{}", help='extra training parameters as JSON, e.g. \'{"data_sample_strategy": "goss"}\'')
+    ap.add_argument("--params", default="{}",
+                    help='extra training parameters as JSON, e.g. \'{"data_sample_strategy": "goss"}\'')
     a = ap.parse_args()
     peers = import_peers()
     data = argparse.Namespace(task="regression", n_rows=a.n_rows, n_features=50, n_outputs=1, seed=0,

@@ -8,7 +8,6 @@ Matched settings: learning rate 0.1, lambda_l2 1, 255 bins, 32 leaves leaf-wise 
 import argparse
 import time
 
-
 from _common import RoundTimer, emit, import_peers, maxrss_mb
 
 

@@ -26,6 +26,7 @@ PATIENCE = 50
 
 def split(name):
     from sklearn.model_selection import train_test_split
+
     from multigrove import datasets
     X, Y = datasets.load_multi_target(name)
     Xtr, Xte, Ytr, Yte = train_test_split(X, Y, test_size=0.2, random_state=0)

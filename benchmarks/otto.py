@@ -20,11 +20,13 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import emit, run_worker  # noqa: E402
+
 SEED = 0
 
 
 def split():
     from sklearn.model_selection import train_test_split
+
     from multigrove.datasets import load_otto
     X, y = load_otto()
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, stratify=y, random_state=SEED)
@@ -95,7 +97,7 @@ def main():
             print(f"{s} failed:\n{err}", file=sys.stderr)
             continue
         emit(rec, a.out)
-    recs = [json.loads(l) for l in open(a.out)]
+    recs = [json.loads(line) for line in open(a.out)]
     print("| system | rounds (best) | train s | s/round | test accuracy | test log loss |\n|---|---|---|---|---|---|")
     for r in recs:
         print(f"| {r['system']} | {r['rounds']} ({r['best_iteration']}) | {r['fit_s']} | {r['s_per_round']} | "

@@ -56,7 +56,8 @@ def run_lgbm(Xtr, ytr, Xva, yva, Xte, yte, clock):
     train = lgb.Dataset(Xtr, ytr)
     valid = lgb.Dataset(Xva, yva, reference=train)
     bst = lgb.train(params, train, MAX_ROUNDS, valid_sets=[valid],
-                    callbacks=[lgb.early_stopping(PATIENCE, verbose=False), lambda env: clock.append(time.perf_counter() - t0)])
+                    callbacks=[lgb.early_stopping(PATIENCE, verbose=False),
+                               lambda env: clock.append(time.perf_counter() - t0)])
     return booster_staged_losses(bst, Xte, yte)
 
 
@@ -68,7 +69,8 @@ def run_mg(Xtr, ytr, Xva, yva, Xte, yte, clock):
     train = mg.Dataset(Xtr, ytr)
     valid = mg.Dataset(Xva, yva, reference=train)
     bst = mg.train(params, train, MAX_ROUNDS, valid_sets=[valid],
-                   callbacks=[mg.early_stopping(PATIENCE, verbose=False), lambda env: clock.append(time.perf_counter() - t0)])
+                   callbacks=[mg.early_stopping(PATIENCE, verbose=False),
+                              lambda env: clock.append(time.perf_counter() - t0)])
     return booster_staged_losses(bst, Xte, yte)
 
 
@@ -122,7 +124,8 @@ def main():
     for repeat in range(a.repeats):
         records = {}
         for system in systems:
-            done = subprocess.run([sys.executable, __file__, "--worker", system], capture_output=True, text=True, check=True)
+            done = subprocess.run([sys.executable, __file__, "--worker", system], capture_output=True, text=True,
+                                  check=True)
             records[system] = json.loads(done.stdout.strip().splitlines()[-1])
         target = min(records["lgbm"]["curve"])
         for system, rec in records.items():
@@ -130,14 +133,16 @@ def main():
             row = dict(bench="otto_time_to_target", repeat=repeat, system=system, target=round(target, 4),
                        rounds_to_target=rounds, seconds_to_target=None if seconds is None else round(seconds, 2),
                        best_test_logloss=round(min(rec["curve"]), 4), rounds_run=len(rec["curve"]),
-                       seconds_run=round(rec["clock"][-1], 2), s_per_round=round(float(np.median(np.diff(rec["clock"]))), 4))
+                       seconds_run=round(rec["clock"][-1], 2),
+                       s_per_round=round(float(np.median(np.diff(rec["clock"]))), 4))
             rows.append(row)
             emit(row, a.out)
     summarize(rows, systems)
 
 
 def summarize(rows, systems):
-    print("\n| system | best test log loss | rounds to target | s to target (median, range) | vs LightGBM (median, range) |")
+    print("\n| system | best test log loss | rounds to target | s to target (median, range) "
+          "| vs LightGBM (median, range) |")
     print("|---|---|---|---|---|")
     base = {r["repeat"]: r["seconds_to_target"] for r in rows if r["system"] == "lgbm"}
     for system in systems:

@@ -38,7 +38,7 @@ def per_tree_mg(X, Y):
     ds = mg.Dataset(X, Y)
     ds.construct()
     stamps = []
-    mg.train(params, ds, ROUNDS, callbacks=[lambda env: stamps.append(time.perf_counter())])
+    mg.train(params, ds, ROUNDS, callbacks=[lambda env, stamps=stamps: stamps.append(time.perf_counter())])
     return float(np.median(np.diff(stamps))) / Y.shape[1]
 
 
@@ -50,7 +50,8 @@ def per_tree_lgbm(X, Y):
     for target in range(Y.shape[1]):
         ds.set_label(Y[:, target])
         stamps = []
-        lgb.train(dict(SETTINGS, verbose=-1), ds, ROUNDS, callbacks=[lambda env: stamps.append(time.perf_counter())])
+        lgb.train(dict(SETTINGS, verbose=-1), ds, ROUNDS,
+                  callbacks=[lambda env, stamps=stamps: stamps.append(time.perf_counter())])
         per_model.append(np.median(np.diff(stamps)))
     return float(np.median(per_model))
 
@@ -69,12 +70,14 @@ def main():
     for repeat in range(a.repeats):
         got = {}
         for system in ("mg", "lgbm"):
-            done = subprocess.run([sys.executable, __file__, "--worker", system], capture_output=True, text=True, check=True)
+            done = subprocess.run([sys.executable, __file__, "--worker", system], capture_output=True, text=True,
+                                  check=True)
             got[system] = json.loads(done.stdout.strip().splitlines()[-1])["s_per_tree"]
         ratios.append(got["mg"] / got["lgbm"])
         emit(dict(bench="small_data_scm20d", repeat=repeat, mg_ms_per_tree=round(got["mg"] * 1e3, 3),
                   lgbm_ms_per_tree=round(got["lgbm"] * 1e3, 3), ratio=round(ratios[-1], 3)), a.out)
-    print(f"multigrove / LightGBM time per tree: median {np.median(ratios):.2f}x (range {min(ratios):.2f}-{max(ratios):.2f})")
+    print(f"multigrove / LightGBM time per tree: median {np.median(ratios):.2f}x "
+          f"(range {min(ratios):.2f}-{max(ratios):.2f})")
 
 
 if __name__ == "__main__":

@@ -99,6 +99,7 @@ def _p_at_1(scores, Y):
 
 def bibtex_worker(system):
     from sklearn.model_selection import train_test_split
+
     from multigrove import datasets
     Xtr, Ytr, Xte, Yte = datasets.load_multi_label("bibtex", sparse=True)
     Ytr, Yte = Ytr.toarray(), Yte.toarray()
@@ -107,7 +108,8 @@ def bibtex_worker(system):
     if system == "lgbm":
         import lightgbm as lgb
         scores, rounds, round_s = np.zeros(Yte.shape), [], 0.0
-        fit = lgb.Dataset(Xfit.astype(np.float32), Yfit[:, 0], params=dict(max_bin=255, verbose=-1), free_raw_data=False)
+        fit = lgb.Dataset(Xfit.astype(np.float32), Yfit[:, 0], params=dict(max_bin=255, verbose=-1),
+                          free_raw_data=False)
         for label in range(Ytr.shape[1]):
             fit_l = lgb.Dataset(Xfit.astype(np.float32), Yfit[:, label], reference=fit)
             va = lgb.Dataset(Xva.astype(np.float32), Yva[:, label], reference=fit)
@@ -227,6 +229,7 @@ def _versus_lgbm(a, bench, name):
 def goss_data(name):
     if name == "otto":
         from sklearn.model_selection import train_test_split
+
         from multigrove.datasets import load_otto
         X, y = load_otto()
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, stratify=y, random_state=0)
@@ -288,11 +291,13 @@ def goss(a):
                 time_ratio = sampled["clock"][hit[0]] / full["clock"][-1] if hit.size else None
                 same_rounds = sampled["curve"][rounds - 1]
                 emit(dict(bench="goss", repeat=repeat, data=name, system=system,
-                          s_per_round_full=round(full["s_per_round"], 4), s_per_round_goss=round(sampled["s_per_round"], 4),
+                          s_per_round_full=round(full["s_per_round"], 4),
+                          s_per_round_goss=round(sampled["s_per_round"], 4),
                           round_ratio=round(sampled["s_per_round"] / full["s_per_round"], 3),
                           test_loss_full=round(full["curve"][-1], 5), test_loss_goss_same_rounds=round(same_rounds, 5),
                           r2_full=None if full["r2"] is None else round(full["r2"], 5),
-                          r2_goss_same_rounds=None if full["r2"] is None else round(1 - same_rounds / (full["curve"][-1] / (1 - full["r2"])), 5),
+                          r2_goss_same_rounds=None if full["r2"] is None
+                          else round(1 - same_rounds / (full["curve"][-1] / (1 - full["r2"])), 5),
                           time_to_full_loss_ratio=None if time_ratio is None else round(time_ratio, 3)), a.out)
 
 

@@ -21,7 +21,8 @@ import numpy as np
 #: only in how leaves are stored (an unsketched 983-output tree costs ~6 s a round here)
 SKETCH = {"sketch": "random_projection", "sketch_k": 5}
 VARIANTS = {"dense leaves (983 values)": dict(SKETCH), "top-5 sparse leaves": dict(SKETCH, leaf_sparsity=5),
-            "top-20 sparse leaves": dict(SKETCH, leaf_sparsity=20), "top-50 sparse leaves": dict(SKETCH, leaf_sparsity=50)}
+            "top-20 sparse leaves": dict(SKETCH, leaf_sparsity=20),
+            "top-50 sparse leaves": dict(SKETCH, leaf_sparsity=50)}
 
 
 def main():

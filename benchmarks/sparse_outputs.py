@@ -65,6 +65,7 @@ def worker(n_labels: int, objective: str, n_rows: int, rounds: int) -> dict:
 
 def delicious_curves(specs: list[str], test: bool) -> None:
     import numpy as np
+
     from multigrove import GroveClassifier, datasets
     Xtr, Ytr, Xte, Yte = datasets.load_multi_label("delicious", sparse=True)
     if not test:

@@ -82,10 +82,10 @@ def main():
         cbm, cb_s = fit_cb(X, Y)
         sym.predict(X_test[:100])
         walk_predict(sym, X_test[:100])
-        t_obl = timed(lambda: sym.predict(X_test, raw_score=True))
-        t_walk = timed(lambda: walk_predict(sym, X_test))
-        t_leaf = timed(lambda: leaf.predict(X_test, raw_score=True))
-        t_cb = timed(lambda: cbm.predict(X_test))
+        t_obl = timed(lambda model=sym: model.predict(X_test, raw_score=True))
+        t_walk = timed(lambda model=sym: walk_predict(model, X_test))
+        t_leaf = timed(lambda model=leaf: model.predict(X_test, raw_score=True))
+        t_cb = timed(lambda model=cbm: model.predict(X_test))
         rmse = float(np.sqrt(np.mean((sym.predict(X) - Y) ** 2)))
         rec = dict(rep=rep, s_per_round=dict(symmetric=sym_s, leafwise_64=leaf_s, catboost=cb_s),
                    predict_s=dict(symmetric_kernel=t_obl, tree_walk=t_walk, leafwise_64=t_leaf, catboost=t_cb),

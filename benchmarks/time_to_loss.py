@@ -37,6 +37,7 @@ MG = {"mg_full": ("none", 0), "mg_top5": ("top_outputs", 5), "mg_rs5": ("random_
 
 def load(name):
     from sklearn.model_selection import train_test_split
+
     from multigrove import datasets
     if name == "otto":
         X, y = datasets.load_otto()
@@ -114,7 +115,8 @@ def run(system, dataset, max_rounds, budget):
         fit_s = time.perf_counter() - t0
         best = bst.best_iteration + 1
         dte = xgb.DMatrix(Xte)
-        curve = [(stamps[i - 1], test_loss(task, scale, yte, bst.predict(dte, iteration_range=(0, i)).reshape(len(Xte), -1)))
+        curve = [(stamps[i - 1],
+                  test_loss(task, scale, yte, bst.predict(dte, iteration_range=(0, i)).reshape(len(Xte), -1)))
                  for i in grid(best)]
     elif system == "lgbm":
         import lightgbm as lgb
@@ -133,7 +135,8 @@ def run(system, dataset, max_rounds, budget):
                             callbacks=[lgb.early_stopping(30, verbose=False), cb])
             fit_s = time.perf_counter() - t0
             best = bst.best_iteration
-            curve = [(stamps[i - 1], test_loss(task, scale, yte, bst.predict(Xte, num_iteration=i))) for i in grid(best)]
+            curve = [(stamps[i - 1], test_loss(task, scale, yte, bst.predict(Xte, num_iteration=i)))
+                     for i in grid(best)]
         else:
             obj = "binary" if task == "multilabel" else "regression"
             dtr = lgb.Dataset(Xtr, ytr[:, 0], free_raw_data=False).construct()
@@ -170,7 +173,7 @@ def summarize(recs):
         lines += [f"\n**{ds}** (target test loss = worst best loss = {target:.4f})\n",
                   "| system | best test loss | rounds | train s | time to target s |", "|---|---|---|---|---|"]
         for r in rs:
-            ttt = next((t for t, l in r["curve"] if l <= target + 1e-12), None)
+            ttt = next((t for t, loss in r["curve"] if loss <= target + 1e-12), None)
             note = f" ({r['models_trained']}/{r['outputs']} models)" if "models_trained" in r else ""
             note += " (time budget hit)" if r.get("budget_hit") else ""
             lines.append(f"| {r['system']}{note} | {r['best_loss']:.4f} | {r['best_iteration']} | {r['fit_s']} | "
@@ -201,7 +204,7 @@ def main():
             with open(a.out, "a") as f:
                 f.write(json.dumps(r) + "\n")
             print(f"{ds} {s}: best loss {r['best_loss']:.4f} in {r['fit_s']} s", flush=True)
-    print(summarize([json.loads(l) for l in open(a.out)]))
+    print(summarize([json.loads(line) for line in open(a.out)]))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ def _public_members(cls):
 
 def _objects():
     out = []
-    for module, names in ((mg, [n for n in mg.__all__ if not n.startswith("__")] + ["GroveRegressor", "GroveClassifier"]),
+    top_level = [n for n in mg.__all__ if not n.startswith("__")] + ["GroveRegressor", "GroveClassifier"]
+    for module, names in ((mg, top_level),
                           (plotting, [n for n in dir(plotting) if n.startswith("plot_")]),
                           (io, [n for n in dir(io) if n[0] != "_" and inspect.isfunction(getattr(io, n))
                                 and getattr(io, n).__module__ == io.__name__]),

@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+
 from ._dtypes import STAT_INPUT_LIMIT
 
 

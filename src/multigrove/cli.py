@@ -203,6 +203,7 @@ def cmd_predict(a) -> int:
 
 def cmd_evaluate(a) -> int:
     import multigrove as mg
+
     from .boosting.losses import make_loss
     from .boosting.metrics import evaluate
     from .params import objective_default_metric
@@ -266,9 +267,10 @@ def cmd_demo(a) -> int:
     """Train on data that ships with scikit-learn (digits) and on generated multi-target data."""
     import tempfile
 
-    import multigrove as mg
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
+
+    import multigrove as mg
 
     from .datasets import make_multioutput_regression
 

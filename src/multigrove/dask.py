@@ -617,8 +617,7 @@ class _DaskFit:
         if self.objective is not None:
             raise ValueError(f"objective={self.objective!r}: the Dask estimators choose the objective from y (sparse "
                              "outputs train with multigrove.train or the local estimators)")
-        from .boosting.callbacks import record_evaluation
-        from .boosting.callbacks import early_stopping
+        from .boosting.callbacks import early_stopping, record_evaluation
         from .sklearn import PATIENCE_HELD_OUT, has_early_stopping
         self._check_estimator_params()
         self.evals_result_ = {}

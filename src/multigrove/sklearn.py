@@ -10,10 +10,9 @@ import dataclasses
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.model_selection import train_test_split
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
-
-from sklearn.model_selection import train_test_split
 
 from ._validation import check_features, check_indicator, check_int, check_label, check_real, check_weight
 from .boosting.callbacks import early_stopping, record_evaluation

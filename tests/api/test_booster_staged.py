@@ -17,7 +17,8 @@ def test_consecutive_ranges_add_up_to_the_whole_model(booster):
     staged = bst.predict(X, raw_score=True, num_iteration=1)
     for start in range(1, 6):
         staged = staged + bst.predict(X, raw_score=True, start_iteration=start, num_iteration=1)
-        np.testing.assert_allclose(staged, bst.predict(X, raw_score=True, num_iteration=start + 1), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(staged, bst.predict(X, raw_score=True, num_iteration=start + 1),
+                                   rtol=1e-6, atol=1e-6)
     tail = bst.predict(X, raw_score=True, start_iteration=2)
     np.testing.assert_allclose(bst.predict(X, raw_score=True, num_iteration=2) + tail, bst.predict(X, raw_score=True),
                                rtol=1e-6, atol=1e-6)

@@ -30,7 +30,8 @@ def test_train_predict_evaluate_round_trip(csv_files, tmp_path, capsys):
     capsys.readouterr()
     assert main(["evaluate", "--model", str(model), "--data", str(path), "--targets", "2", "--metric", "rmse"]) == 0
     name, value = capsys.readouterr().out.split()
-    assert name == "rmse" and float(value) == pytest.approx(np.sqrt(np.mean((P - Y) ** 2)), rel=1e-5)  # printed to 6 significant digits
+    # printed to 6 significant digits
+    assert name == "rmse" and float(value) == pytest.approx(np.sqrt(np.mean((P - Y) ** 2)), rel=1e-5)
 
 
 def test_cli_errors(csv_files, tmp_path, capsys):
@@ -59,7 +60,8 @@ def test_a_sparse_arff_file_stays_sparse_and_trains_the_dense_model(tmp_path, rn
     lines = ["@relation sparse", *[f"@attribute f{j} numeric" for j in range(20)], "@attribute y numeric", "@data"]
     for i in range(300):
         row = X.getrow(i)
-        lines.append("{" + ", ".join([f"{j} {v:g}" for j, v in zip(row.indices, row.data)] + [f"20 {float(y[i])!r}"]) + "}")
+        entries = [f"{j} {v:g}" for j, v in zip(row.indices, row.data)] + [f"20 {float(y[i])!r}"]
+        lines.append("{" + ", ".join(entries) + "}")
     path = tmp_path / "train.arff"
     path.write_text("\n".join(lines) + "\n")
     X_read, Y_read, names, _ = read_data(str(path), 1)

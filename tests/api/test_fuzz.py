@@ -10,7 +10,8 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sklearn.exceptions import NotFittedError
 
 import multigrove as mg

@@ -3,7 +3,6 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from multigrove import GroveClassifier, GroveRegressor
 
-
 #: min_data_in_leaf counts rows, not weights (as LightGBM's): a row of weight 2 is one row, its
 #: repetition two, so the smallest leaf allowed differs between the two fits the checks compare (with
 #: min_data_in_leaf=1 and lambda_l2 > 0 they agree: tests/api/test_train.py)

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from multigrove.boosting.losses import (BinaryLogloss, MultilabelLogloss, SoftmaxCrossEntropy, SquaredError)
+from multigrove.boosting.losses import BinaryLogloss, MultilabelLogloss, SoftmaxCrossEntropy, SquaredError
 
 
 def _problem(name, rng, n=40):

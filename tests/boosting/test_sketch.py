@@ -115,10 +115,10 @@ def test_leaf_values_come_from_the_full_gradients(mt, sketch):
     tree = bst.trees[0]
     assert tree.leaf_value.shape == (6, 12)
     leaf = bst.predict(X, pred_leaf=True)[:, 0]
-    for l in range(tree.n_leaves):
-        idx = leaf == l
+    for leaf_id in range(tree.n_leaves):
+        idx = leaf == leaf_id
         # squared error: G = -sum(y), H = count -> value = sum(y) / (count + lambda)
-        np.testing.assert_allclose(tree.leaf_value[l], Y[idx].sum(0) / (idx.sum() + 1.0), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(tree.leaf_value[leaf_id], Y[idx].sum(0) / (idx.sum() + 1.0), rtol=1e-5, atol=1e-6)
 
 
 def test_sketch_keeping_every_column_equals_no_sketch(mt):

@@ -57,7 +57,8 @@ def test_a_sparse_model_predicts_dense_input_identically_and_vice_versa(rng):
     X, y, _ = _sparse_data(rng)
     for fitted in (_fit(sp.csr_matrix(X), y), _fit(X, y)):
         np.testing.assert_array_equal(fitted.predict(X), fitted.predict(sp.csr_matrix(X)))
-        np.testing.assert_array_equal(fitted.predict(X, pred_leaf=True), fitted.predict(sp.csc_matrix(X), pred_leaf=True))
+        np.testing.assert_array_equal(fitted.predict(X, pred_leaf=True),
+                                      fitted.predict(sp.csc_matrix(X), pred_leaf=True))
 
 
 def test_implicit_zero_is_zero_and_explicit_nan_is_missing(rng):
@@ -67,7 +68,8 @@ def test_implicit_zero_is_zero_and_explicit_nan_is_missing(rng):
     y = np.where(np.isnan(x), 5.0, np.where(x == 0, -5.0, 1.0))
     M = sp.csr_matrix(np.nan_to_num(x, nan=-1.0).reshape(-1, 1))
     M.data[M.data == -1.0] = np.nan        # stored NaN entries; zeros implicit
-    bst = mg.train({"num_leaves": 4, "min_data_in_leaf": 5, "lambda_l2": 0.0, "learning_rate": 1.0}, mg.Dataset(M, y), 1)
+    params = {"num_leaves": 4, "min_data_in_leaf": 5, "lambda_l2": 0.0, "learning_rate": 1.0}
+    bst = mg.train(params, mg.Dataset(M, y), 1)
     np.testing.assert_allclose(bst.predict(M), y, atol=1e-6)
     np.testing.assert_allclose(bst.predict(np.array([[0.0], [np.nan], [1.5]])), [-5, 5, 1], atol=1e-6)
 

@@ -72,17 +72,17 @@ def test_each_leaf_stores_its_top_k_outputs(sparse_split, policy):
     tree = bst.trees[0]
     assert tree.leaf_cols.shape == tree.leaf_value.shape == (tree.n_leaves, 3) and tree.output_cols.size == 0
     leaf = bst.predict(X, pred_leaf=True)[:, 0]
-    for l in range(tree.n_leaves):
-        G = -Y[leaf == l].sum(0)                      # squared error from a zero start: g = -y, h = 1
-        H = float((leaf == l).sum())
+    for leaf_id in range(tree.n_leaves):
+        G = -Y[leaf == leaf_id].sum(0)                # squared error from a zero start: g = -y, h = 1
+        H = float((leaf == leaf_id).sum())
         expect_cols = np.sort(np.argsort(-(G ** 2) / (H + lam))[:3])
-        np.testing.assert_array_equal(tree.leaf_cols[l], expect_cols)
-        np.testing.assert_allclose(tree.leaf_value[l], -lr * G[expect_cols] / (H + lam), rtol=1e-5)
+        np.testing.assert_array_equal(tree.leaf_cols[leaf_id], expect_cols)
+        np.testing.assert_allclose(tree.leaf_value[leaf_id], -lr * G[expect_cols] / (H + lam), rtol=1e-5)
     # prediction adds only the stored entries
     P = bst.predict(X)
     manual = np.zeros_like(P)
-    for i, l in enumerate(leaf):
-        manual[i, tree.leaf_cols[l]] = tree.leaf_value[l]
+    for i, leaf_id in enumerate(leaf):
+        manual[i, tree.leaf_cols[leaf_id]] = tree.leaf_value[leaf_id]
     np.testing.assert_allclose(P, manual, atol=1e-12)
 
 

@@ -7,8 +7,14 @@ import scipy.sparse as sp
 
 import multigrove as mg
 from multigrove.boosting.losses import SparseSquaredHinge
-from multigrove.xmc.metrics import (inverse_propensity, inverse_propensity_from_counts, ndcg_at_k, precision_at_k,
-                                    psprecision_at_k, psprecision_at_k_parts)
+from multigrove.xmc.metrics import (
+    inverse_propensity,
+    inverse_propensity_from_counts,
+    ndcg_at_k,
+    precision_at_k,
+    psprecision_at_k,
+    psprecision_at_k_parts,
+)
 
 
 def _problem(n=600, n_features=8, n_labels=40, seed=0):

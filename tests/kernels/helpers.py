@@ -19,8 +19,9 @@ def scan(hist, offsets, total, params, mask=None):
     mask = np.ones(F, np.bool_) if mask is None else mask
     g, b, d = np.empty((1, F)), np.empty((1, F), np.int32), np.empty((1, F), np.bool_)
     hist = np.ascontiguousarray(hist, dtype=np.float64)
-    best_split_per_feature(hist, hist, False, np.ones(1, np.bool_), np.asarray(total, np.float64).reshape(1, -1),
-                           offsets, mask, params, scan_scratch(hist.shape[1], params), g, b, d, np.empty((1, F), np.bool_))
+    totals = np.asarray(total, np.float64).reshape(1, -1)
+    best_split_per_feature(hist, hist, False, np.ones(1, np.bool_), totals, offsets, mask, params,
+                           scan_scratch(hist.shape[1], params), g, b, d, np.empty((1, F), np.bool_))
     return g[0], b[0], d[0]
 
 

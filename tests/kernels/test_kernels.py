@@ -2,18 +2,32 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from multigrove.boosting.tree import Tree, stack_trees
 from multigrove.data.binning import BinMapper
 from multigrove.kernels.binning import bin_matrix
-from multigrove.kernels.histogram import (build_histogram_chunks, build_histogram_columns, build_histogram_features,
-                                         build_histogram_serial, build_histogram_wide, subtract_histogram)
-from multigrove.kernels.partition import (add_leaf_values, partition_rows, partition_rows_parallel,
-                                         split_and_build)
+from multigrove.kernels.histogram import (
+    build_histogram_chunks,
+    build_histogram_columns,
+    build_histogram_features,
+    build_histogram_serial,
+    build_histogram_wide,
+    subtract_histogram,
+)
+from multigrove.kernels.partition import add_leaf_values, partition_rows, partition_rows_parallel, split_and_build
 from multigrove.kernels.predict import predict_leaf_raw, predict_raw, predict_store
-from multigrove.kernels.split import (TASK_BINS, add_split_gains, best_split_per_feature_serial, best_splits,
-                                     left_sums, node_score, scan_block_start, scan_scratch)
+from multigrove.kernels.split import (
+    TASK_BINS,
+    add_split_gains,
+    best_split_per_feature_serial,
+    best_splits,
+    left_sums,
+    node_score,
+    scan_block_start,
+    scan_scratch,
+)
 
 from . import naive
 from .helpers import scan, scan_params, store_of
@@ -392,8 +406,9 @@ def test_scan_blocks_cover_every_feature_once_with_equal_work(bins, n_blocks):
 
 
 def test_exp_nonpositive_within_one_ulp_of_numpy():
-    from multigrove.kernels.objective import EXP_UNDERFLOW, exp_nonpositive
     from numba import njit
+
+    from multigrove.kernels.objective import EXP_UNDERFLOW, exp_nonpositive
 
     @njit
     def exp_all(x, out):  # the helper is inlined into compiled kernels only

@@ -1,10 +1,18 @@
 """Rung 1 for the sampling kernels: GOSS and bagging selections, the row norms GOSS ranks by, the
 amplification of the drawn rows and the compact copy of a sample's rows, each against a plain NumPy twin."""
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from multigrove.kernels.sampling import (gather_column_rows, gather_rows, goss_select, row_sq_norms, scale_rows,
-                                        scale_rows_by, uniform_select)
+from multigrove.kernels.sampling import (
+    gather_column_rows,
+    gather_rows,
+    goss_select,
+    row_sq_norms,
+    scale_rows,
+    scale_rows_by,
+    uniform_select,
+)
 
 SETTINGS = settings(max_examples=30, deadline=None)
 

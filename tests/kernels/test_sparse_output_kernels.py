@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from multigrove.boosting.sparse_output import SparseScores, add_leaves, sparse_gradients
 from multigrove.boosting.losses import SparseSquaredError, SparseSquaredHinge
+from multigrove.boosting.sparse_output import SparseScores, add_leaves, sparse_gradients
 from multigrove.kernels.sparse_output import sparse_leaf_values
 
 from . import naive

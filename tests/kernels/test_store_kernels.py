@@ -4,15 +4,21 @@ plain bin matrix."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numba import njit
 
 from multigrove.data import bundling
 from multigrove.data.binning import BinMapper
 from multigrove.data.bundling import plan_layout
 from multigrove.data.storage import build_store
-from multigrove.kernels.histogram import (build_histogram_chunks, build_histogram_columns, build_histogram_features,
-                                         build_histogram_serial, build_histogram_wide)
+from multigrove.kernels.histogram import (
+    build_histogram_chunks,
+    build_histogram_columns,
+    build_histogram_features,
+    build_histogram_serial,
+    build_histogram_wide,
+)
 from multigrove.kernels.partition import feature_bin, partition_rows, partition_rows_parallel, split_and_build
 
 from . import naive

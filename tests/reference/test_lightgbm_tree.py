@@ -45,7 +45,7 @@ def test_one_tree_equals_lightgbm(rng, with_nan, lambda_l2):
     tree = bst.trees[0]
     assert tree.n_internal == len(theirs) == 11
     distinct = np.unique(X[~np.isnan(X)])
-    for i, (f, thr, dleft, gain) in enumerate(theirs):
+    for i, (f, thr, _, gain) in enumerate(theirs):
         assert tree.split_feature[i] == f, f"split {i}: feature {tree.split_feature[i]} vs LightGBM {f}"
         # same cut between the same two neighbouring values (LightGBM may place it elsewhere in the gap)
         assert np.searchsorted(distinct, tree.threshold[i]) == np.searchsorted(distinct, thr), f"split {i}"

@@ -10,10 +10,9 @@ from sklearn.preprocessing import normalize
 
 from multigrove.datasets import make_extreme_multilabel
 from multigrove.kernels.labeltree import route_rows, train_logistic, train_squared_hinge
-from multigrove.xmc import LabelTreeClassifier
+from multigrove.xmc import LabelTreeClassifier, label_tree
 from multigrove.xmc import metrics as M
 from multigrove.xmc.beam_search import pack_forest
-from multigrove.xmc import label_tree
 from multigrove.xmc.label_tree import LabelTree, grow_tree, label_representation, routed_rows, spherical_kmeans
 from multigrove.xmc.linear import (
     STATE_BYTES_PER_ROW,

@@ -19,8 +19,14 @@ from typing import NamedTuple, Protocol, Sequence
 import numpy as np
 
 from .._dtypes import HIST, INDEX
-from ..kernels.histogram import (FEATURE_GROUP_MIN_UPDATES, build_histogram_chunks, build_histogram_columns,
-                                 build_histogram_features, build_histogram_serial, build_histogram_wide)
+from ..kernels.histogram import (
+    FEATURE_GROUP_MIN_UPDATES,
+    build_histogram_chunks,
+    build_histogram_columns,
+    build_histogram_features,
+    build_histogram_serial,
+    build_histogram_wide,
+)
 from ..kernels.partition import split_and_build
 from ..kernels.sampling import gather_column_rows, gather_rows
 from ..kernels.store import BinnedStore
@@ -288,8 +294,10 @@ def compact_store(store: BinnedStore, rows: np.ndarray, reuse: BinnedStore | Non
         dense, dense_cols, bundle, bundle_cols = reuse.dense, reuse.dense_cols, reuse.bundle, reuse.bundle_cols
     else:
         width_d, width_b = store.dense.shape[1], store.bundle.shape[1]
-        dense, dense_cols = np.empty((rows.shape[0], width_d), np.uint8), np.empty((rows.shape[0], width_d), np.uint8, order="F")
-        bundle, bundle_cols = np.empty((rows.shape[0], width_b), np.uint8), np.empty((rows.shape[0], width_b), np.uint8, order="F")
+        dense = np.empty((rows.shape[0], width_d), np.uint8)
+        dense_cols = np.empty((rows.shape[0], width_d), np.uint8, order="F")
+        bundle = np.empty((rows.shape[0], width_b), np.uint8)
+        bundle_cols = np.empty((rows.shape[0], width_b), np.uint8, order="F")
     for matrix, matrix_cols, out, out_cols in ((store.dense, store.dense_cols, dense, dense_cols),
                                                (store.bundle, store.bundle_cols, bundle, bundle_cols)):
         gather_rows(matrix, rows, out)

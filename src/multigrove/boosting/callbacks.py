@@ -49,8 +49,8 @@ def log_evaluation(period: int = 1, show_stdv: bool = False) -> Callable:
     """
     period = check_int(period, "period", 0)
     if show_stdv:
-        warnings.warn("log_evaluation(show_stdv=True) has no effect: callbacks see the folds' means only (multigrove.cv "
-                      "returns the standard deviations)", MultigroveWarning, stacklevel=2)
+        warnings.warn("log_evaluation(show_stdv=True) has no effect: callbacks see the folds' means only "
+                      "(multigrove.cv returns the standard deviations)", MultigroveWarning, stacklevel=2)
 
     def _callback(env: CallbackEnv) -> None:
         if period > 0 and env.evaluation_result_list and (env.iteration + 1) % period == 0:

@@ -265,7 +265,8 @@ def new_booster(p: Params, loss: Loss, n_features: int, feature_names: list, mom
     booster.feature_names = list(feature_names)
     booster.params = p.to_dict(model_only=True)
     boost = p.boost_from_average and loss.name != "custom"
-    init = loss.init_from_moments(moments) if boost else loss.rescale(np.zeros((1, d))).reshape(d)  # 0 in the model's units
+    # without boost_from_average: 0 in the model's units
+    init = loss.init_from_moments(moments) if boost else loss.rescale(np.zeros((1, d))).reshape(d)
     booster.init_score = np.asarray(init, dtype=SCORE).reshape(d)  # training units: _train converts it
     return booster
 
@@ -354,7 +355,8 @@ def boost_rounds(p: Params, booster: Booster, loss: Loss, rows, valids: list[Val
     finally:
         for cb in cbs:
             getattr(cb, "close", lambda: None)()
-    info(p, f"{booster.current_iteration()} rounds, {booster.num_trees()} trees in {time.perf_counter() - started:.2f} s")
+    seconds = time.perf_counter() - started
+    info(p, f"{booster.current_iteration()} rounds, {booster.num_trees()} trees in {seconds:.2f} s")
 
 
 def _warn_without_effect(p: Params, make_trees: "_TreeMaker", n_outputs: int) -> None:

@@ -10,9 +10,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
-from scipy.special import expit, log_softmax, logit, softmax
-
 import scipy.sparse as sp
+from scipy.special import expit, log_softmax, logit, softmax
 
 from .._dtypes import STAT_INPUT_LIMIT
 from .._validation import check_indicator, check_sparse_features

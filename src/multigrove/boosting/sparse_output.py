@@ -31,9 +31,18 @@ import scipy.sparse as sp
 
 from .._dtypes import INDEX, STAT
 from ..kernels.predict import leaf_index_store
-from ..kernels.sparse_output import (NodeRows, add_leaves_fill, add_leaves_sizes, node_bin_counts, node_bin_rows,
-                                     node_label_sums, sparse_gradient_fill, sparse_gradient_sizes, sparse_leaf_values,
-                                     sparse_split_gains)
+from ..kernels.sparse_output import (
+    NodeRows,
+    add_leaves_fill,
+    add_leaves_sizes,
+    node_bin_counts,
+    node_bin_rows,
+    node_label_sums,
+    sparse_gradient_fill,
+    sparse_gradient_sizes,
+    sparse_leaf_values,
+    sparse_split_gains,
+)
 from ..kernels.split import ScanParams
 from ..kernels.store import BinnedStore
 from .builder import LocalBuilder
@@ -44,7 +53,6 @@ from .sampling import ALL_ROWS
 from .shard import OutputColumn, TrainingShard
 from .sketch import SketchPlan
 from .tree import Tree, stack_trees
-
 
 SCORE_BLOCK_ROWS = 8_192
 """Rows per block of sparse scores (``SparseScores``): adding a tree copies one block at a time."""

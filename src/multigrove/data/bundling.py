@@ -80,9 +80,9 @@ def _nondefault_rows(mapper: BinMapper, sample, features: np.ndarray) -> tuple[n
 def _degree_order(features: np.ndarray, indptr: np.ndarray, rows: np.ndarray, n_sample: int) -> np.ndarray:
     """Features by descending weighted degree in the conflict graph (ties: more non-default rows first)."""
     cols = [rows[indptr[f]:indptr[f + 1]] for f in features]
-    M = sp.csc_matrix((np.ones(sum(c.size for c in cols)), (np.concatenate(cols) if cols else np.zeros(0, int),
-                                                            np.repeat(np.arange(len(features)), [c.size for c in cols]))),
-                      shape=(n_sample, len(features)))
+    entry_rows = np.concatenate(cols) if cols else np.zeros(0, int)
+    entry_features = np.repeat(np.arange(len(features)), [c.size for c in cols])
+    M = sp.csc_matrix((np.ones(entry_rows.size), (entry_rows, entry_features)), shape=(n_sample, len(features)))
     conflicts = (M.T @ M).tocsr()
     nnz = np.asarray(conflicts.diagonal())
     degree = np.asarray(conflicts.sum(axis=1)).ravel() - nnz

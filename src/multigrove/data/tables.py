@@ -18,7 +18,8 @@ def read_table(path: str, fmt: str = "csv"):
         import pyarrow.csv as pcsv
         import pyarrow.parquet as pq
     except ImportError as exc:
-        raise ImportError(f"reading {fmt} files needs a working pyarrow (pip install 'multigrove[io]'): {exc}") from None
+        raise ImportError(f"reading {fmt} files needs a working pyarrow (pip install 'multigrove[io]'): {exc}") \
+            from None
     import pyarrow as pa
     if fmt == "parquet":
         try:

@@ -3,10 +3,15 @@ add leaf values to row scores."""
 import numpy as np
 from numba import njit, prange
 
-U = np.uint64  # unsigned indices: no negative-index wraparound code in the loops
+from .histogram import (
+    FEATURE_GROUP_MIN_UPDATES,
+    build_histogram_chunks,
+    build_histogram_features,
+    build_histogram_serial,
+    build_histogram_wide,
+)
 
-from .histogram import (FEATURE_GROUP_MIN_UPDATES, build_histogram_chunks, build_histogram_features,
-                        build_histogram_serial, build_histogram_wide)
+U = np.uint64  # unsigned indices: no negative-index wraparound code in the loops
 
 
 @njit(cache=True, inline="always")
@@ -308,8 +313,8 @@ def add_leaf_values(rows, leaf_start, leaf_end, leaf_value, first_col, cols, sco
     (k-sparse leaves)."""
     n_leaves = leaf_start.shape[0]
     width = leaf_value.shape[1]
-    for l in prange(n_leaves):  # one parallel region; leaves hold disjoint rows
-        lu = U(l)
+    for leaf in prange(n_leaves):  # one parallel region; leaves hold disjoint rows
+        lu = U(leaf)
         for i in range(leaf_start[lu], leaf_end[lu]):
             r = U(rows[i])
             if first_col >= 0:

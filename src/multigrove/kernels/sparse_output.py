@@ -202,9 +202,9 @@ def _merge_leaf_row(z_indices, z_data, lo, hi, cols, vals, out_indices, out_data
 
 @njit(parallel=True, cache=True)
 def add_leaves_sizes(z_indptr, z_indices, z_data, leaf_of, leaf_cols, leaf_vals, out_sizes):
-    """IN scores Z (CSR: z_indptr, z_indices, z_data); leaf_of (n,) int32 the leaf of every row (-1: not in the tree); a tree's k-sparse
-    leaves (leaf_cols ascending per leaf, leaf_vals).  OUT out_sizes (n,) int64: entries of each row of
-    Z + its leaf's values."""
+    """IN scores Z (CSR: z_indptr, z_indices, z_data); leaf_of (n,) int32 the leaf of every row (-1: not in the
+    tree); a tree's k-sparse leaves (leaf_cols ascending per leaf, leaf_vals).  OUT out_sizes (n,) int64: entries
+    of each row of Z + its leaf's values."""
     no_i = np.empty(0, z_indices.dtype)
     no_d = np.empty(0, z_data.dtype)
     for i in prange(z_indptr.shape[0] - 1):
@@ -352,7 +352,8 @@ def _scan(lo, first, last, step, with_missing, direction, copy_both, node, g_ind
     """Thresholds t = first, first + step, ..., last of a feature whose bins start at lo, accumulating the
     side that does not hold the feature's default bin: ascending (step 1) the left side holds value bins
     <= t, descending (step -1) the right side holds the bins > t; the missing bin is added to it first
-    when ``with_missing`` (its histogram row; -1: not).  Writes out_gain[direction, lo + t] (and [1 - direction] with copy_both).
+    when ``with_missing`` (its histogram row; -1: not).  Writes out_gain[direction, lo + t] (and [1 - direction]
+    with copy_both).
     Returns whether a threshold left min_data_in_leaf rows on both sides."""
     n_touched = 0
     hess_acc = 0.0

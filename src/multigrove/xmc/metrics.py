@@ -34,9 +34,9 @@ import scipy.sparse as sp
 from .._validation import check_int, check_real
 from ..kernels.sparse import row_membership, topk_csr_rows, topk_dense_rows
 
-__all__ = ["propensity", "inverse_propensity", "inverse_propensity_from_counts", "precision_at_k", "precision_at_k_rows",
-           "recall_at_k", "ndcg_at_k", "ndcg_at_k_rows", "psprecision_at_k", "psprecision_at_k_parts", "psndcg_at_k",
-           "coverage_at_k", "evaluate", "top_k"]
+__all__ = ["propensity", "inverse_propensity", "inverse_propensity_from_counts", "precision_at_k",
+           "precision_at_k_rows", "recall_at_k", "ndcg_at_k", "ndcg_at_k_rows", "psprecision_at_k",
+           "psprecision_at_k_parts", "psndcg_at_k", "coverage_at_k", "evaluate", "top_k"]
 
 _CHUNK = 4096  # rows of a dense score matrix ranked at a time
 
