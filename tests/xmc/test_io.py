@@ -159,6 +159,11 @@ def test_malformed_libsvm_and_mulan(tmp_path):
     x.write_text("<labels><label name='l'></labels>")
     with pytest.raises(ValueError, match="malformed XML"):
         xio.read_mulan(a, x)
+    # a '?' is never read as 0: a missing feature or label in dense rows is named (dense rows, as sparse ones)
+    for body, message in (("?,1\n", "data row 1 has a missing feature value"), ("1,?\n", "label 'l' is nan")):
+        a.write_text("@relation r\n@attribute f numeric\n@attribute l {0,1}\n@data\n" + body)
+        with pytest.raises(ValueError, match=message):
+            xio.read_mulan(a, 1)
 
 
 def test_npz_is_validated_and_never_unpickled(tmp_path, rng):
@@ -188,3 +193,16 @@ def test_real_files_agree(rng):
     X4, Y4 = xio.read_mulan(yroot / "yeast" / "yeast-train.arff.gz", 14)  # the copy keeps the ARFF label order
     np.testing.assert_allclose(X3.toarray(), X4.toarray(), rtol=1e-6)
     _same(Y3, Y4)
+
+
+def test_missing_values_stay_missing_in_either_layout(tmp_path):
+    """A '?' is NaN whether X comes back dense or CSR, from dense or from sparse rows."""
+    dense = tmp_path / "d.arff"
+    dense.write_text(HEADER + "?,2,green,1\n0,0,red,0\n")
+    as_csr = read_arff(dense, sparse=True).X
+    assert as_csr.format == "csr" and as_csr.nnz == 4  # the NaN is an explicit entry, the zeros are not
+    np.testing.assert_array_equal(as_csr.toarray(), [[np.nan, 2, 1, 1], [0, 0, 0, 0]])
+    sparse = tmp_path / "s.arff"
+    sparse.write_text(HEADER + "{0 ?, 3 1}\n{}\n")
+    np.testing.assert_array_equal(read_arff(sparse, sparse=False).X, [[np.nan, 0, 0, 1], [0, 0, 0, 0]])
+    assert np.isnan(read_arff(sparse).X.data).sum() == 1

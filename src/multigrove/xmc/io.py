@@ -59,7 +59,8 @@ def read_arff(path: str | os.PathLike, sparse: bool | None = None) -> ArffData:
     """Read an ARFF file (dense or sparse ``{index value, ...}`` rows).
 
     Nominal attributes whose values are all numbers (e.g. Mulan's ``{0,1}`` labels) keep those
-    numbers; other nominal values are coded by their position in the declaration.
+    numbers; other nominal values are coded by their position in the declaration.  A ``?`` is a
+    missing value: NaN, in a dense or a CSR X alike.
 
     Parameters
     ----------
@@ -71,135 +72,145 @@ def read_arff(path: str | os.PathLike, sparse: bool | None = None) -> ArffData:
     Returns
     -------
     ArffData
-        ``X`` (every attribute as a column), ``names``, ``kinds`` and ``relation``.
+        ``relation``, ``names``, ``X`` (every attribute as a column) and ``nominal`` (the declared
+        values of each nominal attribute).
     """
-    names: list[str] = []
-    kinds: list[str] = []
-    nominal: dict[int, list[str]] = {}
-    codes: dict[int, dict[str, float]] = {}
-    relation = ""
     fname = os.fspath(path)
     with _open_text(path) as fh:
-        lineno = 0
-        for line in fh:
-            lineno += 1
-            s = line.strip()
-            if not s or s.startswith("%"):
-                continue
-            low = s.lower()
-            if low.startswith("@relation"):
-                relation = _unquote(s[len("@relation"):])
-            elif low.startswith("@attribute"):
-                m = _ATTR.match(s)
-                if not m:
-                    raise ValueError(f"{fname}, line {lineno}: expected '@attribute <name> <type>', got {s[:80]!r}")
-                name, typ = _unquote(m.group(1)), m.group(2).strip()
-                idx = len(names)
-                names.append(name)
-                tl = typ.lower()
-                if typ.startswith("{"):
-                    if not typ.endswith("}"):
-                        raise ValueError(f"{fname}, line {lineno}: nominal type of attribute {name!r} "
-                                         f"must end with '}}', got {typ[:80]!r}")
-                    vals = [_unquote(v) for v in typ[1:-1].split(",")]
-                    nominal[idx] = vals
-                    try:
-                        codes[idx] = {v: float(v) for v in vals}
-                    except ValueError:
-                        codes[idx] = {v: float(i) for i, v in enumerate(vals)}
-                    kinds.append("nominal")
-                elif tl in ("numeric", "real", "integer"):
-                    kinds.append("numeric")
-                elif tl == "string" or tl.startswith("date"):
-                    raise ValueError(f"{fname}, line {lineno}: attribute {name!r} has type {typ!r}; "
-                                     "only numeric and nominal attributes are supported")
-                else:
-                    raise ValueError(f"{fname}, line {lineno}: unknown type {typ!r} for attribute {name!r}")
-            elif low.startswith("@data"):
-                break
-            else:
-                raise ValueError(f"{fname}, line {lineno}: expected '@relation', '@attribute' or '@data', "
-                                 f"got {s[:80]!r}")
+        lines = _content_lines(fh)
+        relation, names, nominal = _read_arff_header(lines, fname)
+        rows = _ArffRows(fname, names, nominal)
+        for lineno, s in lines:  # the same iterator: the data rows after '@data'
+            rows.add(s, lineno)
+    return ArffData(relation, names, rows.matrix(sparse), nominal)
+
+
+def _content_lines(fh):
+    """(line number, stripped line) of every line that is neither blank nor a '%' comment."""
+    for lineno, line in enumerate(fh, start=1):
+        s = line.strip()
+        if s and not s.startswith("%"):
+            yield lineno, s
+
+
+def _read_arff_header(lines, fname: str) -> tuple[str, list[str], dict[int, list[str]]]:
+    """(relation, attribute names, nominal values by attribute) from the lines up to '@data'."""
+    relation, names, nominal = "", [], {}
+    for lineno, s in lines:
+        low = s.lower()
+        if low.startswith("@relation"):
+            relation = _unquote(s[len("@relation"):])
+        elif low.startswith("@attribute"):
+            m = _ATTR.match(s)
+            if not m:
+                raise ValueError(f"{fname}, line {lineno}: expected '@attribute <name> <type>', got {s[:80]!r}")
+            name, typ = _unquote(m.group(1)), m.group(2).strip()
+            if typ.startswith("{"):
+                if not typ.endswith("}"):
+                    raise ValueError(f"{fname}, line {lineno}: nominal type of attribute {name!r} "
+                                     f"must end with '}}', got {typ[:80]!r}")
+                nominal[len(names)] = [_unquote(v) for v in typ[1:-1].split(",")]
+            elif typ.lower() == "string" or typ.lower().startswith("date"):
+                raise ValueError(f"{fname}, line {lineno}: attribute {name!r} has type {typ!r}; "
+                                 "only numeric and nominal attributes are supported")
+            elif typ.lower() not in ("numeric", "real", "integer"):
+                raise ValueError(f"{fname}, line {lineno}: unknown type {typ!r} for attribute {name!r}")
+            names.append(name)
+        elif low.startswith("@data"):
+            break
         else:
-            raise ValueError(f"{fname}: no '@data' section found (file truncated?)")
-        if not names:
-            raise ValueError(f"{fname}: no attributes declared before '@data'")
-        n_attr = len(names)
-        dense_rows: list[list[float]] = []
-        rows_i: list[int] = []
-        cols_i: list[int] = []
-        vals: list[float] = []
-        n_rows = 0
-        saw_sparse = saw_dense = False
-
-        def value(tok: str, j: int, ln: int) -> float:
-            tok = tok.strip()
-            if tok == "?":
-                return np.nan
-            if j in codes:
-                t = _unquote(tok)
-                if t not in codes[j]:
-                    raise ValueError(f"{fname}, line {ln}: value {t!r} of attribute {names[j]!r} is not one of "
-                                     f"its declared values {nominal[j][:10]}")
-                return codes[j][t]
-            try:
-                return float(tok)
-            except ValueError:
-                raise ValueError(f"{fname}, line {ln}: expected a number for attribute {names[j]!r}, "
-                                 f"got {tok[:40]!r}") from None
-
-        for line in fh:
-            lineno += 1
-            s = line.strip()
-            if not s or s.startswith("%"):
-                continue
-            if s.startswith("{"):
-                saw_sparse = True
-                if not s.endswith("}"):
-                    raise ValueError(f"{fname}, line {lineno}: sparse row must end with '}}'")
-                body = s[1:-1].strip()
-                last = -1
-                if body:
-                    for item in body.split(","):
-                        parts = item.split()
-                        if len(parts) != 2:
-                            raise ValueError(f"{fname}, line {lineno}: expected '<index> <value>' in a sparse "
-                                             f"row, got {item.strip()[:40]!r}")
-                        try:
-                            j = int(parts[0])
-                        except ValueError:
-                            raise ValueError(f"{fname}, line {lineno}: sparse index {parts[0]!r} is not an "
-                                             "integer") from None
-                        if not 0 <= j < n_attr:
-                            raise ValueError(f"{fname}, line {lineno}: sparse index {j} outside [0, {n_attr})")
-                        if j <= last:
-                            raise ValueError(f"{fname}, line {lineno}: sparse indices must increase, got {j} "
-                                             f"after {last}")
-                        last = j
-                        v = value(parts[1], j, lineno)
-                        if v != 0:
-                            rows_i.append(n_rows)
-                            cols_i.append(j)
-                            vals.append(v)
-            else:
-                saw_dense = True
-                toks = s.split(",")
-                if len(toks) != n_attr:
-                    raise ValueError(f"{fname}, line {lineno}: expected {n_attr} comma-separated values, "
-                                     f"got {len(toks)}")
-                dense_rows.append([value(t, j, lineno) for j, t in enumerate(toks)])
-            n_rows += 1
-    if saw_sparse and saw_dense:
-        raise ValueError(f"{fname}: mixes sparse and dense data rows")
-    if saw_sparse:
-        X = sp.csr_matrix((np.asarray(vals, dtype=np.float64), (rows_i, cols_i)), shape=(n_rows, n_attr))
-        if sparse is False:
-            X = X.toarray()
+            raise ValueError(f"{fname}, line {lineno}: expected '@relation', '@attribute' or '@data', "
+                             f"got {s[:80]!r}")
     else:
-        X = np.asarray(dense_rows, dtype=np.float64).reshape(n_rows, n_attr)
-        if sparse:
-            X = sp.csr_matrix(np.nan_to_num(X))
-    return ArffData(relation, names, X, nominal)
+        raise ValueError(f"{fname}: no '@data' section found (file truncated?)")
+    if not names:
+        raise ValueError(f"{fname}: no attributes declared before '@data'")
+    return relation, names, nominal
+
+
+class _ArffRows:
+    """The data rows of an ARFF file, dense or sparse (not both), collected line by line."""
+
+    def __init__(self, fname: str, names: list[str], nominal: dict[int, list[str]]):
+        self.fname, self.names, self.nominal = fname, names, nominal
+        self.codes = {}  # nominal attribute -> {value: number}: the value itself when all are numbers
+        for j, values in nominal.items():
+            try:
+                self.codes[j] = {v: float(v) for v in values}
+            except ValueError:
+                self.codes[j] = {v: float(i) for i, v in enumerate(values)}
+        self.dense_rows: list[list[float]] = []
+        self.entry_rows: list[int] = []
+        self.entry_cols: list[int] = []
+        self.entry_values: list[float] = []
+        self.n_rows = 0
+        self.saw_sparse = self.saw_dense = False
+
+    def add(self, s: str, lineno: int) -> None:
+        if s.startswith("{"):
+            self.saw_sparse = True
+            self._add_sparse(s, lineno)
+        else:
+            self.saw_dense = True
+            toks = s.split(",")
+            if len(toks) != len(self.names):
+                raise ValueError(f"{self.fname}, line {lineno}: expected {len(self.names)} comma-separated values, "
+                                 f"got {len(toks)}")
+            self.dense_rows.append([self._value(t, j, lineno) for j, t in enumerate(toks)])
+        self.n_rows += 1
+
+    def _add_sparse(self, s: str, lineno: int) -> None:
+        where = f"{self.fname}, line {lineno}"
+        if not s.endswith("}"):
+            raise ValueError(f"{where}: sparse row must end with '}}'")
+        body = s[1:-1].strip()
+        last = -1
+        for item in body.split(",") if body else ():
+            parts = item.split()
+            if len(parts) != 2:
+                raise ValueError(f"{where}: expected '<index> <value>' in a sparse row, got {item.strip()[:40]!r}")
+            try:
+                j = int(parts[0])
+            except ValueError:
+                raise ValueError(f"{where}: sparse index {parts[0]!r} is not an integer") from None
+            if not 0 <= j < len(self.names):
+                raise ValueError(f"{where}: sparse index {j} outside [0, {len(self.names)})")
+            if j <= last:
+                raise ValueError(f"{where}: sparse indices must increase, got {j} after {last}")
+            last = j
+            v = self._value(parts[1], j, lineno)
+            if v != 0:  # NaN too: a missing value stays an explicit entry
+                self.entry_rows.append(self.n_rows)
+                self.entry_cols.append(j)
+                self.entry_values.append(v)
+
+    def _value(self, tok: str, j: int, lineno: int) -> float:
+        tok = tok.strip()
+        if tok == "?":
+            return np.nan
+        if j in self.codes:
+            t = _unquote(tok)
+            if t not in self.codes[j]:
+                raise ValueError(f"{self.fname}, line {lineno}: value {t!r} of attribute {self.names[j]!r} is not "
+                                 f"one of its declared values {self.nominal[j][:10]}")
+            return self.codes[j][t]
+        try:
+            return float(tok)
+        except ValueError:
+            raise ValueError(f"{self.fname}, line {lineno}: expected a number for attribute {self.names[j]!r}, "
+                             f"got {tok[:40]!r}") from None
+
+    def matrix(self, sparse: bool | None) -> np.ndarray | sp.csr_matrix:
+        """X (n_rows, n_attributes) float64: CSR when ``sparse`` says so (None: when the rows were sparse)."""
+        if self.saw_sparse and self.saw_dense:
+            raise ValueError(f"{self.fname}: mixes sparse and dense data rows")
+        shape = (self.n_rows, len(self.names))
+        if self.saw_sparse:
+            X = sp.csr_matrix((np.asarray(self.entry_values, dtype=np.float64),
+                               (self.entry_rows, self.entry_cols)), shape=shape)
+            return X.toarray() if sparse is False else X
+        X = np.asarray(self.dense_rows, dtype=np.float64).reshape(shape)
+        return sp.csr_matrix(X) if sparse else X  # a NaN (missing) is kept as an explicit entry
 
 
 # ------------------------------------------------------------------ sparse text rows (XMC, LIBSVM)
@@ -518,8 +529,8 @@ def read_mulan(path, labels) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     X = A[:, np.flatnonzero(~is_label)].tocsr().astype(np.float32)
     if X.data.size and np.isnan(X.data).any():
         row = row_of_entry(X.indptr, int(np.argmax(np.isnan(X.data))))
-        raise ValueError(f"{fname}: data row {row + 1} has a missing feature value ('?'); sparse label "
-                         "matrices cannot hold it")
+        raise ValueError(f"{fname}: data row {row + 1} has a missing feature value ('?'); the multi-label "
+                         "readers take finite features only (read_arff keeps '?' as NaN)")
     Y.eliminate_zeros()
     Y = sp.csr_matrix((np.ones(Y.nnz, np.float32), Y.indices, Y.indptr), shape=Y.shape)
     X.sort_indices()
@@ -605,7 +616,8 @@ def load_npz(path) -> tuple[sp.csr_matrix, sp.csr_matrix]:
                              f"'multigrove-xmc' version {_NPZ_VERSION}")
         out = []
         for name, data in (("X", z["X_data"]), ("Y", None)):
-            indptr, indices, shape = z[f"{name}_indptr"], z[f"{name}_indices"], tuple(int(s) for s in z[f"{name}_shape"])
+            indptr, indices = z[f"{name}_indptr"], z[f"{name}_indices"]
+            shape = tuple(int(s) for s in z[f"{name}_shape"])
             if data is None:
                 data = np.ones(indices.shape[0], np.float32)
             try:
