@@ -94,6 +94,11 @@ SYMMETRIC_DEPTH = 6
 #: the deepest symmetric tree (2^16 leaves; every level's nodes all split)
 SYMMETRIC_MAX_DEPTH = 16
 
+#: the largest bagging_temperature T: a Bayesian bootstrap weight (-log U)^T, U >= 2^-53, is then at most
+#: 36.7^10 = 4.5e15, so that a weight times a gradient stays far inside float32 statistics (T = 49 made
+#: weights of 1e76: infinite statistics, NaN trees)
+MAX_BAGGING_TEMPERATURE = 10.0
+
 #: parameters that decide how a Dataset is binned (the rest only affect training)
 DATASET_PARAMS = ("max_bin", "bin_construct_sample_cnt", "seed", "enable_bundle", "max_conflict_rate",
                   "is_enable_sparse", "sparse_threshold")
@@ -313,6 +318,7 @@ class Params:
             _at_most(name, getattr(self, name), 1.0)
         set_("top_rate", _real("top_rate", self.top_rate, low=0.0))
         set_("bagging_temperature", _real("bagging_temperature", self.bagging_temperature, low=0.0))
+        _at_most("bagging_temperature", self.bagging_temperature, MAX_BAGGING_TEMPERATURE)
         set_("random_strength", _real("random_strength", self.random_strength, low=0.0))
         if self.data_sample_strategy == "goss" and self.bagging_temperature > 0:
             raise ValueError("bagging_temperature cannot be used with data_sample_strategy='goss' (GOSS weights the "

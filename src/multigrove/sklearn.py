@@ -110,7 +110,7 @@ _PARAMETERS = """
     feature_fraction : float, default 1.0
     bagging_temperature : float, default 0.0
         > 0: Bayesian bootstrap, every round each row's gradients and Hessians are weighted by
-        (-log U)^bagging_temperature (1: Exp(1) weights).
+        (-log U)^bagging_temperature (1: Exp(1) weights); at most 10.
     random_strength : float, default 0.0
         Gaussian noise on the split scores, in units of the gain a split on pure noise would have.
     early_stopping : {"auto", True, False, "cv"}, default "auto"

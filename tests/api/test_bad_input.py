@@ -121,3 +121,17 @@ def test_values_beyond_the_float32_statistics_are_refused():
         mg.train({}, mg.Dataset(X, np.r_[1e31, np.zeros(19)]), 2)
     with pytest.raises(ValueError, match="min_data_in_leaf must be <="):
         mg.train({"min_child_samples": 1e300}, mg.Dataset(X, X[:, 0]), 2)
+
+
+def test_a_diverging_run_stops_with_an_error_naming_the_learning_rate():
+    """Found by `make fuzz` (learning_rate=1e300 gave NaN predictions): a learning rate far above 1 makes
+    every round overshoot until the scores outgrow the float32 statistics; training then stops at that
+    round instead of returning NaN trees.  A learning rate that converges is untouched."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 3))
+    y = np.column_stack([X[:, 0], X[:, 1] > 0]).astype(float)
+    with pytest.raises(ValueError, match=r"diverged in round 1: .* learning_rate=1e\+300 is too large"):
+        mg.train({"learning_rate": 1e300}, mg.Dataset(X, y), 3)
+    with pytest.raises(ValueError, match=r"diverged in round \d+: .* learning_rate=10.0"):
+        mg.train({"learning_rate": 10.0}, mg.Dataset(X, y), 100)
+    assert np.isfinite(mg.train({"learning_rate": 1.9}, mg.Dataset(X, y), 100).predict(X)).all()

@@ -4,6 +4,7 @@ Never a crash, a hang, an IndexError / ZeroDivisionError / Numba error escaping,
 from finite inputs.  CI runs a fixed budget of examples (``MULTIGROVE_FUZZ_EXAMPLES``, default 20 per
 test, derandomized); ``make fuzz`` runs the nightly-size budget.
 """
+import json
 import os
 import pickle
 
@@ -177,10 +178,17 @@ def test_damaged_model_files(model_text, data):
         text = text.replace('"split_feature":[', '"split_feature":[99,', 1)
     else:
         text = data.draw(st.binary(max_size=64)).decode("latin-1")
-    if text == model_text:
-        return
+    if text == model_text or _same_json(text, model_text):
+        return  # e.g. a flipped 17th digit that parses to the same float: the saved model, unharmed
     with pytest.raises(ValueError):
         mg.Booster(model_str=text)
+
+
+def _same_json(text: str, other: str) -> bool:
+    try:
+        return json.loads(text) == json.loads(other)
+    except ValueError:
+        return False
 
 
 @FUZZ

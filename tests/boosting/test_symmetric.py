@@ -136,6 +136,7 @@ def test_bayesian_weights_follow_their_law():
     (dict(growth_policy="symmetric", max_depth=17), "max_depth must be <= 16"),
     (dict(random_strength=-1.0), "random_strength"),
     (dict(bagging_temperature=-0.5), "bagging_temperature"),
+    (dict(bagging_temperature=49), "bagging_temperature must be <= 10"),  # weights of 1e76 made NaN trees
     (dict(bagging_temperature=1.0, data_sample_strategy="goss"), "bagging_temperature cannot be used"),
 ])
 def test_bad_settings_name_the_parameter(params, message):

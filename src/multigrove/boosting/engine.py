@@ -331,6 +331,7 @@ def boost_rounds(p: Params, booster: Booster, loss: Loss, rows, valids: list[Val
         for it in range(first, first + rounds):
             rows.compute_gradients()
             new_trees = make_trees(rows, mapper, it)
+            _check_finite(new_trees, p, it)
             for tree in new_trees:
                 booster._append(dataclasses.replace(tree, leaf_value=loss.unscale_leaves(tree.leaf_value,
                                                                                        tree.columns())))
@@ -357,6 +358,15 @@ def boost_rounds(p: Params, booster: Booster, loss: Loss, rows, valids: list[Val
             getattr(cb, "close", lambda: None)()
     seconds = time.perf_counter() - started
     info(p, f"{booster.current_iteration()} rounds, {booster.num_trees()} trees in {seconds:.2f} s")
+
+
+def _check_finite(trees: list, p: Params, iteration: int) -> None:
+    """Stop a diverging run: leaf values turn infinite or NaN once scores outgrow the float32 statistics
+    (a learning rate far above 1 makes every round overshoot), and predictions would be NaN."""
+    if not all(np.isfinite(tree.leaf_value).all() for tree in trees):
+        raise ValueError(f"training diverged in round {iteration}: a tree's leaf values are not finite; "
+                         f"learning_rate={p.learning_rate} is too large for these targets (or targets and "
+                         "weights are too large for float32 gradient statistics)")
 
 
 def _warn_without_effect(p: Params, make_trees: "_TreeMaker", n_outputs: int) -> None:
