@@ -405,7 +405,11 @@ def test_scan_blocks_cover_every_feature_once_with_equal_work(bins, n_blocks):
         assert work[starts[b]:starts[b + 1]].sum() <= fair + work.max()  # a block overshoots by at most one feature
 
 
-def test_exp_nonpositive_within_one_ulp_of_numpy():
+def test_exp_nonpositive_within_one_ulp_of_the_c_library():
+    """Against the C library's exp (math.exp): NumPy 1.24's own exp is 2 ulp from ours at 5 of these points
+    (found by make test-min), NumPy 2's within 1."""
+    import math
+
     from numba import njit
 
     from multigrove.kernels.objective import EXP_UNDERFLOW, exp_nonpositive
@@ -420,7 +424,7 @@ def test_exp_nonpositive_within_one_ulp_of_numpy():
     got = np.empty_like(x)
     with np.errstate(invalid="ignore"):  # interpreted (NUMBA_DISABLE_JIT), -inf and NaN warn on their way to 0 and NaN
         exp_all(x, got)
-    want = np.exp(x)
+    want = np.array([math.exp(v) if v == v else v for v in x])
     normal = x > EXP_UNDERFLOW
     assert np.all(np.abs(got[normal] - want[normal]) <= np.spacing(want[normal]))  # at most one ulp
     assert np.all(got[(x <= EXP_UNDERFLOW)] == 0.0)

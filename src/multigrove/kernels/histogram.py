@@ -324,18 +324,24 @@ def totals_from_dense(store, h, total):
 def fix_default_bins(store, total, h, c0, c1):
     """For every derived feature, set columns c0:c1 of its default bin to total minus its other bins.
 
-    IN total (C,) node totals.  IN/OUT h (total_bins, C)."""
+    IN total (C,) node totals.  IN/OUT h (total_bins, C).
+
+    Bin rows are summed whole, along the contiguous columns (a column at a time strided the histogram
+    by C: with Delicious's 1,967 columns and 500 derived features 5.0 ms a node on one thread, against
+    0.5 ms to zero the whole histogram); the sums are the same, bin by bin from 0.0, then total - sum."""
+    others = np.empty(c1 - c0)
     for t in range(store.derived.shape[0]):
         f = store.derived[t]
         lo = store.offsets[f]
         hi = store.offsets[f + 1]
         d = lo + store.default_bin[f]
+        others[:] = 0.0
+        for b in range(lo, hi):
+            if b != d:
+                for c in range(c0, c1):
+                    others[U(c - c0)] += h[U(b), U(c)]
         for c in range(c0, c1):
-            s = 0.0
-            for b in range(lo, hi):
-                if b != d:
-                    s += h[b, c]
-            h[d, c] = total[c] - s
+            h[U(d), U(c)] = total[U(c)] - others[U(c - c0)]
 
 
 # ------------------------------------------------------------------ schedules
