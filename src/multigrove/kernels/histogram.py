@@ -312,11 +312,10 @@ def totals_from_dense(store, h, total):
     f = 0
     while store.offsets[f] != f0:  # the feature of dense column 0
         f += 1
-    for c in range(h.shape[1]):
-        s = 0.0
-        for b in range(store.offsets[f], store.offsets[f + 1]):
-            s += h[b, c]
-        total[c] = s
+    total[:] = 0.0
+    for b in range(store.offsets[f], store.offsets[f + 1]):  # whole bin rows, as in fix_default_bins
+        for c in range(h.shape[1]):
+            total[U(c)] += h[U(b), U(c)]
     return True
 
 
