@@ -59,7 +59,7 @@ def sparse_problem(draw):
     mapper.fit(sample)
     layout = plan_layout(mapper, sample, True, True, draw(st.sampled_from([0.0, 0.1])), 0.6)
     store = build_store(data, mapper, layout)
-    C = draw(st.sampled_from([2, 3, 7]))
+    C = draw(st.sampled_from([2, 3, 7, 12]))  # 12: fix_default_bins past NARROW_FIX_COLS
     stats = rng.normal(size=(n, C)).astype(np.float32)
     stats[:, -1] = 1.0
     return rng, mapper, store, mapper.transform(X), stats
