@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo lint test test-min fuzz bench clean
+.PHONY: venv demo lint test test-min fuzz bench clean-cache clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,5 +44,11 @@ bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[bench]"
 	bash benchmarks/run_all.sh
 
-clean:
-	rm -rf $(VENV) .venv-min .numba-boundscheck .numba-min build *.egg-info src/*.egg-info
+# Numba's on-disk cache is checked against a kernel's own file only: after editing a kernel that others in
+# other files call, `make clean-cache` (or their cached code keeps the old callee)
+clean-cache:
+	find src -name '*.nbi' -delete -o -name '*.nbc' -delete
+	rm -rf .numba-boundscheck .numba-min
+
+clean: clean-cache
+	rm -rf $(VENV) .venv-min build *.egg-info src/*.egg-info
