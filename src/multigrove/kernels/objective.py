@@ -26,6 +26,8 @@ _LN2_HIGH = 6.93147180369123816490e-01  # ln 2 split in two so that t * _LN2_HIG
 _LN2_LOW = 1.90821492927058770002e-10
 #: rows per task of softmax_grad_hess (its row of exponentials is allocated once per task)
 ROW_BLOCK = 256
+#: sigmoid_grad_hess buffers rows of this many outputs or more (see there)
+SIGMOID_BUFFER_MIN = 4
 
 
 @njit(inline="always", fastmath={"contract"}, cache=True)
@@ -112,17 +114,37 @@ def softmax_grad_hess(raw, y, out_g, out_h):
 
 @njit(parallel=True, fastmath={"contract"}, cache=True)
 def sigmoid_grad_hess(raw, y, out_g, out_h):
-    """IN raw (n, L) float64 scores, y (n, L) 0/1.  OUT out_g = sigmoid(raw) - y; OUT out_h = p (1 - p)."""
+    """IN raw (n, L) float64 scores, y (n, L) 0/1.  OUT out_g = sigmoid(raw) - y; OUT out_h = p (1 - p).
+
+    A row of at least SIGMOID_BUFFER_MIN outputs puts its probabilities in a contiguous buffer first:
+    out_g and out_h are column slices of the statistics matrix, whose strided stores kept the
+    exponentials from vectorising when written in the same loop (Delicious, 12,920 x 983: 33 ms, now
+    9.2; the same values).  One output goes straight through (500,000 rows: 1.46 ms, buffered 1.70)."""
     n, L = raw.shape
-    for ii in prange(n):
-        i = U(ii)
-        for jj in range(L):
-            j = U(jj)
-            x = raw[i, j]
-            e = exp_nonpositive(-abs(x))  # sigmoid(x) = 1 / (1 + e) for x >= 0, e / (1 + e) below
-            p = (1.0 if x >= 0 else e) / (1.0 + e)
-            out_g[i, j] = p - y[i, j]
-            out_h[i, j] = p * (1.0 - p)
+    if L < SIGMOID_BUFFER_MIN:
+        for ii in prange(n):
+            i = U(ii)
+            for jj in range(L):
+                j = U(jj)
+                x = raw[i, j]
+                e = exp_nonpositive(-abs(x))
+                p = (1.0 if x >= 0 else e) / (1.0 + e)
+                out_g[i, j] = p - y[i, j]
+                out_h[i, j] = p * (1.0 - p)
+        return
+    n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    for blk in prange(n_blocks):
+        p = np.empty(L)
+        for ii in range(blk * ROW_BLOCK, min(n, (blk + 1) * ROW_BLOCK)):
+            i = U(ii)
+            for jj in range(L):
+                x = raw[i, U(jj)]
+                e = exp_nonpositive(-abs(x))  # sigmoid(x) = 1 / (1 + e) for x >= 0, e / (1 + e) below
+                p[jj] = (1.0 if x >= 0 else e) / (1.0 + e)
+            for jj in range(L):
+                j = U(jj)
+                out_g[i, j] = p[jj] - y[i, j]
+                out_h[i, j] = p[jj] * (1.0 - p[jj])
 
 
 @njit(parallel=True, fastmath={"contract"}, cache=True)
