@@ -112,6 +112,13 @@ def softmax_grad_hess(raw, y, out_g, out_h):
             out_g[i, U(y[i])] -= 1.0
 
 
+@njit(inline="always", fastmath={"contract"}, cache=True)
+def _sigmoid(x):
+    """1 / (1 + exp(-x)) without overflow: e = exp(-|x|); 1 / (1 + e) for x >= 0, e / (1 + e) below."""
+    e = exp_nonpositive(-abs(x))
+    return (1.0 if x >= 0 else e) / (1.0 + e)
+
+
 @njit(parallel=True, fastmath={"contract"}, cache=True)
 def sigmoid_grad_hess(raw, y, out_g, out_h):
     """IN raw (n, L) float64 scores, y (n, L) 0/1.  OUT out_g = sigmoid(raw) - y; OUT out_h = p (1 - p).
@@ -126,9 +133,7 @@ def sigmoid_grad_hess(raw, y, out_g, out_h):
             i = U(ii)
             for jj in range(L):
                 j = U(jj)
-                x = raw[i, j]
-                e = exp_nonpositive(-abs(x))
-                p = (1.0 if x >= 0 else e) / (1.0 + e)
+                p = _sigmoid(raw[i, j])
                 out_g[i, j] = p - y[i, j]
                 out_h[i, j] = p * (1.0 - p)
         return
@@ -138,9 +143,7 @@ def sigmoid_grad_hess(raw, y, out_g, out_h):
         for ii in range(blk * ROW_BLOCK, min(n, (blk + 1) * ROW_BLOCK)):
             i = U(ii)
             for jj in range(L):
-                x = raw[i, U(jj)]
-                e = exp_nonpositive(-abs(x))  # sigmoid(x) = 1 / (1 + e) for x >= 0, e / (1 + e) below
-                p[jj] = (1.0 if x >= 0 else e) / (1.0 + e)
+                p[jj] = _sigmoid(raw[i, U(jj)])
             for jj in range(L):
                 j = U(jj)
                 out_g[i, j] = p[jj] - y[i, j]
