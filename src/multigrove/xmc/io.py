@@ -105,15 +105,16 @@ def _read_arff_header(lines, fname: str) -> tuple[str, list[str], dict[int, list
             if not m:
                 raise ValueError(f"{fname}, line {lineno}: expected '@attribute <name> <type>', got {s[:80]!r}")
             name, typ = _unquote(m.group(1)), m.group(2).strip()
+            kind = typ.lower()
             if typ.startswith("{"):
                 if not typ.endswith("}"):
                     raise ValueError(f"{fname}, line {lineno}: nominal type of attribute {name!r} "
                                      f"must end with '}}', got {typ[:80]!r}")
                 nominal[len(names)] = [_unquote(v) for v in typ[1:-1].split(",")]
-            elif typ.lower() == "string" or typ.lower().startswith("date"):
+            elif kind == "string" or kind.startswith("date"):
                 raise ValueError(f"{fname}, line {lineno}: attribute {name!r} has type {typ!r}; "
                                  "only numeric and nominal attributes are supported")
-            elif typ.lower() not in ("numeric", "real", "integer"):
+            elif kind not in ("numeric", "real", "integer"):
                 raise ValueError(f"{fname}, line {lineno}: unknown type {typ!r} for attribute {name!r}")
             names.append(name)
         elif low.startswith("@data"):
