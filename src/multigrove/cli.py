@@ -58,12 +58,12 @@ def file_format(path: str, given: str | None) -> str:
     return _SUFFIXES[suffix]
 
 
-def _split_targets(M, names: list, targets: int, path: str) -> Data:
+def _split_targets(matrix, names: list, targets: int, path: str) -> Data:
     if targets == 0:
-        return Data(M, None, list(names), False)
-    if not 0 < targets < M.shape[1]:
-        raise _fail(f"--targets must be between 1 and {M.shape[1] - 1} for {path}, got {targets}")
-    X, Y = M[:, :-targets], M[:, -targets:]
+        return Data(matrix, None, list(names), False)
+    if not 0 < targets < matrix.shape[1]:
+        raise _fail(f"--targets must be between 1 and {matrix.shape[1] - 1} for {path}, got {targets}")
+    X, Y = matrix[:, :-targets], matrix[:, -targets:]
     if sp.issparse(Y):  # a sparse file: the features stay CSR, the few target columns go dense
         X, Y = X.tocsr(), Y.toarray()
     return Data(X, Y, list(names[:-targets]), False)
@@ -108,8 +108,8 @@ def read_data(path: str, targets: int = 1, fmt: str | None = None) -> Data:
             return _npz(path, targets)
         if fmt == "arff":
             from .xmc.io import read_arff
-            a = read_arff(path)  # CSR when the file's rows are sparse
-            return _split_targets(a.X, a.names, targets, path)
+            arff = read_arff(path)  # CSR when the file's rows are sparse
+            return _split_targets(arff.X, arff.names, targets, path)
     except ValueError as exc:  # the readers name the file and the line
         raise _fail(str(exc)) from None
     from .data.tables import numeric_columns, read_table
@@ -155,115 +155,115 @@ def _labels(data: Data, path: str):
     return data.Y[:, 0] if data.Y.shape[1] == 1 else data.Y
 
 
-def cmd_train(a) -> int:
+def cmd_train(args) -> int:
     import multigrove as mg
-    data = read_data(a.data, a.targets, a.format)
-    params = _params(a.param, a.config)
-    rounds = a.rounds if a.rounds is not None else params.pop("num_boost_round", 100)
+    data = read_data(args.data, args.targets, args.format)
+    params = _params(args.param, args.config)
+    rounds = args.rounds if args.rounds is not None else params.pop("num_boost_round", 100)
     params.pop("num_boost_round", None)
-    if a.objective is not None:
-        params["objective"] = a.objective
+    if args.objective is not None:
+        params["objective"] = args.objective
     params.setdefault("objective", "multilabel" if data.label_sets else "regression")
-    ds = mg.Dataset(data.X, _labels(data, a.data), feature_names=data.names)
-    valid, cbs = [], [mg.log_evaluation(a.log_every)] if a.log_every else []
-    if a.valid:
-        vdata = read_data(a.valid, a.targets, a.format)
+    ds = mg.Dataset(data.X, _labels(data, args.data), feature_names=data.names)
+    valid, cbs = [], [mg.log_evaluation(args.log_every)] if args.log_every else []
+    if args.valid:
+        vdata = read_data(args.valid, args.targets, args.format)
         n_out = ds.label.shape[1] if ds.label.ndim == 2 else 1
-        valid = [mg.Dataset(_widen(vdata.X, data.X.shape[1]), _widen(_labels(vdata, a.valid), n_out), reference=ds)]
-        if a.early_stopping:
-            cbs.append(mg.early_stopping(a.early_stopping))
+        valid = [mg.Dataset(_widen(vdata.X, data.X.shape[1]), _widen(_labels(vdata, args.valid), n_out), reference=ds)]
+        if args.early_stopping:
+            cbs.append(mg.early_stopping(args.early_stopping))
     t0 = time.perf_counter()
-    bst = mg.train(params, ds, rounds, valid_sets=valid, callbacks=cbs, init_model=a.init_model)
-    bst.save_model(a.model)
-    print(f"trained {bst.num_trees()} trees in {time.perf_counter() - t0:.2f} s; model written to {a.model}")
+    bst = mg.train(params, ds, rounds, valid_sets=valid, callbacks=cbs, init_model=args.init_model)
+    bst.save_model(args.model)
+    print(f"trained {bst.num_trees()} trees in {time.perf_counter() - t0:.2f} s; model written to {args.model}")
     return 0
 
 
-def _widen(M, width: int):
+def _widen(matrix, width: int):
     """A label-set file's matrix padded to the training file's number of columns (a test file may
     never mention the last features or labels)."""
-    if M.ndim == 2 and M.shape[1] < width:
-        if sp.issparse(M):
-            return sp.csr_matrix((M.data, M.indices, M.indptr), shape=(M.shape[0], width))
-        return np.hstack([M, np.zeros((M.shape[0], width - M.shape[1]))])
-    return M
+    if matrix.ndim == 2 and matrix.shape[1] < width:
+        if sp.issparse(matrix):
+            return sp.csr_matrix((matrix.data, matrix.indices, matrix.indptr), shape=(matrix.shape[0], width))
+        return np.hstack([matrix, np.zeros((matrix.shape[0], width - matrix.shape[1]))])
+    return matrix
 
 
-def cmd_predict(a) -> int:
+def cmd_predict(args) -> int:
     import multigrove as mg
-    bst = mg.Booster(model_file=a.model)
-    data = read_data(a.data, a.targets, a.format)
+    bst = mg.Booster(model_file=args.model)
+    data = read_data(args.data, args.targets, args.format)
     X = _widen(data.X, bst.n_features)
-    P = bst.predict(X, raw_score=a.raw_score, pred_contrib=a.contributions)
+    P = bst.predict(X, raw_score=args.raw_score, pred_contrib=args.contributions)
     P = P.reshape(X.shape[0], -1)
-    np.savetxt(a.out, P, delimiter=",", fmt="%.9g")
-    print(f"wrote {P.shape[0]} x {P.shape[1]} {'contributions' if a.contributions else 'predictions'} to {a.out}")
+    np.savetxt(args.out, P, delimiter=",", fmt="%.9g")
+    print(f"wrote {P.shape[0]} x {P.shape[1]} {'contributions' if args.contributions else 'predictions'} to {args.out}")
     return 0
 
 
-def cmd_evaluate(a) -> int:
+def cmd_evaluate(args) -> int:
     import multigrove as mg
 
     from .boosting.losses import make_loss
     from .boosting.metrics import evaluate
     from .params import objective_default_metric
-    bst = mg.Booster(model_file=a.model)
-    data = read_data(a.data, a.targets, a.format)
+    bst = mg.Booster(model_file=args.model)
+    data = read_data(args.data, args.targets, args.format)
     X = _widen(data.X, bst.n_features)
-    Y = _labels(data, a.data)
+    Y = _labels(data, args.data)
     if data.label_sets:
         Y = _widen(Y, bst.n_outputs)
     _, y = make_loss(bst.objective, bst.num_class, bst.n_outputs, Y, None)
     raw = bst.predict(X, raw_score=True).reshape(X.shape[0], -1)
     prob = bst.predict(X).reshape(X.shape[0], -1)
-    metrics = a.metric or list(objective_default_metric(bst.objective))
+    metrics = args.metric or list(objective_default_metric(bst.objective))
     for m in metrics:
         for name, value, _ in evaluate(m, y, raw, prob, None, (1, 3, 5)):
             print(f"{name}\t{value:.6g}")
     return 0
 
 
-def cmd_xmc_train(a) -> int:
+def cmd_xmc_train(args) -> int:
     from .xmc import LabelTreeClassifier
-    data = read_data(a.data, 0, a.format)
+    data = read_data(args.data, 0, args.format)
     if not data.label_sets:
-        raise _fail(f"{a.data}: label trees train on a multi-label file (LIBSVM, XMC or an xmc .npz)")
-    params = _params(a.param, a.config)
+        raise _fail(f"{args.data}: label trees train on a multi-label file (LIBSVM, XMC or an xmc .npz)")
+    params = _params(args.param, args.config)
     try:
         model = LabelTreeClassifier(**params)
     except TypeError as exc:
         raise ValueError(f"LabelTreeClassifier: {exc}") from None
     t0 = time.perf_counter()
     model.fit(data.X, data.Y)
-    model.save(a.model)
+    model.save(args.model)
     print(f"trained {len(model.trees_)} label trees over {model.n_labels_:,} labels in "
-          f"{time.perf_counter() - t0:.2f} s; model written to {a.model}")
+          f"{time.perf_counter() - t0:.2f} s; model written to {args.model}")
     return 0
 
 
-def cmd_xmc_predict(a) -> int:
+def cmd_xmc_predict(args) -> int:
     from .xmc import LabelTreeClassifier
     from .xmc.io import _atomic_text  # noqa: PLC2701 - the package's own atomic text writer
     from .xmc.metrics import evaluate
-    model = LabelTreeClassifier.load(a.model)
-    data = read_data(a.data, 0, a.format)
+    model = LabelTreeClassifier.load(args.model)
+    data = read_data(args.data, 0, args.format)
     if not data.label_sets:
-        raise _fail(f"{a.data}: expected a multi-label file (LIBSVM, XMC or an xmc .npz)")
+        raise _fail(f"{args.data}: expected a multi-label file (LIBSVM, XMC or an xmc .npz)")
     X = _widen(data.X, model.n_features_in_)
-    indices, scores = model.predict(X, top_k=a.top_k)
-    if a.out:
-        with _atomic_text(a.out) as fh:
+    indices, scores = model.predict(X, top_k=args.top_k)
+    if args.out:
+        with _atomic_text(args.out) as fh:
             for idx, val in zip(indices, scores):
                 fh.write(" ".join(f"{i}:{v:.6g}" for i, v in zip(idx, val) if i >= 0) + "\n")
-        print(f"wrote the top {a.top_k} labels of {X.shape[0]} rows to {a.out}")
+        print(f"wrote the top {args.top_k} labels of {X.shape[0]} rows to {args.out}")
     if data.Y.nnz:
         Y = _widen(data.Y, model.n_labels_)
-        for name, value in evaluate(Y, (indices, scores), k=min(a.top_k, 5)).items():
+        for name, value in evaluate(Y, (indices, scores), k=min(args.top_k, 5)).items():
             print(f"{name}\t{value:.6g}")
     return 0
 
 
-def cmd_demo(a) -> int:
+def cmd_demo(args) -> int:
     """Train on data that ships with scikit-learn (digits) and on generated multi-target data."""
     import tempfile
 
@@ -308,61 +308,63 @@ def _data_options(parser, targets_default: int, targets_help: str, *, data_help:
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="multigrove", description=__doc__,
+    parser = argparse.ArgumentParser(prog="multigrove", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="command", required=True)
-    t = sub.add_parser("train", help="train a boosted model on a data file and save it")
-    _data_options(t, 1, "number of target columns of a table (its last ones); ignored for label-set files",
+    commands = parser.add_subparsers(dest="command", required=True)
+    train_cmd = commands.add_parser("train", help="train a boosted model on a data file and save it")
+    _data_options(train_cmd, 1, "number of target columns of a table (its last ones); ignored for label-set files",
                   data_help="training data file")
-    t.add_argument("--valid", help="validation data file (evaluated every round; early stopping watches it)")
-    t.add_argument("--objective", help="regression, binary, multiclass or multilabel (default: multilabel for "
+    train_cmd.add_argument("--valid", help="validation data file (evaluated every round; early stopping watches it)")
+    train_cmd.add_argument("--objective", help="regression, binary, multiclass or multilabel (default: multilabel for "
                    "label-set files, else regression, or the config file's)")
-    t.add_argument("--rounds", type=int, help="boosting rounds (default: num_boost_round of the config, else 100)")
-    t.add_argument("--early-stopping", type=int, default=0, metavar="N",
+    train_cmd.add_argument("--rounds", type=int,
+                           help="boosting rounds (default: num_boost_round of the config, else 100)")
+    train_cmd.add_argument("--early-stopping", type=int, default=0, metavar="N",
                    help="stop when the validation metric has not improved for N rounds (needs --valid)")
-    t.add_argument("--log-every", type=int, default=0, metavar="N", help="print the evaluation every N rounds")
-    t.add_argument("--config", help="TOML file of training parameters (the names train() takes)")
-    t.add_argument("--param", action="append", metavar="KEY=VALUE",
+    train_cmd.add_argument("--log-every", type=int, default=0, metavar="N", help="print the evaluation every N rounds")
+    train_cmd.add_argument("--config", help="TOML file of training parameters (the names train() takes)")
+    train_cmd.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="a training parameter (repeatable; overrides the config file)")
-    t.add_argument("--init-model", help="continue training this saved model")
-    t.add_argument("--model", required=True, help="output model file (.json, written atomically)")
-    p = sub.add_parser("predict", help="predict with a saved boosted model")
-    p.add_argument("--model", required=True, help="model file written by 'multigrove train'")
-    _data_options(p, 0, "target columns to drop from the end of a table (default 0)", data_help="data file")
-    p.add_argument("--raw-score", action="store_true", help="write raw scores instead of probabilities")
-    p.add_argument("--contributions", action="store_true",
+    train_cmd.add_argument("--init-model", help="continue training this saved model")
+    train_cmd.add_argument("--model", required=True, help="output model file (.json, written atomically)")
+    predict_cmd = commands.add_parser("predict", help="predict with a saved boosted model")
+    predict_cmd.add_argument("--model", required=True, help="model file written by 'multigrove train'")
+    _data_options(predict_cmd, 0, "target columns to drop from the end of a table (default 0)", data_help="data file")
+    predict_cmd.add_argument("--raw-score", action="store_true", help="write raw scores instead of probabilities")
+    predict_cmd.add_argument("--contributions", action="store_true",
                    help="write SHAP values: per row, (n_features + 1) x n_outputs values, output fastest")
-    p.add_argument("--out", required=True, help="output CSV file, one row per data row")
-    e = sub.add_parser("evaluate", help="evaluate a saved boosted model on labelled data")
-    e.add_argument("--model", required=True, help="model file written by 'multigrove train'")
-    _data_options(e, 1, "number of target columns of a table (its last ones)", data_help="labelled data file")
-    e.add_argument("--metric", action="append", help="a metric (repeatable; default: the objective's)")
-    x = sub.add_parser("xmc", help="label trees for extreme multi-label classification")
-    xsub = x.add_subparsers(dest="xmc_command", required=True)
-    xt = xsub.add_parser("train", help="train a label-tree ensemble on a multi-label file and save it")
-    xt.add_argument("--data", required=True, help="LIBSVM, XMC or xmc .npz training file")
-    xt.add_argument("--format", choices=FORMATS, help="the data file's format (default: from the suffix)")
-    xt.add_argument("--config", help="TOML file of LabelTreeClassifier parameters")
-    xt.add_argument("--param", action="append", metavar="KEY=VALUE",
+    predict_cmd.add_argument("--out", required=True, help="output CSV file, one row per data row")
+    evaluate_cmd = commands.add_parser("evaluate", help="evaluate a saved boosted model on labelled data")
+    evaluate_cmd.add_argument("--model", required=True, help="model file written by 'multigrove train'")
+    _data_options(evaluate_cmd, 1, "number of target columns of a table (its last ones)",
+                  data_help="labelled data file")
+    evaluate_cmd.add_argument("--metric", action="append", help="a metric (repeatable; default: the objective's)")
+    xmc_cmd = commands.add_parser("xmc", help="label trees for extreme multi-label classification")
+    xmc_commands = xmc_cmd.add_subparsers(dest="xmc_command", required=True)
+    xmc_train = xmc_commands.add_parser("train", help="train a label-tree ensemble on a multi-label file and save it")
+    xmc_train.add_argument("--data", required=True, help="LIBSVM, XMC or xmc .npz training file")
+    xmc_train.add_argument("--format", choices=FORMATS, help="the data file's format (default: from the suffix)")
+    xmc_train.add_argument("--config", help="TOML file of LabelTreeClassifier parameters")
+    xmc_train.add_argument("--param", action="append", metavar="KEY=VALUE",
                     help="a LabelTreeClassifier parameter (repeatable; overrides the config file)")
-    xt.add_argument("--model", required=True, help="output model file (.npz, written atomically)")
-    xp = xsub.add_parser("predict", help="top-k labels of each row with a saved label-tree model")
-    xp.add_argument("--model", required=True, help="model file written by 'multigrove xmc train'")
-    xp.add_argument("--data", required=True, help="LIBSVM, XMC or xmc .npz file (its labels, if any, are "
+    xmc_train.add_argument("--model", required=True, help="output model file (.npz, written atomically)")
+    xmc_predict = xmc_commands.add_parser("predict", help="top-k labels of each row with a saved label-tree model")
+    xmc_predict.add_argument("--model", required=True, help="model file written by 'multigrove xmc train'")
+    xmc_predict.add_argument("--data", required=True, help="LIBSVM, XMC or xmc .npz file (its labels, if any, are "
                     "used to print P@k, nDCG@k, recall@k, coverage@k)")
-    xp.add_argument("--format", choices=FORMATS, help="the data file's format (default: from the suffix)")
-    xp.add_argument("--top-k", type=int, default=5, help="labels kept per row (default 5)")
-    xp.add_argument("--out", help="output file: per row 'label:score' pairs, best first")
-    sub.add_parser("demo", help="train on bundled / generated data")
-    return ap
+    xmc_predict.add_argument("--format", choices=FORMATS, help="the data file's format (default: from the suffix)")
+    xmc_predict.add_argument("--top-k", type=int, default=5, help="labels kept per row (default 5)")
+    xmc_predict.add_argument("--out", help="output file: per row 'label:score' pairs, best first")
+    commands.add_parser("demo", help="train on bundled / generated data")
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    a = _parser().parse_args(argv)
+    args = _parser().parse_args(argv)
     commands = {"train": cmd_train, "predict": cmd_predict, "evaluate": cmd_evaluate, "demo": cmd_demo,
-                "xmc": lambda a: {"train": cmd_xmc_train, "predict": cmd_xmc_predict}[a.xmc_command](a)}
+                "xmc": lambda args: {"train": cmd_xmc_train, "predict": cmd_xmc_predict}[args.xmc_command](args)}
     try:
-        return commands[a.command](a)
+        return commands[args.command](args)
     except (ValueError, TypeError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -104,10 +104,10 @@ class ShardActor:
     def setup(self, params: dict, num_class: int, mapper, layout) -> np.ndarray:
         """Bin the rows, check the labels with the run's loss; return the labels' moments."""
         from .data.storage import build_store
-        p = Params.from_dict(params)
+        config = Params.from_dict(params)
         some_label = self.y if self.y is not None else next(v[1] for v in self.valid if v is not None)
         try:
-            self.loss, label = make_loss(p.objective, num_class, p.num_outputs, some_label, None)
+            self.loss, label = make_loss(config.objective, num_class, config.num_outputs, some_label, None)
         except ValueError as exc:  # its row number counts this worker's rows only: say so
             held = "training" if self.y is not None else "validation"
             raise ValueError(f"{exc} [a row number here counts the {held} rows of the worker holding shard "
@@ -191,13 +191,13 @@ class ShardActor:
 
 def _stack(parts: list) -> tuple | None:
     """(X, y, w) of a worker's partitions, concatenated; None when they hold no rows."""
-    if not sum(len(p[1]) for p in parts):
+    if not sum(len(part[1]) for part in parts):
         return None
-    X = np.concatenate([np.asarray(p[0], dtype=np.float64) for p in parts])
-    y = np.concatenate([np.asarray(p[1], dtype=np.float64) for p in parts])
-    ws = [p[2] for p in parts]
+    X = np.concatenate([np.asarray(part[0], dtype=np.float64) for part in parts])
+    y = np.concatenate([np.asarray(part[1], dtype=np.float64) for part in parts])
+    ws = [part[2] for part in parts]
     w = None if all(v is None for v in ws) else np.concatenate(
-        [np.ones(len(p[1])) if v is None else np.asarray(v, dtype=np.float64) for p, v in zip(parts, ws)])
+        [np.ones(len(part[1])) if v is None else np.asarray(v, dtype=np.float64) for part, v in zip(parts, ws)])
     return X, y, w
 
 
@@ -359,8 +359,8 @@ class DistributedEval:
         self.rows._all("eval_call", self.index, "add_trees", trees)
 
     def metric_parts(self, metrics, eval_at, per_output: bool = False, inv_propensity=None):
-        parts = [p for p in self.rows._all("eval_call", self.index, "metric_parts", metrics, eval_at, per_output,
-                                           inv_propensity) if p is not None]
+        parts = [part for part in self.rows._all("eval_call", self.index, "metric_parts", metrics, eval_at, per_output,
+                                           inv_propensity) if part is not None]
         return _sum_parts(parts)
 
 
@@ -475,12 +475,12 @@ def train(client, params: Mapping[str, Any] | None, X, y, num_boost_round: int =
     if getattr(client, "asynchronous", False):
         raise ValueError("multigrove.dask.train needs a synchronous distributed.Client (made with asynchronous=False): "
                          "it waits on the workers, which would block an asynchronous client's event loop")
-    p = Params.from_dict(params)
-    if callable(p.objective):
+    config = Params.from_dict(params)
+    if callable(config.objective):
         raise ValueError("multigrove.dask.train takes a named objective; a callable objective needs the labels "
                          "in one process (use multigrove.train)")
-    if p.objective in SPARSE_OUTPUT_OBJECTIVES:
-        raise ValueError(f"multigrove.dask.train does not train objective '{p.objective}' (sparse outputs): use "
+    if config.objective in SPARSE_OUTPUT_OBJECTIVES:
+        raise ValueError(f"multigrove.dask.train does not train objective '{config.objective}' (sparse outputs): use "
                          "multigrove.train")
     if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) or num_boost_round < 0:
         raise ValueError(f"num_boost_round must be an integer >= 0, got {num_boost_round!r}")
@@ -493,15 +493,15 @@ def train(client, params: Mapping[str, Any] | None, X, y, num_boost_round: int =
             raise ValueError(f"valid_sets[{i}] must be (X, y) or (X, y, sample_weight)")
         valid_placed.append(_by_worker(_aligned_parts(client, vs[0], vs[1], vs[2] if len(vs) == 3 else None,
                                                       f"valid_sets[{i}]")))
-    actors = _start_actors(client, p, placed, valid_placed)
-    return _train_on(p, actors, valid_names, len(valid_placed), int(num_boost_round),
+    actors = _start_actors(client, config, placed, valid_placed)
+    return _train_on(config, actors, valid_names, len(valid_placed), int(num_boost_round),
                      list(callbacks or []))
 
 
-def _start_actors(client, p: Params, placed: dict, valid_placed: list) -> ShardActors:
+def _start_actors(client, config: Params, placed: dict, valid_placed: list) -> ShardActors:
     """One ShardActor on every worker that holds partitions (training or validation)."""
     workers = sorted(set(placed) | {w for vp in valid_placed for w in vp})
-    threads = p.threads if "num_threads" in p.given else 1
+    threads = config.threads if "num_threads" in config.given else 1
     futures = [client.submit(ShardActor, placed.get(worker, []), [vp.get(worker, []) for vp in valid_placed],
                              threads, shard_id, actor=True, workers=[worker], allow_other_workers=False)
                for shard_id, worker in enumerate(workers)]
@@ -518,18 +518,18 @@ class _Run(NamedTuple):
     everyone: DistributedRows  # every worker (validation rows included)
 
 
-def _global_bins(p: Params, training: ShardActors, n_rows: int, n_outputs: int):
+def _global_bins(config: Params, training: ShardActors, n_rows: int, n_outputs: int):
     """Bins and the feature layout learnt from a sample of every worker's rows."""
-    mapper = BinMapper(p.max_bin, p.bin_construct_sample_cnt, p.seed)
-    share = min(1.0, p.bin_construct_sample_cnt / n_rows)
-    sample = np.concatenate(training.ask("sample", share, p.seed))
+    mapper = BinMapper(config.max_bin, config.bin_construct_sample_cnt, config.seed)
+    share = min(1.0, config.bin_construct_sample_cnt / n_rows)
+    sample = np.concatenate(training.ask("sample", share, config.seed))
     mapper.fit(sample)
-    layout = plan_layout(mapper, sample, p.is_enable_sparse, p.enable_bundle, p.max_conflict_rate,
-                         p.sparse_threshold_for(n_outputs))
+    layout = plan_layout(mapper, sample, config.is_enable_sparse, config.enable_bundle, config.max_conflict_rate,
+                         config.sparse_threshold_for(n_outputs))
     return mapper, layout
 
 
-def _prepare(p: Params, actors: ShardActors) -> _Run:
+def _prepare(config: Params, actors: ShardActors) -> _Run:
     """Learn the bins, bin every worker's rows, compute the start score and target scaling from the
     summed label moments, and start every worker's shards.  Workers whose partitions turn out to be
     empty take no further part."""
@@ -543,18 +543,20 @@ def _prepare(p: Params, actors: ShardActors) -> _Run:
     n_features = summaries[0]["n_features"]
     if any(s["n_features"] != n_features for s in summaries):
         raise ValueError("the partitions of X do not all have the same number of features")
-    num_class = p.num_class
-    if p.objective == "multiclass" and num_class == 0:
+    num_class = config.num_class
+    if config.objective == "multiclass" and num_class == 0:
         num_class = int(max(s["label_max"] for s in summaries)) + 1
-    loss, _ = make_loss(p.objective, num_class, p.num_outputs, _label_stub(summaries, num_class, p), None)
-    mapper, layout = _global_bins(p, training, n_rows, loss.n_outputs)
-    moments = np.sum([m for m in actors.ask("setup", p.to_dict(), num_class, mapper, layout) if m is not None], axis=0)
-    if loss.name == "regression" and p.scales_targets(loss.n_outputs):
+    label_stub = _label_stub(summaries, num_class, config)
+    loss, _ = make_loss(config.objective, num_class, config.num_outputs, label_stub, None)
+    mapper, layout = _global_bins(config, training, n_rows, loss.n_outputs)
+    shard_moments = actors.ask("setup", config.to_dict(), num_class, mapper, layout)
+    moments = np.sum([m for m in shard_moments if m is not None], axis=0)
+    if loss.name == "regression" and config.scales_targets(loss.n_outputs):
         loss.standardize(moments)
     scaling = (loss.shift, loss.scale) if loss.name == "regression" and loss.scale is not None else None
-    booster = new_booster(p, loss, n_features, [f"f{i}" for i in range(n_features)], moments)
+    booster = new_booster(config, loss, n_features, [f"f{i}" for i in range(n_features)], moments)
     weighted, missing = any(s["weighted"] for s in summaries), any(s["missing"] for s in summaries)
-    layout_stats = stat_layout(loss, np.ones(1) if weighted else None, p, missing)
+    layout_stats = stat_layout(loss, np.ones(1) if weighted else None, config, missing)
     actors.ask("start", scaling, booster.init_score, layout_stats)
     booster.init_score = loss.unscale(booster.init_score.reshape(1, -1)).reshape(-1)
     n_bins = int(mapper.hist_offsets[-1])
@@ -562,28 +564,28 @@ def _prepare(p: Params, actors: ShardActors) -> _Run:
                 DistributedRows(actors, layout_stats, n_rows, n_bins))
 
 
-def _train_on(p: Params, actors: ShardActors, valid_names: list, n_valid: int, rounds: int,
+def _train_on(config: Params, actors: ShardActors, valid_names: list, n_valid: int, rounds: int,
               callbacks: list) -> Booster:
-    run = _prepare(p, actors)
+    run = _prepare(config, actors)
     valids = [Validation(valid_names[i] if i < len(valid_names) else f"valid_{i}", DistributedEval(run.everyone, i),
                          None) for i in range(n_valid)]
     started = time.perf_counter()
-    booster = boost(p, run.booster, run.loss, run.rows, valids, run.mapper, None, callbacks, rounds,
-                    max(1, p.threads))
+    booster = boost(config, run.booster, run.loss, run.rows, valids, run.mapper, None, callbacks, rounds,
+                    max(1, config.threads))
     booster.dask_traffic = dict(run.rows.traffic, seconds=time.perf_counter() - started,
                                 validation_round_trips=run.everyone.traffic["round_trips"],
                                 direct=run.rows.actors.direct)
     return booster
 
 
-def _label_stub(summaries: list, num_class: int, p: Params) -> np.ndarray:
+def _label_stub(summaries: list, num_class: int, config: Params) -> np.ndarray:
     """A two-row label of the run's shape, for the client's copy of the loss (its n_outputs)."""
     cols = summaries[0]["label_cols"]
-    if p.objective == "multiclass":
+    if config.objective == "multiclass":
         return np.array([0.0, num_class - 1.0])
-    if p.objective in ("binary",):
+    if config.objective in ("binary",):
         return np.array([0.0, 1.0])
-    return np.tile([[0.0], [1.0]], (1, cols)) if cols > 1 or p.objective == "multilabel" else np.array([0.0, 1.0])
+    return np.tile([[0.0], [1.0]], (1, cols)) if cols > 1 or config.objective == "multilabel" else np.array([0.0, 1.0])
 
 
 # ---------------------------------------------------------------------- estimators
@@ -761,8 +763,8 @@ def _make_estimators():
             booster, binary = self.booster_, not self.multilabel_ and self.n_classes_ == 2
 
             def proba(b):
-                p = booster.predict(b, num_iteration=num_iteration)
-                return np.column_stack([1.0 - p, p]) if binary else p
+                prob = booster.predict(b, num_iteration=num_iteration)
+                return np.column_stack([1.0 - prob, prob]) if binary else prob
             return _map_predict(X, proba, self.n_classes_)
 
         def predict(self, X, num_iteration=None):

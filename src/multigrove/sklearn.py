@@ -611,10 +611,10 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         if self.objective == "sparse_hinge":
             raise ValueError("objective 'sparse_hinge' gives scores, not probabilities: use decision_function "
                              "(CSR scores), predict (CSR 0/1, score > 0.5) or predict_top_k")
-        p = self.booster_.predict(Xc, num_iteration=num_iteration)
+        prob = self.booster_.predict(Xc, num_iteration=num_iteration)
         if not self.multilabel_ and self.n_classes_ == 2:
-            return np.column_stack([1.0 - p, p])
-        return p
+            return np.column_stack([1.0 - prob, prob])
+        return prob
 
     def predict(self, X, num_iteration=None, pred_contrib=False):
         """Predicted classes, or a 0/1 matrix for multi-label y; with ``pred_contrib=True`` the SHAP values of

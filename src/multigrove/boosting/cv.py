@@ -67,7 +67,7 @@ def cv(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round: in
         mean over folds and its standard deviation), cut at the best round when early stopping
         stopped the run (so their length is the number of rounds to train on all rows).
     """
-    p = Params.from_dict(params)
+    config = Params.from_dict(params)
     check_training_args(train_set, num_boost_round, least=1)
     if train_set.data is None:
         raise ValueError("cv needs the features of train_set, which a constructed Dataset has released: pass a "
@@ -79,12 +79,12 @@ def cv(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round: in
                              "is not available here")
         if hasattr(cb, "watch_per_output"):
             cb.watch_per_output = False
-    splits = fold_indices(p, train_set, nfold, folds, stratified, shuffle)
+    splits = fold_indices(config, train_set, nfold, folds, stratified, shuffle)
     base = _load_init_model(init_model)
-    with _numba_threads(p.threads) as threads, _verbosity(p.verbosity):
-        runs = _start_folds(p, train_set, splits, int(num_boost_round), feval, threads, base)
+    with _numba_threads(config.threads) as threads, _verbosity(config.verbosity):
+        runs = _start_folds(config, train_set, splits, int(num_boost_round), feval, threads, base)
         try:
-            results = _lockstep(p, runs, cbs, int(num_boost_round), base)
+            results = _lockstep(config, runs, cbs, int(num_boost_round), base)
         finally:
             for _, rounds_run in runs:
                 rounds_run.close()
@@ -93,7 +93,7 @@ def cv(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round: in
     return results
 
 
-def fold_indices(p: Params, train_set: Dataset, nfold: int, folds, stratified: bool, shuffle: bool) -> list:
+def fold_indices(config: Params, train_set: Dataset, nfold: int, folds, stratified: bool, shuffle: bool) -> list:
     """[(training rows, validation rows), ...] of the cross-validation, each checked non-empty."""
     from sklearn.model_selection import KFold, StratifiedKFold  # here: importing multigrove stays light
     n = train_set.n_rows
@@ -101,9 +101,9 @@ def fold_indices(p: Params, train_set: Dataset, nfold: int, folds, stratified: b
         nfold = check_int(nfold, "nfold", 2)
         if nfold > n:
             raise ValueError(f"nfold={nfold} is more than the {n} rows of train_set")
-        seed = p.seed if shuffle else None
+        seed = config.seed if shuffle else None
         label = train_set.label
-        classes = stratified and p.objective in _CLASS_OBJECTIVES and label.ndim == 1
+        classes = stratified and config.objective in _CLASS_OBJECTIVES and label.ndim == 1
         if classes and np.bincount(label.astype(np.int64)).min(initial=n) >= nfold:
             folds = StratifiedKFold(nfold, shuffle=shuffle, random_state=seed).split(np.zeros(n), label)
         else:
@@ -125,12 +125,12 @@ def fold_indices(p: Params, train_set: Dataset, nfold: int, folds, stratified: b
     return out
 
 
-def _start_folds(p: Params, train_set: Dataset, splits: list, rounds: int, feval, threads: int,
+def _start_folds(config: Params, train_set: Dataset, splits: list, rounds: int, feval, threads: int,
                  base: Booster | None) -> list:
     """(booster, rounds generator) of each fold; the whole set is binned first and lends its bins."""
     X, label, weight = train_set.data, train_set.label, train_set.weight
-    loss, _ = make_loss(p.objective, p.num_class, p.num_outputs, label, train_set)
-    train_set.construct(p, loss.n_outputs)
+    loss, _ = make_loss(config.objective, config.num_class, config.num_outputs, label, train_set)
+    train_set.construct(config, loss.n_outputs)
 
     def part(rows, reference):
         return Dataset(X[rows], label[rows], weight=None if weight is None else weight[rows], reference=reference,
@@ -138,12 +138,12 @@ def _start_folds(p: Params, train_set: Dataset, splits: list, rounds: int, feval
     runs = []
     for fit_rows, valid_rows in splits:
         fit_set = part(fit_rows, train_set)
-        runs.append(start_training(p, fit_set, rounds, [part(valid_rows, fit_set)], ["valid"], feval, [], threads,
+        runs.append(start_training(config, fit_set, rounds, [part(valid_rows, fit_set)], ["valid"], feval, [], threads,
                                    copy.deepcopy(base)))
     return runs
 
 
-def _lockstep(p: Params, runs: list, cbs: list, rounds: int, base: Booster | None) -> dict:
+def _lockstep(config: Params, runs: list, cbs: list, rounds: int, base: Booster | None) -> dict:
     """Advance every fold one round at a time; the callbacks see the means over folds."""
     first = 0 if base is None else base.current_iteration()
     results: dict = {}
@@ -157,7 +157,7 @@ def _lockstep(p: Params, runs: list, cbs: list, rounds: int, base: Booster | Non
             results.setdefault(f"valid {metric}-mean", []).append(mean)
             results.setdefault(f"valid {metric}-stdv", []).append(float(values.std()))
             mean_list.append(("valid", metric, mean, higher))
-        env = CallbackEnv(model=handle, params=p.to_dict(model_only=True), iteration=it, begin_iteration=first,
+        env = CallbackEnv(model=handle, params=config.to_dict(model_only=True), iteration=it, begin_iteration=first,
                           end_iteration=first + rounds, evaluation_result_list=mean_list)
         try:
             for cb in cbs:

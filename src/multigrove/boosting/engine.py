@@ -50,9 +50,9 @@ def _verbosity(level: int):
         yield
 
 
-def info(p: Params, message: str) -> None:
+def info(config: Params, message: str) -> None:
     """An info line, printed when verbosity >= 1."""
-    if p.verbosity >= 1:
+    if config.verbosity >= 1:
         print(f"[multigrove] {message}", flush=True)
 
 
@@ -94,11 +94,11 @@ def train(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round:
     Booster
         The trained model; with early stopping, ``best_iteration`` is set.
     """
-    p = Params.from_dict(params)
+    config = Params.from_dict(params)
     check_training_args(train_set, num_boost_round, least=0)
     base = _load_init_model(init_model)
-    with _numba_threads(p.threads) as threads, _verbosity(p.verbosity):
-        return _train(p, train_set, int(num_boost_round), list(valid_sets or []),
+    with _numba_threads(config.threads) as threads, _verbosity(config.verbosity):
+        return _train(config, train_set, int(num_boost_round), list(valid_sets or []),
                       list(valid_names or []), feval, list(callbacks or []), threads, base)
 
 
@@ -157,33 +157,34 @@ def binned_tree(tree: Tree, mapper) -> Tree:
     return dataclasses.replace(tree, threshold_bin=bins)
 
 
-def _train(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: list, feval,
+def _train(config: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: list, feval,
            callbacks: list, threads: int, base: Booster | None = None) -> Booster:
-    booster, rounds_run = start_training(p, ds, rounds, valid_sets, valid_names, feval, callbacks, threads, base)
+    booster, rounds_run = start_training(config, ds, rounds, valid_sets, valid_names, feval, callbacks, threads, base)
     for _ in rounds_run:
         pass
     return booster
 
 
-def start_training(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: list, feval,
+def start_training(config: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: list, feval,
                    callbacks: list, threads: int, base: Booster | None = None):
     """(the Booster, the generator of its rounds: see :func:`boost_rounds`): everything before the first
     round is done (binning, start scores, validation sets); the rounds run as the generator is advanced."""
-    loss, y = make_loss(p.objective, p.num_class, p.num_outputs, ds.label, ds)
+    loss, y = make_loss(config.objective, config.num_class, config.num_outputs, ds.label, ds)
     if loss.sparse_output:
-        return _start_sparse_output(p, loss, y, ds, rounds, valid_sets, valid_names, feval, callbacks, threads, base)
-    if p.target_scaling == "standard" and loss.name != "regression":
+        return _start_sparse_output(config, loss, y, ds, rounds, valid_sets, valid_names, feval, callbacks, threads,
+                                    base)
+    if config.target_scaling == "standard" and loss.name != "regression":
         raise ValueError(f"target_scaling='standard' applies to objective 'regression', got '{loss.name}'")
-    if loss.name == "regression" and p.scales_targets(loss.n_outputs):
+    if loss.name == "regression" and config.scales_targets(loss.n_outputs):
         loss.standardize(loss.moments(y, ds.weight))
     started = time.perf_counter()
     raw_features = ds.data if base is not None else None
-    ds.construct(p, loss.n_outputs)
-    info(p, f"binned {describe_store(ds)} in {time.perf_counter() - started:.2f} s; {loss.n_outputs} outputs")
-    booster = new_booster(p, loss, ds.n_features, ds.feature_names, loss.moments(y, ds.weight))
-    layout = stat_layout(loss, ds.weight, p, bool(np.isnan(y).any()) if y.dtype.kind == "f" else False)
+    ds.construct(config, loss.n_outputs)
+    info(config, f"binned {describe_store(ds)} in {time.perf_counter() - started:.2f} s; {loss.n_outputs} outputs")
+    booster = new_booster(config, loss, ds.n_features, ds.feature_names, loss.moments(y, ds.weight))
+    layout = stat_layout(loss, ds.weight, config, bool(np.isnan(y).any()) if y.dtype.kind == "f" else False)
     rows = TrainingShard(ds.store, y, ds.weight, loss, booster.init_score, layout, threads,
-                         deterministic=p.deterministic)
+                         deterministic=config.deterministic)
     booster.init_score = loss.unscale(booster.init_score.reshape(1, -1)).reshape(-1)  # the model's own units
     first = 0
     if base is not None:
@@ -193,7 +194,7 @@ def start_training(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_
         base.params, base.best_iteration, base.best_score = booster.params, 0, {}
         first, booster = base.current_iteration(), base
     valids = []
-    for name, vs, vy, valid_raw in _validation_sets(p, ds, loss, valid_sets, valid_names, base is not None):
+    for name, vs, vy, valid_raw in _validation_sets(config, ds, loss, valid_sets, valid_names, base is not None):
         if vs is ds:
             valids.append(Validation(name, rows, ds))
             continue
@@ -201,11 +202,11 @@ def start_training(p: Params, ds: Dataset, rounds: int, valid_sets: list, valid_
         if base is not None:
             valid_rows.scores[...] = loss.rescale(_start_scores(base, vs, valid_raw))
         valids.append(Validation(name, valid_rows, vs))
-    return booster, boost_rounds(p, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads,
+    return booster, boost_rounds(config, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads,
                                  first)
 
 
-def _validation_sets(p: Params, ds: Dataset, loss: Loss, valid_sets: list, valid_names: list, keep_raw: bool):
+def _validation_sets(config: Params, ds: Dataset, loss: Loss, valid_sets: list, valid_names: list, keep_raw: bool):
     """(name, Dataset binned with the training bins, its label as the loss takes it, its raw features when
     ``keep_raw``) for each validation set; the training set itself comes back as it is."""
     for i, vs in enumerate(valid_sets):
@@ -220,7 +221,7 @@ def _validation_sets(p: Params, ds: Dataset, loss: Loss, valid_sets: list, valid
         if vs.reference is not ds and vs.bin_mapper is None:
             vs.reference = ds  # bin it with the training bins
         valid_raw = vs.data if keep_raw else None
-        vs.construct(p, loss.n_outputs)
+        vs.construct(config, loss.n_outputs)
         if vs.bin_mapper is not ds.bin_mapper:
             raise ValueError(f"validation set '{name}' was binned with other bins: build it with reference=train_set")
         vloss = copy.copy(loss)
@@ -231,7 +232,7 @@ def _validation_sets(p: Params, ds: Dataset, loss: Loss, valid_sets: list, valid
         yield name, vs, vy, valid_raw
 
 
-def _start_sparse_output(p: Params, loss: Loss, y, ds: Dataset, rounds: int, valid_sets: list, valid_names: list,
+def _start_sparse_output(config: Params, loss: Loss, y, ds: Dataset, rounds: int, valid_sets: list, valid_names: list,
                          feval, callbacks: list, threads: int, base: Booster | None):
     """Training with a sparse-output objective: labels, scores and gradients stay CSR
     (boosting/sparse_output.py); the boosting loop and the grower are the ones of every objective."""
@@ -242,39 +243,40 @@ def _start_sparse_output(p: Params, loss: Loss, y, ds: Dataset, rounds: int, val
         raise ValueError(f"feval is not available with objective '{loss.name}': its scores are sparse; use "
                          "metric='precision_at_k' or 'ndcg_at_k'")
     started = time.perf_counter()
-    ds.construct(p, loss.n_outputs)
-    info(p, f"binned {describe_store(ds)} in {time.perf_counter() - started:.2f} s; {loss.n_outputs} sparse outputs "
-            f"({y.nnz / max(ds.n_rows, 1):.1f} labels per row)")
-    booster = new_booster(p, loss, ds.n_features, ds.feature_names, loss.moments(y, ds.weight))
-    rows = SparseOutputShard(ds.store, y, ds.weight, loss, threads, deterministic=p.deterministic)
+    ds.construct(config, loss.n_outputs)
+    info(config, f"binned {describe_store(ds)} in {time.perf_counter() - started:.2f} s; {loss.n_outputs} sparse "
+                 f"outputs ({y.nnz / max(ds.n_rows, 1):.1f} labels per row)")
+    booster = new_booster(config, loss, ds.n_features, ds.feature_names, loss.moments(y, ds.weight))
+    rows = SparseOutputShard(ds.store, y, ds.weight, loss, threads, deterministic=config.deterministic)
     valids = []
-    for name, vs, vy, _ in _validation_sets(p, ds, loss, valid_sets, valid_names, False):
+    for name, vs, vy, _ in _validation_sets(config, ds, loss, valid_sets, valid_names, False):
         valids.append(Validation(name, rows if vs is ds else SparseEvalShard(vs.store, vy, vs.weight), vs))
-    return booster, boost_rounds(p, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads)
+    return booster, boost_rounds(config, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads)
 
 
-def new_booster(p: Params, loss: Loss, n_features: int, feature_names: list, moments: np.ndarray) -> Booster:
+def new_booster(config: Params, loss: Loss, n_features: int, feature_names: list, moments: np.ndarray) -> Booster:
     """An empty Booster for this objective, with the start score (the optimal constant, from the
     labels' moments: see Loss.moments)."""
-    d = loss.n_outputs
+    n_outputs = loss.n_outputs
     booster = Booster()
-    booster.objective, booster.n_features, booster.n_outputs = loss.name, n_features, d
+    booster.objective, booster.n_features, booster.n_outputs = loss.name, n_features, n_outputs
     booster.num_class = getattr(loss, "num_class", 0)
-    booster.multi_strategy = p.multi_strategy
-    booster.trees_per_iteration = 1 if p.multi_strategy == "multi_output" else d
+    booster.multi_strategy = config.multi_strategy
+    booster.trees_per_iteration = 1 if config.multi_strategy == "multi_output" else n_outputs
     booster.feature_names = list(feature_names)
-    booster.params = p.to_dict(model_only=True)
-    boost = p.boost_from_average and loss.name != "custom"
+    booster.params = config.to_dict(model_only=True)
+    boost = config.boost_from_average and loss.name != "custom"
     # without boost_from_average: 0 in the model's units
-    init = loss.init_from_moments(moments) if boost else loss.rescale(np.zeros((1, d))).reshape(d)
-    booster.init_score = np.asarray(init, dtype=SCORE).reshape(d)  # training units: _train converts it
+    init = loss.init_from_moments(moments) if boost else loss.rescale(np.zeros((1, n_outputs))).reshape(n_outputs)
+    booster.init_score = np.asarray(init, dtype=SCORE).reshape(n_outputs)  # training units: _train converts it
     return booster
 
 
-def stat_layout(loss: Loss, weight: np.ndarray | None, p: Params, missing_labels: bool = False) -> StatLayout:
+def stat_layout(loss: Loss, weight: np.ndarray | None, config: Params, missing_labels: bool = False) -> StatLayout:
     """Where gradients, Hessians and the count live in the statistics matrix (a constant Hessian is
     stored when row weights, GOSS or missing labels change it per cell, else it is not)."""
-    scaled = weight is not None or p.data_sample_strategy == "goss" or missing_labels or p.bagging_temperature > 0
+    scaled = weight is not None or config.data_sample_strategy == "goss" or missing_labels \
+        or config.bagging_temperature > 0
     return StatLayout.make(loss.n_outputs, None if scaled else loss.hess_constant)
 
 
@@ -288,36 +290,36 @@ class Validation(NamedTuple):
     dataset: Any       # what feval receives
 
 
-def boost(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation], mapper, feval,
+def boost(config: Params, booster: Booster, loss: Loss, rows, valids: list[Validation], mapper, feval,
           callbacks: list, rounds: int, threads: int, first: int = 0) -> Booster:
     """The boosting loop over training rows that answer the TrainingShard requests (this process's
     rows; a distributed trainer would pass a proxy over every worker's shard).  Rounds are numbered
     from ``first`` (the rounds of an init model)."""
-    for _ in boost_rounds(p, booster, loss, rows, valids, mapper, feval, callbacks, rounds, threads, first):
+    for _ in boost_rounds(config, booster, loss, rows, valids, mapper, feval, callbacks, rounds, threads, first):
         pass
     return booster
 
 
-def boost_rounds(p: Params, booster: Booster, loss: Loss, rows, valids: list[Validation], mapper, feval,
+def boost_rounds(config: Params, booster: Booster, loss: Loss, rows, valids: list[Validation], mapper, feval,
                  callbacks: list, rounds: int, threads: int, first: int = 0):
     """:func:`boost` one round at a time: a generator that yields each round's evaluation results
     (after the callbacks ran) and ends when training does; cross-validation advances one per fold in
     lockstep.  ``booster`` holds the trees so far."""
-    metrics = p.metric if p.metric is not None else objective_default_metric(p.objective)
+    metrics = config.metric if config.metric is not None else objective_default_metric(config.objective)
     for m in metrics:
         check_metric_fits(m, loss.name, loss.n_outputs)
-    if p.bagging_fraction < 1.0 and p.bagging_freq == 0:
-        warnings.warn(f"bagging_fraction={p.bagging_fraction} has no effect with bagging_freq=0 (rows are drawn "
+    if config.bagging_fraction < 1.0 and config.bagging_freq == 0:
+        warnings.warn(f"bagging_fraction={config.bagging_fraction} has no effect with bagging_freq=0 (rows are drawn "
                       "every bagging_freq rounds): set bagging_freq >= 1", MultigroveWarning, stacklevel=3)
-    make_trees = _TreeMaker(p, rows, mapper.hist_offsets, loss.n_outputs, threads)
-    _warn_without_effect(p, make_trees, loss.n_outputs)
+    make_trees = _TreeMaker(config, rows, mapper.hist_offsets, loss.n_outputs, threads)
+    _warn_without_effect(config, make_trees, loss.n_outputs)
     started = time.perf_counter()
     cbs = sorted(callbacks, key=lambda cb: getattr(cb, "order", 0))
     stops_per_output = [cb for cb in cbs if _stops_per_output(cb, loss)]
     for cb in cbs:  # per_output="auto" resolved for this run
         if hasattr(cb, "watch_per_output"):
             cb.watch_per_output = cb in stops_per_output
-    per_output = p.metric_per_output or bool(stops_per_output) or \
+    per_output = config.metric_per_output or bool(stops_per_output) or \
         any(getattr(cb, "needs_per_output_metrics", False) for cb in cbs)
     if stops_per_output and loss.name not in SEPARABLE:
         raise ValueError(f"early_stopping(per_output=True) needs outputs trained independently (objective "
@@ -331,7 +333,7 @@ def boost_rounds(p: Params, booster: Booster, loss: Loss, rows, valids: list[Val
         for it in range(first, first + rounds):
             rows.compute_gradients()
             new_trees = make_trees(rows, mapper, it)
-            _check_finite(new_trees, p, it)
+            _check_finite(new_trees, config, it)
             for tree in new_trees:
                 booster._append(dataclasses.replace(tree, leaf_value=loss.unscale_leaves(tree.leaf_value,
                                                                                        tree.columns())))
@@ -339,7 +341,7 @@ def boost_rounds(p: Params, booster: Booster, loss: Loss, rows, valids: list[Val
             for v in valids:
                 if v.rows is not rows:
                     v.rows.add_trees(new_trees)
-                results += _evaluate(loss, metrics, p.eval_at, v, feval, per_output, inv_propensity)
+                results += _evaluate(loss, metrics, config.eval_at, v, feval, per_output, inv_propensity)
             for data, metric, value, _ in results:
                 booster.evals_result.setdefault(data, {}).setdefault(metric, []).append(value)
             env = CallbackEnv(model=booster, params=booster.params, iteration=it, begin_iteration=first,
@@ -357,31 +359,31 @@ def boost_rounds(p: Params, booster: Booster, loss: Loss, rows, valids: list[Val
         for cb in cbs:
             getattr(cb, "close", lambda: None)()
     seconds = time.perf_counter() - started
-    info(p, f"{booster.current_iteration()} rounds, {booster.num_trees()} trees in {seconds:.2f} s")
+    info(config, f"{booster.current_iteration()} rounds, {booster.num_trees()} trees in {seconds:.2f} s")
 
 
-def _check_finite(trees: list, p: Params, iteration: int) -> None:
+def _check_finite(trees: list, config: Params, iteration: int) -> None:
     """Stop a diverging run: leaf values turn infinite or NaN once scores outgrow the float32 statistics
     (a learning rate far above 1 makes every round overshoot), and predictions would be NaN."""
     if not all(np.isfinite(tree.leaf_value).all() for tree in trees):
         raise ValueError(f"training diverged in round {iteration}: a tree's leaf values are not finite; "
-                         f"learning_rate={p.learning_rate} is too large for these targets (or targets and "
+                         f"learning_rate={config.learning_rate} is too large for these targets (or targets and "
                          "weights are too large for float32 gradient statistics)")
 
 
-def _warn_without_effect(p: Params, make_trees: "_TreeMaker", n_outputs: int) -> None:
+def _warn_without_effect(config: Params, make_trees: "_TreeMaker", n_outputs: int) -> None:
     """A warning for each parameter the user set that this training cannot use."""
     def warn(message):
         warnings.warn(message, MultigroveWarning, stacklevel=4)
-    setting = f"({n_outputs} outputs, multi_strategy={p.multi_strategy!r})"
-    if "sketch_k" in p.given and make_trees.sketch in ("none", "auto"):
-        warn(f"sketch_k={p.sketch_k} has no effect: splits are scored with sketch={make_trees.sketch!r} {setting}")
-    if "leaf_sparsity" in p.given and p.leaf_sparsity >= n_outputs:
-        warn(f"leaf_sparsity={p.leaf_sparsity} has no effect: it is not below the number of outputs, so every "
+    setting = f"({n_outputs} outputs, multi_strategy={config.multi_strategy!r})"
+    if "sketch_k" in config.given and make_trees.sketch in ("none", "auto"):
+        warn(f"sketch_k={config.sketch_k} has no effect: splits are scored with sketch={make_trees.sketch!r} {setting}")
+    if "leaf_sparsity" in config.given and config.leaf_sparsity >= n_outputs:
+        warn(f"leaf_sparsity={config.leaf_sparsity} has no effect: it is not below the number of outputs, so every "
              f"leaf is dense {setting}")
-    if "sparse_split" in p.given and (make_trees.topk == 0 or make_trees.sketch != "none"):
+    if "sparse_split" in config.given and (make_trees.topk == 0 or make_trees.sketch != "none"):
         why = "splits are scored on a sketch" if make_trees.topk else "leaves are dense (leaf_sparsity)"
-        warn(f"sparse_split={p.sparse_split!r} has no effect: {why} {setting}")
+        warn(f"sparse_split={config.sparse_split!r} has no effect: {why} {setting}")
 
 
 class _TreeMaker:
@@ -389,85 +391,87 @@ class _TreeMaker:
     sketch, leaf values always from the full statistics, dense or k-sparse), or one single-output
     tree per output (one_vs_all)."""
 
-    def __init__(self, p: Params, rows, offsets: np.ndarray, n_outputs: int, threads: int):
-        self.p, self.offsets, self.d = p, offsets, n_outputs
+    def __init__(self, config: Params, rows, offsets: np.ndarray, n_outputs: int, threads: int):
+        self.config, self.offsets, self.n_outputs = config, offsets, n_outputs
         self.layout = rows.layout
-        self.topk = p.leaf_k_for(n_outputs)
+        self.topk = config.leaf_k_for(n_outputs)
         self.sparse_output = isinstance(rows, SparseOutputShard)
-        self.sketch = p.sketch_for(n_outputs)
-        self.num_leaves = p.leaves_for(n_outputs)
-        sketched = p.multi_strategy == "multi_output" and self.sketch != "none"
+        self.sketch = config.sketch_for(n_outputs)
+        self.num_leaves = config.leaves_for(n_outputs)
+        sketched = config.multi_strategy == "multi_output" and self.sketch != "none"
         # with a sketch, splits are scored densely on the sketch and only the leaves are sparse
-        self.cfg = GrowerConfig(num_leaves=self.num_leaves, max_depth=p.depth_limit(),
-                                min_data_in_leaf=p.min_data_for(rows.n_rows),
-                                min_sum_hessian_in_leaf=p.min_sum_hessian_in_leaf, lambda_l2=p.lambda_l2,
-                                min_gain_to_split=p.min_gain_to_split, growth_policy=p.growth_policy,
-                                n_threads=threads, topk=0 if sketched else self.topk,
-                                restricted=p.sparse_split == "restricted", random_strength=p.random_strength,
-                                histogram_pool_bytes=-1 if p.histogram_pool_size < 0 else
-                                int(p.histogram_pool_size * 2 ** 20))
+        self.grower_config = GrowerConfig(
+            num_leaves=self.num_leaves, max_depth=config.depth_limit(),
+            min_data_in_leaf=config.min_data_for(rows.n_rows),
+            min_sum_hessian_in_leaf=config.min_sum_hessian_in_leaf, lambda_l2=config.lambda_l2,
+            min_gain_to_split=config.min_gain_to_split, growth_policy=config.growth_policy, n_threads=threads,
+            topk=0 if sketched else self.topk, restricted=config.sparse_split == "restricted",
+            random_strength=config.random_strength,
+            histogram_pool_bytes=-1 if config.histogram_pool_size < 0 else int(config.histogram_pool_size * 2 ** 20))
         self.growers: dict[StatLayout, TreeGrower] = {}
         self.n_features = offsets.shape[0] - 1
 
-    def _grower(self, lay: StatLayout) -> TreeGrower:
-        if lay not in self.growers:
-            self.growers[lay] = TreeGrower(self.offsets, lay, self.cfg)
-        return self.growers[lay]
+    def _grower(self, layout: StatLayout) -> TreeGrower:
+        if layout not in self.growers:
+            self.growers[layout] = TreeGrower(self.offsets, layout, self.grower_config)
+        return self.growers[layout]
 
     def _sample_spec(self, iteration: int) -> SampleSpec:
-        p = self.p
-        bayesian = dict(temperature=p.bagging_temperature, weight_seed=(p.seed, 4, iteration))
-        if p.data_sample_strategy == "goss":
-            warm_up = int(1.0 / p.learning_rate)  # early gradients are all large: every row (as LightGBM)
+        config = self.config
+        bayesian = dict(temperature=config.bagging_temperature, weight_seed=(config.seed, 4, iteration))
+        if config.data_sample_strategy == "goss":
+            warm_up = int(1.0 / config.learning_rate)  # early gradients are all large: every row (as LightGBM)
             strategy = "goss" if iteration >= warm_up else "all"
-            return SampleSpec(strategy, 1.0, p.top_rate, p.other_rate, (p.seed, 1, iteration))
-        if p.bagging_freq > 0 and p.bagging_fraction < 1.0:  # one draw per period of bagging_freq rounds
-            return SampleSpec("bagging", p.bagging_fraction, 0.0, 0.0, (p.seed, 1, iteration // p.bagging_freq),
-                              **bayesian)
-        return SampleSpec("all", 1.0, 0.0, 0.0, (p.seed,), **bayesian)
+            return SampleSpec(strategy, 1.0, config.top_rate, config.other_rate, (config.seed, 1, iteration))
+        if config.bagging_freq > 0 and config.bagging_fraction < 1.0:  # one draw per period of bagging_freq rounds
+            period = iteration // config.bagging_freq
+            return SampleSpec("bagging", config.bagging_fraction, 0.0, 0.0, (config.seed, 1, period), **bayesian)
+        return SampleSpec("all", 1.0, 0.0, 0.0, (config.seed,), **bayesian)
 
-    def _grow(self, rows, slay: StatLayout, column_rng: np.random.Generator, noise_rng: np.random.Generator,
+    def _grow(self, rows, split_layout: StatLayout, column_rng: np.random.Generator, noise_rng: np.random.Generator,
               column: int | None = None) -> GrownTree:
         rows.begin_tree(self.num_leaves)
-        mask = feature_mask(self.n_features, self.p.feature_fraction, column_rng)
+        mask = feature_mask(self.n_features, self.config.feature_fraction, column_rng)
         grad_sq_sum = 0.0
-        if self.p.random_strength > 0:  # the noise scale: sum of ||g_i||^2 of the tree's outputs (a sketch
+        if self.config.random_strength > 0:  # the noise scale: sum of ||g_i||^2 of the tree's outputs (a sketch
             norms = rows.column_sq_norms()  # of them is unbiased for it)
             grad_sq_sum = float(norms.sum() if column is None else norms[column])
-        return self._grower(slay).grow(rows, mask, noise_rng, grad_sq_sum, rows.candidate_scorer)
+        return self._grower(split_layout).grow(rows, mask, noise_rng, grad_sq_sum, rows.candidate_scorer)
 
     def __call__(self, rows, mapper, iteration: int) -> list[Tree]:
-        p, d = self.p, self.d
+        config, n_outputs = self.config, self.n_outputs
         trees = []
         # a round's draws depend on the seed and the round's number only (continued training repeats them)
-        column_rng = np.random.default_rng((p.seed, 2, iteration))
-        noise_rng = np.random.default_rng((p.seed, 3, iteration))
-        if p.multi_strategy == "multi_output":
-            sketch_rng = np.random.default_rng((p.seed, 0, iteration))
-            plan = plan_sketch(self.sketch, p.sketch_k, d, sketch_rng, rows.column_sq_norms, rows.gram_product)
-            slay = rows.set_split_statistics(plan)
+        column_rng = np.random.default_rng((config.seed, 2, iteration))
+        noise_rng = np.random.default_rng((config.seed, 3, iteration))
+        if config.multi_strategy == "multi_output":
+            sketch_rng = np.random.default_rng((config.seed, 0, iteration))
+            plan = plan_sketch(self.sketch, config.sketch_k, n_outputs, sketch_rng, rows.column_sq_norms,
+                               rows.gram_product)
+            split_layout = rows.set_split_statistics(plan)
             rows.draw_rows(self._sample_spec(iteration))
-            grown = self._grow(rows, slay, column_rng, noise_rng)
+            grown = self._grow(rows, split_layout, column_rng, noise_rng)
             if self.sparse_output:  # k-sparse leaves from the sparse gradients (GBDT-Sparse eq. 19)
-                cols, values = rows.sparse_leaf_values(grown.n_leaves, self.topk, p.lambda_l2, p.learning_rate)
+                cols, values = rows.sparse_leaf_values(grown.n_leaves, self.topk, config.lambda_l2,
+                                                       config.learning_rate)
                 trees.append(_make_tree(grown, mapper, values, np.zeros(0, np.int32), cols))
                 rows.apply_tree(trees[-1])
                 return trees
-            sums = grown.leaf_sums if slay is self.layout else rows.leaf_sums(grown.n_leaves)
+            sums = grown.leaf_sums if split_layout is self.layout else rows.leaf_sums(grown.n_leaves)
             if self.topk:
-                cols, values = sparse_leaf_values(sums, self.layout, p.lambda_l2, p.learning_rate, self.topk)
+                cols, values = sparse_leaf_values(sums, self.layout, config.lambda_l2, config.learning_rate, self.topk)
                 trees.append(_make_tree(grown, mapper, values, np.zeros(0, np.int32), cols))
             else:
-                values = dense_leaf_values(sums, self.layout, p.lambda_l2, p.learning_rate)
-                trees.append(_make_tree(grown, mapper, values, np.arange(d, dtype=np.int32), None))
+                values = dense_leaf_values(sums, self.layout, config.lambda_l2, config.learning_rate)
+                trees.append(_make_tree(grown, mapper, values, np.arange(n_outputs, dtype=np.int32), None))
             rows.apply_tree(trees[-1])
             return trees
         rows.set_split_statistics(FULL)
-        rows.draw_rows(self._sample_spec(iteration))  # one sample for the round's d trees
-        for col in range(d):
-            slay = rows.set_split_statistics(OutputColumn(col))
-            grown = self._grow(rows, slay, column_rng, noise_rng, col)
-            values = dense_leaf_values(grown.leaf_sums, slay, p.lambda_l2, p.learning_rate)
+        rows.draw_rows(self._sample_spec(iteration))  # one sample for the round's n_outputs trees
+        for col in range(n_outputs):
+            split_layout = rows.set_split_statistics(OutputColumn(col))
+            grown = self._grow(rows, split_layout, column_rng, noise_rng, col)
+            values = dense_leaf_values(grown.leaf_sums, split_layout, config.lambda_l2, config.learning_rate)
             trees.append(_make_tree(grown, mapper, values, np.array([col], dtype=np.int32), None))
             rows.apply_tree(trees[-1])
         return trees
@@ -533,7 +537,7 @@ def refit_booster(booster: Booster, data, label, weight=None, decay_rate: float 
     if loss.n_outputs != booster.n_outputs:
         raise ValueError(f"label has {loss.n_outputs} outputs, the model {booster.n_outputs}")
     y, mask = observed(y)
-    p = Params.from_dict(booster.params)
+    config = Params.from_dict(booster.params)
     new = copy.deepcopy(booster)
     leaves = booster.predict(X, pred_leaf=True, num_iteration=booster.current_iteration())
     scores = np.tile(new.init_score, (n, 1))
@@ -554,7 +558,7 @@ def refit_booster(booster: Booster, data, label, weight=None, decay_rate: float 
         cols = tree.columns()
         g_sum = np.take_along_axis(np.asarray(member.T @ G), cols, 1)
         h_sum = np.take_along_axis(np.asarray(member.T @ H), cols, 1)
-        fitted = -p.learning_rate * g_sum / np.maximum(h_sum + p.lambda_l2, 1e-300)
+        fitted = -config.learning_rate * g_sum / np.maximum(h_sum + config.lambda_l2, 1e-300)
         reached = counts[:, None] > 0
         tree.leaf_value = np.where(reached, decay_rate * tree.leaf_value + (1 - decay_rate) * fitted, tree.leaf_value)
         tree.leaf_count = counts.astype(np.int64)

@@ -141,7 +141,7 @@ class TreeGrower:
     def __init__(self, hist_offsets: np.ndarray, layout: StatLayout, config: GrowerConfig):
         self.offsets = np.asarray(hist_offsets, dtype=np.int64)
         self.layout = layout
-        self.cfg = config
+        self.config = config
         self.pool = HistogramPool(int(self.offsets[-1]), layout.n_cols)
         hist_bytes = int(self.offsets[-1]) * layout.n_cols * np.dtype(HIST).itemsize
         self._hist_cap = None if config.histogram_pool_bytes < 0 else \
@@ -184,7 +184,7 @@ class TreeGrower:
         scorer : CandidateScorer, optional
             Scores the candidates when the histograms hold no gradient columns (module docstring).
         """
-        cfg = self.cfg
+        config = self.config
         n_features = self.offsets.shape[0] - 1
         self._mask = np.ones(n_features, np.bool_) if feature_mask is None else feature_mask
         self._nodes: list[tuple] = []  # (feature, bin, default_left, gain, count)
@@ -196,28 +196,28 @@ class TreeGrower:
         self._rng = rng
         self._scorer = scorer
         self._noise_scale = 0.0
-        if cfg.random_strength > 0:
+        if config.random_strength > 0:
             if rng is None:
                 raise ValueError("random_strength > 0 needs a random generator (rng)")
-            lay = self.layout
-            h_per_output = lay.h_scale * float(root.total[lay.h_col] if lay.h_stride == 0 else
-                                               np.mean(lay.hess(root.total)))
-            self._noise_scale = cfg.random_strength * grad_sq_sum / h_per_output if h_per_output > 0 else 0.0
-        if cfg.growth_policy == "symmetric":
+            layout = self.layout
+            h_per_output = layout.h_scale * float(root.total[layout.h_col] if layout.h_stride == 0 else
+                                               np.mean(layout.hess(root.total)))
+            self._noise_scale = config.random_strength * grad_sq_sum / h_per_output if h_per_output > 0 else 0.0
+        if config.growth_policy == "symmetric":
             leaves = self._grow_symmetric(builder, root)
             return self._finish(leaves)
         self._evaluate(root, None, self._mask, subtract=False)
-        if cfg.growth_policy == "leafwise":
-            while len(leaves) < cfg.num_leaves:
+        if config.growth_policy == "leafwise":
+            while len(leaves) < config.num_leaves:
                 best = max(leaves, key=lambda lf: lf.gain)
                 if not np.isfinite(best.gain):
                     break
                 leaves += self._split_level(builder, [best], len(leaves))
         else:
             frontier = [root]
-            while frontier and len(leaves) < cfg.num_leaves:
+            while frontier and len(leaves) < config.num_leaves:
                 ready = [lf for lf in sorted(frontier, key=lambda lf: -lf.gain) if np.isfinite(lf.gain)]
-                ready = ready[:cfg.num_leaves - len(leaves)]
+                ready = ready[:config.num_leaves - len(leaves)]
                 for leaf in frontier:
                     if leaf not in ready:
                         self.pool.put(leaf.hist)
@@ -234,10 +234,10 @@ class TreeGrower:
 
     # ------------------------------------------------------------------ internals
     def _can_split(self, depth: int, count: float) -> bool:
-        cfg = self.cfg
-        if cfg.max_depth > 0 and depth >= cfg.max_depth:
+        config = self.config
+        if config.max_depth > 0 and depth >= config.max_depth:
             return False
-        return count >= 2 * cfg.min_data_in_leaf
+        return count >= 2 * config.min_data_in_leaf
 
     def _split_level(self, builder: HistogramBuilder, to_split: list[_Leaf], n_leaves: int) -> list[_Leaf]:
         """Split every leaf of ``to_split`` in one request batch; return the new right children."""
@@ -282,7 +282,7 @@ class TreeGrower:
     def _split_leaf(self, leaf: _Leaf, new_index: int, pinned: list[_Leaf]):
         """Record the split of ``leaf`` (it becomes the left child); return the right child, the
         builder request, the buffer for the smaller child's histogram and what to scan afterwards."""
-        cfg, count_col = self.cfg, self.layout.count_col
+        config, count_col = self.config, self.layout.count_col
         default_left = leaf.default_left
         if not leaf.hist[self.offsets[leaf.feature + 1] - 1, count_col] > 0:
             # no missing value seen here: send future ones to the larger side
@@ -293,7 +293,7 @@ class TreeGrower:
         small, large = (leaf, right) if left_small else (right, leaf)
         can_small = self._can_split(small.depth, small.total[count_col])
         can_large = self._can_split(large.depth, large.total[count_col])
-        if new_index + 1 == cfg.num_leaves or not (can_small or can_large):
+        if new_index + 1 == config.num_leaves or not (can_small or can_large):
             self.pool.put(parent_hist)
             return right, SplitRequest(*request_fields, BUILD_NONE), None, None
         out = self._take_hist(pinned)
@@ -325,8 +325,8 @@ class TreeGrower:
     def _grow_symmetric(self, builder: HistogramBuilder, root: _Leaf) -> list[_Leaf]:
         """Split whole levels by one shared split until max_depth levels or num_leaves leaves are
         reached or no shared split gains more than min_gain_to_split."""
-        cfg = self.cfg
-        depth = cfg.max_depth
+        config = self.config
+        depth = config.max_depth
         leaves = [root]
         offsets = self.offsets
         is_threshold = np.zeros(int(offsets[-1]), np.bool_)  # value bins but the last, allowed features
@@ -334,11 +334,11 @@ class TreeGrower:
             is_threshold[offsets[f]: offsets[f + 1] - 2] = True
         gains = np.empty((2, is_threshold.shape[0]))
         for level in range(depth):
-            if 2 * len(leaves) > cfg.num_leaves:
+            if 2 * len(leaves) > config.num_leaves:
                 break
             gains[:] = 0.0
             leaf_gains = [self._add_level_gains(leaf, gains) for leaf in leaves]
-            candidate = is_threshold & (gains > cfg.min_gain_to_split)
+            candidate = is_threshold & (gains > config.min_gain_to_split)
             if not candidate.any():
                 break
             scores = np.where(candidate, gains, -np.inf)
@@ -346,7 +346,7 @@ class TreeGrower:
                 scores += self._rng.normal(0.0, self._noise_scale * len(leaves), scores.shape)
             direction, flat_bin = divmod(int(np.argmax(scores)), is_threshold.shape[0])
             feature = int(np.searchsorted(offsets, flat_bin, side="right") - 1)
-            last = level + 1 == depth or 4 * len(leaves) > cfg.num_leaves
+            last = level + 1 == depth or 4 * len(leaves) > config.num_leaves
             chosen = None if self._scorer is None else [_finite_or_zero(g[direction, flat_bin]) for g in leaf_gains]
             leaves += self._split_symmetric(builder, leaves, feature, flat_bin - int(offsets[feature]),
                                             bool(direction), last, chosen)
@@ -451,7 +451,7 @@ class TreeGrower:
         leaf.scan_mask = np.empty(n_features, np.bool_)
         self._scorer.candidate_gains(leaf.index, leaf.hist, leaf.total, mask, self.params, gains, leaf.scan_mask)
         feature_best = np.maximum.reduceat(gains.max(axis=0), offsets[:-1])
-        passes = np.isfinite(feature_best) & (feature_best > self.cfg.min_gain_to_split)
+        passes = np.isfinite(feature_best) & (feature_best > self.config.min_gain_to_split)
         if not passes.any():
             return
         score = np.where(passes, feature_best, -np.inf)

@@ -1,6 +1,6 @@
 """Statistic layout and leaf values.
 
-The per-row statistics handed to the grower are one float32 matrix ``S`` (n_rows, C):
+The per-row statistics handed to the grower are one float32 matrix ``stats`` (n_rows, C):
 columns ``0..k-1`` hold gradients, then (unless the Hessian is a constant) ``k`` Hessian
 columns, and last a column of ones that counts rows.  ``StatLayout`` says where each lives,
 so histograms, split scans and leaf values read the same matrix whatever k is.
@@ -37,9 +37,9 @@ class StatLayout(NamedTuple):
         return cls(k, k, 1, 1.0, 2 * k)
 
     def allocate(self, n_rows: int) -> np.ndarray:
-        S = np.empty((n_rows, self.n_cols), dtype=STAT)
-        S[:, self.count_col] = 1.0
-        return S
+        stats = np.empty((n_rows, self.n_cols), dtype=STAT)
+        stats[:, self.count_col] = 1.0
+        return stats
 
     def grad(self, sums: np.ndarray) -> np.ndarray:
         return sums[..., : self.k]

@@ -49,8 +49,8 @@ def _cells(metric: str, y: np.ndarray, prob: np.ndarray) -> np.ndarray:
     if metric in ("l2", "rmse"):
         return (prob - y) ** 2
     if metric in ("binary_logloss", "multilabel_logloss"):
-        p = np.clip(prob, _EPS, 1 - _EPS)
-        return -(y * np.log(p) + (1 - y) * np.log(1 - p))
+        clipped = np.clip(prob, _EPS, 1 - _EPS)
+        return -(y * np.log(clipped) + (1 - y) * np.log(1 - clipped))
     return ((prob > 0.5) != (y > 0.5)).astype(np.float64)
 
 
@@ -101,9 +101,9 @@ def metric_parts(metric: str, y: np.ndarray, raw: np.ndarray, prob: np.ndarray, 
 
 def finish(parts: list[MetricPart]) -> list[tuple[str, float, bool]]:
     out = []
-    for p in parts:
-        value = p.num / p.den if p.den > 0 else float("nan")
-        out.append((p.name, float(np.sqrt(value)) if p.root else float(value), p.higher_better))
+    for part in parts:
+        value = part.num / part.den if part.den > 0 else float("nan")
+        out.append((part.name, float(np.sqrt(value)) if part.root else float(value), part.higher_better))
     return out
 
 

@@ -81,7 +81,7 @@ class TrainingShard:
         self.shard_id = shard_id
         self.init_score = np.asarray(init_score, dtype=SCORE).copy()  # in training units
         self.scores = np.tile(self.init_score, (n, 1))
-        self.S = layout.allocate(n)
+        self.stats = layout.allocate(n)
         # a constant Hessian stored as columns (weighted, scaled by GOSS, or masked): c * w, rewritten every round
         self._const_h = None
         if layout.h_stride and loss.hess_constant is not None:
@@ -94,7 +94,7 @@ class TrainingShard:
         self._frozen = np.zeros(0, np.int64)
         self.builder = LocalBuilder(store, n_threads, deterministic)
         self._buffers: dict[StatLayout, np.ndarray] = {}
-        self.split_stats = self.S
+        self.split_stats = self.stats
         self._split_layout = layout
         self._no_cols = np.zeros((1, 1), np.int32)
 
@@ -104,11 +104,11 @@ class TrainingShard:
 
     # ------------------------------------------------------------------ gradients and sketches
     def _grad(self) -> np.ndarray:
-        return self.S[:, : self.layout.k]
+        return self.stats[:, : self.layout.k]
 
     def _hess(self) -> np.ndarray | None:
-        lay = self.layout
-        return self.S[:, lay.h_col: lay.h_col + lay.k] if lay.h_stride else None
+        layout = self.layout
+        return self.stats[:, layout.h_col: layout.h_col + layout.k] if layout.h_stride else None
 
     def compute_gradients(self) -> None:
         """Gradients and Hessians of the loss at the current scores, times the row weights."""
@@ -140,24 +140,25 @@ class TrainingShard:
 
     def set_split_statistics(self, spec: SketchPlan | OutputColumn) -> StatLayout:
         """Choose the statistics the next tree's splits are scored on; return their layout."""
-        lay = self.layout
-        slay = self._split_layout = split_layout(lay, spec)
-        if slay is lay:
-            self.split_stats = self.S
-            return lay
-        if slay not in self._buffers:
-            self._buffers[slay] = slay.allocate(self.n_rows)
-        buf = self._buffers[slay]
+        layout = self.layout
+        splits_layout = self._split_layout = split_layout(layout, spec)
+        if splits_layout is layout:
+            self.split_stats = self.stats
+            return layout
+        if splits_layout not in self._buffers:
+            self._buffers[splits_layout] = splits_layout.allocate(self.n_rows)
+        buf = self._buffers[splits_layout]
         H = self._hess()
-        out_h = buf[:, slay.h_col: slay.count_col] if slay.h_stride or slay.count_col > slay.h_col else None
+        has_hess = splits_layout.h_stride or splits_layout.count_col > splits_layout.h_col
+        out_h = buf[:, splits_layout.h_col: splits_layout.count_col] if has_hess else None
         if isinstance(spec, OutputColumn):
-            buf[:, 0] = self.S[:, spec.column]
+            buf[:, 0] = self.stats[:, spec.column]
             if out_h is not None:
                 out_h[:, 0] = H[:, spec.column]
         else:
-            apply_sketch(spec, self._grad(), H, buf[:, : slay.k], out_h)
+            apply_sketch(spec, self._grad(), H, buf[:, : splits_layout.k], out_h)
         self.split_stats = buf
-        return slay
+        return splits_layout
 
     def draw_rows(self, spec: SampleSpec) -> None:
         """Draw the rows of this round's trees; GOSS multiplies the drawn small-gradient rows' gradients
@@ -167,8 +168,9 @@ class TrainingShard:
         if spec.strategy == "bagging":
             self.sample = bagging_rows(self.n_rows, spec.bagging_fraction, rng)
         elif spec.strategy == "goss":
-            slay = self._split_layout
-            sample = goss_rows(row_magnitudes(self.split_stats[:, : slay.k]), spec.top_rate, spec.other_rate, rng)
+            splits_layout = self._split_layout
+            magnitudes = row_magnitudes(self.split_stats[:, : splits_layout.k])
+            sample = goss_rows(magnitudes, spec.top_rate, spec.other_rate, rng)
             if sample.amplified is not None:  # gradients and Hessians, not the count column
                 self._amplify(sample.amplified, np.float32(sample.factor))
             self.sample = sample
@@ -180,14 +182,14 @@ class TrainingShard:
 
     def _amplify(self, rows: np.ndarray, factor: np.float32) -> None:
         """Multiply the statistics (full and split) of ``rows`` by factor, all but the count column."""
-        scale_rows(self.S, rows, self.layout.count_col, factor)
-        if self.split_stats is not self.S:
+        scale_rows(self.stats, rows, self.layout.count_col, factor)
+        if self.split_stats is not self.stats:
             scale_rows(self.split_stats, rows, self._split_layout.count_col, factor)
 
     def _weigh(self, weights: np.ndarray) -> None:
         """Multiply every row's statistics (full and split) by its weight, all but the count column."""
-        scale_rows_by(self.S, weights, self.layout.count_col)
-        if self.split_stats is not self.S:
+        scale_rows_by(self.stats, weights, self.layout.count_col)
+        if self.split_stats is not self.stats:
             scale_rows_by(self.split_stats, weights, self._split_layout.count_col)
 
     # ------------------------------------------------------------------ the builder
@@ -209,7 +211,7 @@ class TrainingShard:
         splits were scored on a sketch)."""
         rows, start, end = self.builder.leaf_segments(n_leaves)
         out = np.empty((n_leaves, self.layout.n_cols), dtype=HIST)
-        segment_sums(rows, start, end, self.S, out)
+        segment_sums(rows, start, end, self.stats, out)
         return out
 
     def apply_tree(self, tree: Tree) -> None:

@@ -124,9 +124,9 @@ def plan_sketch(method: str, k: int, d: int, rng: np.random.Generator,
     if method == "random_sampling":
         norms2 = column_sq_norms()
         total = norms2.sum()
-        p = norms2 / total if total > 0 else np.full(d, 1.0 / d)
-        cols = rng.choice(d, size=k, replace=True, p=p)
-        return SketchPlan(cols, (1.0 / np.sqrt(k * p[cols])).astype(np.float32), None)
+        probability = norms2 / total if total > 0 else np.full(d, 1.0 / d)
+        cols = rng.choice(d, size=k, replace=True, p=probability)
+        return SketchPlan(cols, (1.0 / np.sqrt(k * probability[cols])).astype(np.float32), None)
     if method == "random_projection":
         return SketchPlan(None, None, rng.normal(scale=1.0 / np.sqrt(k), size=(d, k)).astype(np.float32))
     return SketchPlan(None, None, top_right_singular_vectors(gram_product, d, k, rng).astype(np.float32))

@@ -38,24 +38,24 @@ def sample_rows(n_rows: int, sample_cnt: int, seed: int) -> np.ndarray | None:
     return np.sort(np.random.default_rng(seed).choice(n_rows, sample_cnt, replace=False))
 
 
-def _distinct_values(S) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _distinct_values(sample) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(feature, value, count) of every distinct non-missing value of every feature of the sample,
     sorted by feature then value, and each feature's NaN count.  Implicit zeros of a sparse sample
     count as the value 0."""
-    n, F = S.shape
-    if sp.issparse(S):
-        feats = np.repeat(np.arange(F), np.diff(S.indptr))
-        vals = np.asarray(S.data, dtype=np.float64)
+    n, F = sample.shape
+    if sp.issparse(sample):
+        feats = np.repeat(np.arange(F), np.diff(sample.indptr))
+        vals = np.asarray(sample.data, dtype=np.float64)
         missing = np.isnan(vals)
         n_missing = np.bincount(feats[missing], minlength=F)
-        implicit = n - np.diff(S.indptr)
+        implicit = n - np.diff(sample.indptr)
         feats = np.concatenate([feats[~missing], np.flatnonzero(implicit)])
         vals = np.concatenate([vals[~missing], np.zeros(np.count_nonzero(implicit))])
         weights = np.concatenate([np.ones(feats.size - np.count_nonzero(implicit), np.int64), implicit[implicit > 0]])
         order = np.lexsort((vals, feats))
         feats, vals, weights = feats[order], vals[order], weights[order]
     else:  # each column sorted in place: (feature, value) order without a global sort
-        vals = np.sort(np.asarray(S, dtype=np.float64), axis=0).T.reshape(-1)  # NaN sorts last
+        vals = np.sort(np.asarray(sample, dtype=np.float64), axis=0).T.reshape(-1)  # NaN sorts last
         feats = np.repeat(np.arange(F), n)
         missing = np.isnan(vals)
         n_missing = np.bincount(feats[missing], minlength=F)
@@ -95,12 +95,12 @@ class BinMapper:
 
     def fit(self, X) -> "BinMapper":
         """Learn the bins from X's sample (dense array, or any scipy.sparse matrix: never densified)."""
-        S = self.sample(X)
-        if sp.issparse(S):
-            S = sp.csc_matrix(S)
-            S.sort_indices()
-        n_sample, F = S.shape
-        feats, vals, counts, self.missing_count = _distinct_values(S)
+        rows_sample = self.sample(X)
+        if sp.issparse(rows_sample):
+            rows_sample = sp.csc_matrix(rows_sample)
+            rows_sample.sort_indices()
+        n_sample, F = rows_sample.shape
+        feats, vals, counts, self.missing_count = _distinct_values(rows_sample)
         n_distinct = np.bincount(feats, minlength=F)
         starts = np.concatenate([[0], np.cumsum(n_distinct)])
         # few distinct values (the usual case for sparse features): a bin each, cut halfway between

@@ -63,12 +63,12 @@ def _nondefault_rows(mapper: BinMapper, sample, features: np.ndarray) -> tuple[n
     wanted = np.zeros(F, np.bool_)
     wanted[features] = True
     if sp.issparse(sample):
-        S = sp.csc_matrix(sample)
-        S.sort_indices()
-        feats = np.repeat(np.arange(F), np.diff(S.indptr))
-        bins = mapper.bin_values(S.data, feats)
+        by_column = sp.csc_matrix(sample)
+        by_column.sort_indices()
+        feats = np.repeat(np.arange(F), np.diff(by_column.indptr))
+        bins = mapper.bin_values(by_column.data, feats)
         keep = wanted[feats] & (bins != mapper.default_bin[feats])
-        feats, rows = feats[keep], S.indices[keep].astype(np.int64)
+        feats, rows = feats[keep], by_column.indices[keep].astype(np.int64)
     else:
         B = mapper.transform(np.ascontiguousarray(sample))[:, features]
         cols, rows = np.nonzero((B != mapper.default_bin[features]).T)  # by feature, rows ascending

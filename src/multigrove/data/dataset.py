@@ -19,12 +19,12 @@ def dataset_params(params: Mapping[str, Any] | None) -> dict:
     training-only parameters refused)."""
     if not params:
         return {}
-    p = Params.from_dict(params)
-    other = sorted(p.given - set(DATASET_PARAMS))
+    config = Params.from_dict(params)
+    other = sorted(config.given - set(DATASET_PARAMS))
     if other:
         raise ValueError(f"Dataset(params=...) takes binning parameters {DATASET_PARAMS}; '{other[0]}' is a "
                          "training parameter: pass it to train()")
-    return {name: getattr(p, name) for name in p.given}
+    return {name: getattr(config, name) for name in config.given}
 
 
 class Dataset:

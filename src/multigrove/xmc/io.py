@@ -333,10 +333,10 @@ def read_xmc(path) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     if header is None:
         raise ValueError(f"{fname}: empty file; expected a header line 'N D L'")
     parts = header.split()
-    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+    if len(parts) != 3 or not all(field.isdigit() for field in parts):
         raise ValueError(f"{fname}, line {line}: expected the header 'N D L' (rows, features, labels as "
                          f"integers), got {header[:80]!r}")
-    n, d, n_labels = (int(p) for p in parts)
+    n, d, n_labels = (int(field) for field in parts)
     row_line, lab_indptr, lab_idx, feat_indptr, feat_idx, feat_val = _parse_rows(fname, buf, pos, line + 1, n)
     if row_line.shape[0] != n:
         raise ValueError(f"{fname}: the header declares {n} rows but the file holds {row_line.shape[0]}")

@@ -125,17 +125,17 @@ def top_k(Y_pred, k: int, n_labels: int | None = None) -> tuple[np.ndarray, np.n
         topk_csr_rows(P.indptr.astype(np.int64), P.indices.astype(np.int64), P.data.astype(np.float64),
                       k, out_i, out_v)
         return out_i, out_v
-    S = np.asarray(Y_pred)
-    if S.ndim != 2 or not np.issubdtype(S.dtype, np.number):
+    scores = np.asarray(Y_pred)
+    if scores.ndim != 2 or not np.issubdtype(scores.dtype, np.number):
         raise ValueError(f"Y_pred must be a 2-D score array, a CSR matrix or an (indices, scores) pair, "
-                         f"got {type(Y_pred).__name__} of shape {getattr(S, 'shape', None)}")
-    if n_labels is not None and S.shape[1] != n_labels:
-        raise ValueError(f"Y_pred has {S.shape[1]} columns but Y_true has {n_labels} labels")
-    n = S.shape[0]
+                         f"got {type(Y_pred).__name__} of shape {getattr(scores, 'shape', None)}")
+    if n_labels is not None and scores.shape[1] != n_labels:
+        raise ValueError(f"Y_pred has {scores.shape[1]} columns but Y_true has {n_labels} labels")
+    n = scores.shape[0]
     out_i = np.empty((n, k), np.int64)
     out_v = np.empty((n, k), np.float64)
     for s in range(0, n, _CHUNK):
-        chunk = np.ascontiguousarray(S[s:s + _CHUNK], dtype=np.float64)
+        chunk = np.ascontiguousarray(scores[s:s + _CHUNK], dtype=np.float64)
         if np.isnan(chunk).any():
             raise ValueError("Y_pred scores contain NaN")
         topk_dense_rows(chunk, k, out_i[s:s + _CHUNK], out_v[s:s + _CHUNK])
