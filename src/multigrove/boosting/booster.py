@@ -225,11 +225,11 @@ class Booster:
         return out[:, 0] if self.n_outputs == 1 else out
 
     def _contributions(self, X, trees: list[Tree], with_start: bool) -> np.ndarray:
-        """SHAP values (n, F + 1, d) of the raw score of these trees (see predict)."""
-        n, d = X.shape[0], self.n_outputs
-        out = np.zeros((n, self.n_features + 1, d))
-        base = (self.init_score if with_start else np.zeros(d)) + \
-            sum((t.expected_value(d) for t in trees), np.zeros(d))
+        """SHAP values (n, F + 1, n_outputs) of the raw score of these trees (see predict)."""
+        n, n_outputs = X.shape[0], self.n_outputs
+        out = np.zeros((n, self.n_features + 1, n_outputs))
+        base = (self.init_score if with_start else np.zeros(n_outputs)) + \
+            sum((t.expected_value(n_outputs) for t in trees), np.zeros(n_outputs))
         out[:, -1, :] = base
         if trees and n:
             s = stack_trees(trees)
@@ -242,7 +242,7 @@ class Booster:
                           s["node_default_left"], s["node_left"], s["node_right"], fraction, s["tree_node_offset"],
                           s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"], s["leaf_vals"], depth,
                           out[lo: lo + _CONTRIB_BLOCK])
-        return out[:, :, 0] if d == 1 else out
+        return out[:, :, 0] if n_outputs == 1 else out
 
     def _top_k(self, X, trees: list[Tree], k: int, raw_score: bool, with_start: bool) -> tuple:
         """(indices, scores) of every row's k best outputs (see predict)."""
@@ -391,11 +391,12 @@ class Booster:
             raise ValueError(f"{where} fails its sha256 checksum: the file was edited or corrupted")
         self._from_model_dict(model, where)
 
-    def _from_model_dict(self, m: dict, where: str) -> None:
+    def _from_model_dict(self, model: dict, where: str) -> None:
         def need(key, kind):
-            if key not in m or not isinstance(m[key], kind) or isinstance(m[key], bool) and kind is not bool:
+            value = model.get(key)
+            if key not in model or not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
                 raise ValueError(f"{where}: field '{key}' is missing or not a {getattr(kind, '__name__', kind)}")
-            return m[key]
+            return model[key]
         objective = need("objective", str)
         if objective not in _LINKS:
             raise ValueError(f"{where}: unknown objective {objective!r}")
@@ -424,7 +425,7 @@ class Booster:
         self.init_score = init
         self.feature_names = [str(n) for n in names]
         self.best_iteration = need("best_iteration", int)
-        per_output = m.get("output_best_iteration")
+        per_output = model.get("output_best_iteration")
         if per_output is not None and (not isinstance(per_output, list) or len(per_output) != n_outputs
                                        or not all(isinstance(b, int) and b >= 0 for b in per_output)):
             raise ValueError(f"{where}: output_best_iteration must be {n_outputs} integers >= 0")

@@ -54,7 +54,7 @@ def log_evaluation(period: int = 1, show_stdv: bool = False) -> Callable:
 
     def _callback(env: CallbackEnv) -> None:
         if period > 0 and env.evaluation_result_list and (env.iteration + 1) % period == 0:
-            res = "\t".join(f"{d}'s {m}: {v:g}" for d, m, v, _ in env.evaluation_result_list)
+            res = "\t".join(f"{data}'s {metric}: {value:g}" for data, metric, value, _ in env.evaluation_result_list)
             print(f"[{env.iteration + 1}]\t{res}")
     _callback.order = 10
     return _callback
@@ -232,7 +232,8 @@ def progress_bar(total: int | None = None, desc: str = "boosting") -> Callable:
         bar = state["bar"]
         bar.update(1)
         if env.evaluation_result_list:
-            bar.set_postfix({f"{d}:{m}": f"{v:.4g}" for d, m, v, _ in env.evaluation_result_list[:3]})
+            shown = env.evaluation_result_list[:3]
+            bar.set_postfix({f"{data}:{metric}": f"{value:.4g}" for data, metric, value, _ in shown})
 
     def _close() -> None:
         bar = state.pop("bar", None)

@@ -306,8 +306,8 @@ def boost_rounds(config: Params, booster: Booster, loss: Loss, rows, valids: lis
     (after the callbacks ran) and ends when training does; cross-validation advances one per fold in
     lockstep.  ``booster`` holds the trees so far."""
     metrics = config.metric if config.metric is not None else objective_default_metric(config.objective)
-    for m in metrics:
-        check_metric_fits(m, loss.name, loss.n_outputs)
+    for metric in metrics:
+        check_metric_fits(metric, loss.name, loss.n_outputs)
     if config.bagging_fraction < 1.0 and config.bagging_freq == 0:
         warnings.warn(f"bagging_fraction={config.bagging_fraction} has no effect with bagging_freq=0 (rows are drawn "
                       "every bagging_freq rounds): set bagging_freq >= 1", MultigroveWarning, stacklevel=3)

@@ -467,14 +467,14 @@ class TreeGrower:
 
     def _finish(self, leaves: list[_Leaf]) -> GrownTree:
         leaves = sorted(leaves, key=lambda lf: lf.index)
-        m = len(self._nodes)
+        n_internal = len(self._nodes)
         nodes = self._nodes
         return GrownTree(
             split_feature=np.array([x[0] for x in nodes], dtype=np.int32),
             threshold_bin=np.array([x[1] for x in nodes], dtype=np.int32),
             default_left=np.array([x[2] for x in nodes], dtype=np.bool_),
-            left_child=np.array([c[0] for c in self._children], dtype=np.int32).reshape(m),
-            right_child=np.array([c[1] for c in self._children], dtype=np.int32).reshape(m),
+            left_child=np.array([c[0] for c in self._children], dtype=np.int32).reshape(n_internal),
+            right_child=np.array([c[1] for c in self._children], dtype=np.int32).reshape(n_internal),
             split_gain=np.array([x[3] for x in nodes], dtype=np.float64),
             internal_count=np.array([x[4] for x in nodes], dtype=np.int64),
             leaf_sums=np.array([lf.total for lf in leaves]),

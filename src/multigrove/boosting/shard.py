@@ -228,11 +228,11 @@ class TrainingShard:
         return _parts(self.loss, metrics, eval_at, self.y, self.scores, self.w, per_output, self.mask, inv_propensity)
 
     def label_counts(self) -> tuple[np.ndarray, int]:
-        """(the rows carrying each output's label (d,), the rows): the ranking objectives' label counts,
+        """(the rows carrying each output's label (n_outputs,), the rows): the ranking objectives' label counts,
         from which PSP@k's propensities come."""
-        d = self.scores.shape[1]
+        n_outputs = self.scores.shape[1]
         if self.y.ndim == 1:  # class ids
-            return np.bincount(self.y.astype(np.int64), minlength=d).astype(np.float64), self.n_rows
+            return np.bincount(self.y.astype(np.int64), minlength=n_outputs).astype(np.float64), self.n_rows
         return (self.y != 0).sum(axis=0).astype(np.float64), self.n_rows
 
 

@@ -113,9 +113,10 @@ class LEMLProjection(TransformerMixin, BaseEstimator):
         rhs = (X.T @ (Y @ H)) @ Q
         start = W @ Q
         out = np.empty_like(start)
-        d = X.shape[1]
+        n_features = X.shape[1]
         for j, e in enumerate(eigenvalues):
-            op = LinearOperator((d, d), matvec=lambda v, e=e: e * (X.T @ (X @ v)) + lam * v, dtype=np.float64)
+            op = LinearOperator((n_features, n_features), matvec=lambda v, e=e: e * (X.T @ (X @ v)) + lam * v,
+                                dtype=np.float64)
             out[:, j], _ = cg(op, rhs[:, j], x0=start[:, j], maxiter=int(self.cg_iter))
         return out @ Q.T
 

@@ -336,13 +336,14 @@ def read_xmc(path) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     if len(parts) != 3 or not all(field.isdigit() for field in parts):
         raise ValueError(f"{fname}, line {line}: expected the header 'N D L' (rows, features, labels as "
                          f"integers), got {header[:80]!r}")
-    n, d, n_labels = (int(field) for field in parts)
+    n, n_columns, n_labels = (int(field) for field in parts)
     row_line, lab_indptr, lab_idx, feat_indptr, feat_idx, feat_val = _parse_rows(fname, buf, pos, line + 1, n)
     if row_line.shape[0] != n:
         raise ValueError(f"{fname}: the header declares {n} rows but the file holds {row_line.shape[0]}")
-    _check_range(fname, "feature", feat_indptr, feat_idx, d, row_line, f" (the header declares D = {d})")
+    _check_range(fname, "feature", feat_indptr, feat_idx, n_columns, row_line,
+                 f" (the header declares D = {n_columns})")
     _check_range(fname, "label", lab_indptr, lab_idx, n_labels, row_line, f" (the header declares L = {n_labels})")
-    X = _to_csr(fname, "feature", feat_indptr, feat_idx, feat_val, d, row_line)
+    X = _to_csr(fname, "feature", feat_indptr, feat_idx, feat_val, n_columns, row_line)
     Y = _to_csr(fname, "label", lab_indptr, lab_idx, np.ones(lab_idx.shape[0]), n_labels, row_line)
     return X, Y
 
@@ -382,15 +383,15 @@ def read_libsvm(path, n_features: int | None = None, n_labels: int | None = None
             raise ValueError(f"{fname}, line {row_line[row]}: feature index 0 in a file read as 1-based "
                              "(pass zero_based=True)")
         feat_idx = feat_idx - 1
-    d = int(feat_idx.max()) + 1 if feat_idx.size else 0
+    n_columns = int(feat_idx.max()) + 1 if feat_idx.size else 0
     if n_features is not None:
         _check_range(fname, "feature", feat_indptr, feat_idx, n_features, row_line, f" (n_features={n_features})")
-        d = n_features
+        n_columns = n_features
     n_lab = int(lab_idx.max()) + 1 if lab_idx.size else 0
     if n_labels is not None:
         _check_range(fname, "label", lab_indptr, lab_idx, n_labels, row_line, f" (n_labels={n_labels})")
         n_lab = n_labels
-    X = _to_csr(fname, "feature", feat_indptr, feat_idx, feat_val, d, row_line)
+    X = _to_csr(fname, "feature", feat_indptr, feat_idx, feat_val, n_columns, row_line)
     Y = _to_csr(fname, "label", lab_indptr, lab_idx, np.ones(lab_idx.shape[0]), n_lab, row_line)
     return X, Y
 
@@ -554,16 +555,16 @@ def write_mulan(path, X, Y, xml_path=None, relation: str = "multigrove") -> None
         The ARFF relation name.
     """
     X, Y = _as_pair(X, Y)
-    d, L = X.shape[1], Y.shape[1]
+    n_features, L = X.shape[1], Y.shape[1]
     with _atomic_text(path) as fh:
         fh.write(f"@relation {relation}\n\n")
-        fh.writelines(f"@attribute f{j} numeric\n" for j in range(d))
+        fh.writelines(f"@attribute f{j} numeric\n" for j in range(n_features))
         fh.writelines(f"@attribute l{j} {{0,1}}\n" for j in range(L))
         fh.write("\n@data\n")
         for i in range(X.shape[0]):
             s, e = X.indptr[i], X.indptr[i + 1]
             items = [f"{j} {v:.9g}" for j, v in zip(X.indices[s:e].tolist(), X.data[s:e].tolist())]
-            items += [f"{d + j} 1" for j in Y.indices[Y.indptr[i]:Y.indptr[i + 1]].tolist()]
+            items += [f"{n_features + j} 1" for j in Y.indices[Y.indptr[i]:Y.indptr[i + 1]].tolist()]
             fh.write("{" + ",".join(items) + "}\n")
     if xml_path is not None:
         with _atomic_text(xml_path) as fh:
