@@ -192,15 +192,17 @@ def check_label(y, n_rows: int | None, name: str = "label", data_name: str = "th
     return np.ascontiguousarray(y)
 
 
-def check_int(value, name: str, low: int | None = None, high: int | None = None) -> int:
-    """``value`` as an int: TypeError unless it is an integer (bool is not), ValueError outside [low, high]."""
+def check_int(value, name: str, low: int | None = None, high: int | None = None, high_is: str = "") -> int:
+    """``value`` as an int: TypeError unless it is an integer (bool is not), ValueError outside [low, high]
+    (``high_is`` says what the upper bound is, for the message)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {value!r}")
     value = int(value)
     if low is not None and value < low:
         raise ValueError(f"{name} must be >= {low}, got {value}")
     if high is not None and value > high:
-        raise ValueError(f"{name} must be <= {high}, got {value}")
+        bound = f"{high} ({high_is})" if high_is else f"{high}"
+        raise ValueError(f"{name} must be <= {bound}, got {value}")
     return value
 
 

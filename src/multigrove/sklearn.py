@@ -663,7 +663,7 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
             merged sparsely (see :meth:`multigrove.Booster.predict`, ``top_k``); the pair of label ids
             and scores is what ``multigrove.xmc.metrics`` takes.
         """
-        k = check_int(k, "k", 1, self.n_classes_)
+        k = check_int(k, "k", 1, self.n_classes_, "the model's classes or labels")
         if self.objective == "sparse_hinge":
             Xc, _ = self._check_X(X, reset=False)
             return self.booster_.predict(Xc, num_iteration=num_iteration, top_k=k)

@@ -67,7 +67,11 @@ def test_estimator_predict_top_k(multilabel):
     binary = mg.GroveClassifier(n_estimators=5, num_leaves=4).fit(X, names == "cat")
     labels, proba = binary.predict_top_k(X, 2)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
-    with pytest.raises(ValueError, match="k must be <= 3"):
+    with pytest.raises(ValueError, match=r"k must be <= 3 \(the model's classes or labels\), got 4"):
         multi.predict_top_k(X, 4)
     with pytest.raises(ValueError, match="at most one of"):
         clf.booster_.predict(X, top_k=2, pred_leaf=True)
+    n_outputs = clf.booster_.n_outputs
+    message = rf"top_k must be <= {n_outputs} \(the number of outputs\), got {n_outputs + 1}"
+    with pytest.raises(ValueError, match=message):
+        clf.booster_.predict(X, top_k=n_outputs + 1)

@@ -198,8 +198,8 @@ class Booster:
                                  f"{self.n_outputs} sparse outputs would be dense (n_rows x n_features x n_outputs)")
             return self._contributions(X, trees, start_iteration == 0)
         if top_k is not None:
-            return self._top_k(X, trees, check_int(top_k, "top_k", 1, self.n_outputs), raw_score,
-                               start_iteration == 0)
+            top_k = check_int(top_k, "top_k", 1, self.n_outputs, "the number of outputs")
+            return self._top_k(X, trees, top_k, raw_score, start_iteration == 0)
         rows = _raw_rows(X)
         s = self._stacked(trees)
         if pred_leaf or sparse_scores:
