@@ -64,8 +64,8 @@ def test_a_capped_pool_grows_the_trees_of_an_unlimited_one(extra, monkeypatch):
 def test_sparse_features_and_sparse_outputs_under_a_capped_pool(monkeypatch):
     rng = np.random.default_rng(3)
     X = sp.random(2000, 60, density=0.08, format="csr", random_state=3)
-    S = X @ rng.normal(size=(60, 30)) + rng.normal(size=(2000, 30))
-    Y = sp.csr_matrix((S >= np.sort(S, axis=1)[:, [-3]]).astype(np.float32))
+    logits = X @ rng.normal(size=(60, 30)) + rng.normal(size=(2000, 30))
+    Y = sp.csr_matrix((logits >= np.sort(logits, axis=1)[:, [-3]]).astype(np.float32))
     for extra in ({"objective": "sparse_hinge", "num_leaves": 31},
                   {"objective": "sparse_hinge", "num_leaves": 31, "sketch": "none"},  # the eq. 20 scorer
                   {"objective": "multilabel", "num_leaves": 31}):

@@ -13,42 +13,43 @@ from multigrove.kernels.histogram import build_histogram_chunks
 def _setup(rng, n=2000, F=5, k=3, const=False):
     X = rng.normal(size=(n, F))
     X[rng.random((n, F)) < 0.05] = np.nan
-    m = BinMapper(max_bin=31).fit(X)
-    B = m.transform(X)
-    lay = StatLayout.make(k, 1.0 if const else None)
-    S = lay.allocate(n)
-    S[:, :k] = rng.normal(size=(n, k))
+    mapper = BinMapper(max_bin=31).fit(X)
+    binned = mapper.transform(X)
+    layout = StatLayout.make(k, 1.0 if const else None)
+    stats = layout.allocate(n)
+    stats[:, :k] = rng.normal(size=(n, k))
     if not const:
-        S[:, k:2 * k] = rng.uniform(0.1, 1.0, size=(n, k))
-    return X, m, B, lay, S
+        stats[:, k:2 * k] = rng.uniform(0.1, 1.0, size=(n, k))
+    return X, mapper, binned, layout, stats
 
 
-def _grow(m, B, lay, cfg, S, n_threads=2):
+def _grow(mapper, binned, layout, config, stats, n_threads=2):
     """One tree through the local builder; (grown tree, (rows, leaf_start, leaf_end))."""
-    builder = LocalBuilder(dense_store(B, m.hist_offsets, m.missing_bin), n_threads)
-    builder.begin(S, None, cfg.num_leaves)
-    grown = TreeGrower(m.hist_offsets, lay, cfg).grow(builder)
+    builder = LocalBuilder(dense_store(binned, mapper.hist_offsets, mapper.missing_bin), n_threads)
+    builder.begin(stats, None, config.num_leaves)
+    grown = TreeGrower(mapper.hist_offsets, layout, config).grow(builder)
     return grown, builder.leaf_segments(grown.n_leaves)
 
 
 def test_every_feature_histogram_sums_to_node_totals(rng):
-    X, m, B, lay, S = _setup(rng)
+    X, mapper, binned, layout, stats = _setup(rng)
     rows = np.sort(rng.choice(len(X), 700, replace=False)).astype(np.int32)
-    hist = np.empty((m.total_bins, lay.n_cols))
-    store = dense_store(B, m.hist_offsets, m.missing_bin)
-    build_histogram_chunks(store, rows, S, np.empty((2,) + hist.shape), hist, np.empty(lay.n_cols))
-    total = S[rows].astype(np.float64).sum(axis=0)
-    for f in range(m.n_features):
-        np.testing.assert_allclose(hist[m.hist_offsets[f]:m.hist_offsets[f + 1]].sum(axis=0), total, rtol=1e-9)
-    assert hist[:, lay.count_col].sum() == pytest.approx(len(rows) * m.n_features)
+    hist = np.empty((mapper.total_bins, layout.n_cols))
+    store = dense_store(binned, mapper.hist_offsets, mapper.missing_bin)
+    build_histogram_chunks(store, rows, stats, np.empty((2,) + hist.shape), hist, np.empty(layout.n_cols))
+    total = stats[rows].astype(np.float64).sum(axis=0)
+    for f in range(mapper.n_features):
+        feature_bins = hist[mapper.hist_offsets[f]:mapper.hist_offsets[f + 1]]
+        np.testing.assert_allclose(feature_bins.sum(axis=0), total, rtol=1e-9)
+    assert hist[:, layout.count_col].sum() == pytest.approx(len(rows) * mapper.n_features)
 
 
 @pytest.mark.parametrize("policy", ["leafwise", "depthwise"])
 @pytest.mark.parametrize("const", [False, True])
 def test_grown_tree_partitions_rows_and_sums_match(rng, policy, const):
-    X, m, B, lay, S = _setup(rng, const=const)
-    cfg = GrowerConfig(num_leaves=15, min_data_in_leaf=10, growth_policy=policy, lambda_l2=1.0)
-    grown, (rows, leaf_start, leaf_end) = _grow(m, B, lay, cfg, S)
+    X, mapper, binned, layout, stats = _setup(rng, const=const)
+    config = GrowerConfig(num_leaves=15, min_data_in_leaf=10, growth_policy=policy, lambda_l2=1.0)
+    grown, (rows, leaf_start, leaf_end) = _grow(mapper, binned, layout, config, stats)
     # leaves' row segments tile the rows, which are a permutation of all rows
     assert np.array_equal(np.sort(rows), np.arange(len(X)))
     order = np.argsort(leaf_start)
@@ -57,7 +58,7 @@ def test_grown_tree_partitions_rows_and_sums_match(rng, policy, const):
     # each leaf's tracked totals (from histograms and subtraction) equal the sums of its rows
     for leaf in range(len(leaf_start)):
         idx = rows[leaf_start[leaf]:leaf_end[leaf]]
-        np.testing.assert_allclose(grown.leaf_sums[leaf], S[idx].astype(np.float64).sum(axis=0),
+        np.testing.assert_allclose(grown.leaf_sums[leaf], stats[idx].astype(np.float64).sum(axis=0),
                                    rtol=1e-7, atol=1e-6)
         assert len(idx) >= 10
     # parent = left + right for every internal node (counts)
@@ -72,13 +73,13 @@ def test_grown_tree_partitions_rows_and_sums_match(rng, policy, const):
 
 
 def test_depthwise_respects_max_depth_and_leaf_budget(rng):
-    X, m, B, lay, S = _setup(rng)
+    X, mapper, binned, layout, stats = _setup(rng)
     for depth in (1, 2, 3):
-        cfg = GrowerConfig(num_leaves=100, max_depth=depth, min_data_in_leaf=5, growth_policy="depthwise")
-        grown, _ = _grow(m, B, lay, cfg, S)
+        config = GrowerConfig(num_leaves=100, max_depth=depth, min_data_in_leaf=5, growth_policy="depthwise")
+        grown, _ = _grow(mapper, binned, layout, config, stats)
         assert grown.n_leaves <= 2 ** depth
-    cfg = GrowerConfig(num_leaves=7, min_data_in_leaf=5, growth_policy="leafwise")
-    assert _grow(m, B, lay, cfg, S)[0].n_leaves == 7
+    config = GrowerConfig(num_leaves=7, min_data_in_leaf=5, growth_policy="leafwise")
+    assert _grow(mapper, binned, layout, config, stats)[0].n_leaves == 7
 
 
 def test_root_bin_counts_are_counted_once_per_store_and_never_for_a_sample(rng):
@@ -87,30 +88,30 @@ def test_root_bin_counts_are_counted_once_per_store_and_never_for_a_sample(rng):
     from multigrove.kernels.histogram import build_histogram_serial
     n, F = 150_000, 10  # half the rows x (codes + statistics) is past the cache-resident size: column-wise roots
     X = rng.normal(size=(n, F))
-    m = BinMapper(max_bin=31).fit(X)
-    store = dense_store(m.transform(X), m.hist_offsets, m.missing_bin)
-    lay = StatLayout.make(1, 1.0)
+    mapper = BinMapper(max_bin=31).fit(X)
+    store = dense_store(mapper.transform(X), mapper.hist_offsets, mapper.missing_bin)
+    layout = StatLayout.make(1, 1.0)
     builder = LocalBuilder(store, 2)
 
-    def root_equals_serial(S, rows=None):
-        builder.begin(S, rows, 2)
-        got = np.empty((m.total_bins, lay.n_cols))
+    def root_equals_serial(stats, rows=None):
+        builder.begin(stats, rows, 2)
+        got = np.empty((mapper.total_bins, layout.n_cols))
         total = builder.root(got)
         sample = np.arange(n, dtype=np.int32) if rows is None else rows
-        expect, expect_total = np.empty_like(got), np.empty(lay.n_cols)
-        build_histogram_serial(store, sample, S, expect, expect_total)
+        expect, expect_total = np.empty_like(got), np.empty(layout.n_cols)
+        build_histogram_serial(store, sample, stats, expect, expect_total)
         np.testing.assert_allclose(got, expect, rtol=1e-9, atol=1e-9)
         np.testing.assert_allclose(total, expect_total, rtol=1e-9)
 
     for tree in range(4):
-        S = lay.allocate(n)
-        S[:, 0] = rng.normal(size=n)
+        stats = layout.allocate(n)
+        stats[:, 0] = rng.normal(size=n)
         counts_before = builder._bin_counts
         if tree == 2:  # a sample of half the rows: a compact store, its root row-wise
-            root_equals_serial(S, np.sort(rng.choice(n, n // 2, replace=False)).astype(np.int32))
+            root_equals_serial(stats, np.sort(rng.choice(n, n // 2, replace=False)).astype(np.int32))
             assert builder._bin_counts is counts_before and builder.tree_store is not store
         else:
-            root_equals_serial(S)
+            root_equals_serial(stats)
             assert builder._bin_counts is not None  # the column-wise root ran and kept the counts
             if tree > 0:  # counted at the first root only, a sample tree between
                 assert builder._bin_counts is counts_before

@@ -21,8 +21,8 @@ def _problem(n=600, n_features=8, n_labels=40, seed=0):
     """0/1 labels that depend on X: each row's 3 labels of largest x W."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, n_features))
-    S = X @ rng.normal(size=(n_features, n_labels))
-    Y = (S >= np.sort(S, axis=1)[:, [-3]]).astype(np.float32)
+    logits = X @ rng.normal(size=(n_features, n_labels))
+    Y = (logits >= np.sort(logits, axis=1)[:, [-3]]).astype(np.float32)
     return X, sp.csr_matrix(Y)
 
 
@@ -103,8 +103,8 @@ def test_exact_eq20_splits_on_sparse_x_with_weights_and_samples(extra):
     Xd = rng.random((n, n_features)) * (rng.random((n, n_features)) < 0.15)
     Xd[:, :3] = rng.normal(size=(n, 3))
     Xd = _missing_values(Xd, fraction=0.02)
-    S = np.nan_to_num(Xd) @ rng.normal(size=(n_features, L))
-    Y = sp.csr_matrix((S >= np.sort(S, axis=1)[:, [-4]]).astype(np.float32))
+    logits = np.nan_to_num(Xd) @ rng.normal(size=(n_features, L))
+    Y = sp.csr_matrix((logits >= np.sort(logits, axis=1)[:, [-4]]).astype(np.float32))
     X, w = sp.csr_matrix(Xd), rng.uniform(0.5, 2, n)
     common = {"num_leaves": 12, "min_data_in_leaf": 5, "sketch": "none", "leaf_sparsity": 5, "verbosity": -1,
               "num_threads": 2, "deterministic": True, **extra}

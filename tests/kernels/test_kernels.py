@@ -369,26 +369,26 @@ def test_objective_kernels_equal_numpy(seed, n, K):
     rng = np.random.default_rng(seed)
     raw = rng.normal(scale=5, size=(n, K))
     y = rng.integers(0, K, size=n)
-    S = np.full((n, 2 * K + 1), np.nan, np.float32)          # strided column blocks, as in the engine
-    softmax_grad_hess(raw, y, S[:, :K], S[:, K:2 * K])
+    stats = np.full((n, 2 * K + 1), np.nan, np.float32)          # strided column blocks, as in the engine
+    softmax_grad_hess(raw, y, stats[:, :K], stats[:, K:2 * K])
     p = softmax(raw, axis=1)
-    np.testing.assert_allclose(S[:, K:2 * K], p * (1 - p), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(stats[:, K:2 * K], p * (1 - p), rtol=1e-5, atol=1e-7)
     p[np.arange(n), y] -= 1
-    np.testing.assert_allclose(S[:, :K], p, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(stats[:, :K], p, rtol=1e-5, atol=1e-7)
     Y = rng.integers(0, 2, size=(n, K)).astype(float)
-    sigmoid_grad_hess(raw, Y, S[:, :K], S[:, K:2 * K])
+    sigmoid_grad_hess(raw, Y, stats[:, :K], stats[:, K:2 * K])
     q = expit(raw)
-    np.testing.assert_allclose(S[:, :K], q - Y, rtol=1e-5, atol=1e-7)
-    np.testing.assert_allclose(S[:, K:2 * K], q * (1 - q), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(stats[:, :K], q - Y, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(stats[:, K:2 * K], q * (1 - q), rtol=1e-5, atol=1e-7)
     P = rng.normal(size=(K, 3)).astype(np.float32)
     out_g, out_h = np.full((n, 3), np.nan, np.float32), np.full((n, 1), np.nan, np.float32)
-    project_rows(S[:, :K], np.ascontiguousarray(P.T), S[:, K:2 * K], out_g, out_h)
-    np.testing.assert_allclose(out_g, S[:, :K] @ P, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(out_h[:, 0], S[:, K:2 * K].mean(axis=1), rtol=1e-5)
+    project_rows(stats[:, :K], np.ascontiguousarray(P.T), stats[:, K:2 * K], out_g, out_h)
+    np.testing.assert_allclose(out_g, stats[:, :K] @ P, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out_h[:, 0], stats[:, K:2 * K].mean(axis=1), rtol=1e-5)
     from multigrove.kernels.objective import scaled_residual
     targets, shift, scale = rng.normal(size=(n, K)), rng.normal(size=K), rng.uniform(0.1, 3, size=K)
-    scaled_residual(raw, targets, shift, scale, S[:, :K])
-    np.testing.assert_array_equal(S[:, :K], (raw - (targets - shift) / scale).astype(np.float32))
+    scaled_residual(raw, targets, shift, scale, stats[:, :K])
+    np.testing.assert_array_equal(stats[:, :K], (raw - (targets - shift) / scale).astype(np.float32))
 
 
 @SETTINGS

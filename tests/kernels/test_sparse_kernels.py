@@ -24,14 +24,14 @@ def naive_topk(rows, k):
        levels=st.integers(2, 6))
 def test_topk_dense_and_csr_equal_naive(n, L, k, seed, levels):
     rng = np.random.default_rng(seed)
-    S = rng.integers(0, levels, (n, L)).astype(np.float64)  # few levels: many ties
+    scores = rng.integers(0, levels, (n, L)).astype(np.float64)  # few levels: many ties
     out_i = np.empty((n, k), np.int64)
     out_v = np.empty((n, k))
-    topk_dense_rows(S, k, out_i, out_v)
-    ref_i, ref_v = naive_topk([(list(range(L)), list(S[i])) for i in range(n)], k)
+    topk_dense_rows(scores, k, out_i, out_v)
+    ref_i, ref_v = naive_topk([(list(range(L)), list(scores[i])) for i in range(n)], k)
     np.testing.assert_array_equal(out_i, ref_i)
     np.testing.assert_array_equal(out_v, ref_v)
-    C = sp.csr_matrix(S)
+    C = sp.csr_matrix(scores)
     topk_csr_rows(C.indptr.astype(np.int64), C.indices.astype(np.int64), C.data, k, out_i, out_v)
     ref_i, ref_v = naive_topk([(list(C[i].indices), list(C[i].data)) for i in range(n)], k)
     np.testing.assert_array_equal(out_i, ref_i)

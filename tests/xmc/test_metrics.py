@@ -9,7 +9,7 @@ from multigrove.xmc import metrics as M
 
 # 2 rows, 4 labels.  Row 0 relevant {0, 2}; row 1 relevant {3}.
 Y = np.array([[1, 0, 1, 0], [0, 0, 0, 1]])
-S = np.array([[0.9, 0.8, 0.1, 0.0],    # ranking 0, 1, 2, 3
+SCORES = np.array([[0.9, 0.8, 0.1, 0.0],    # ranking 0, 1, 2, 3
               [0.2, 0.1, 0.3, 0.7]])   # ranking 3, 2, 0, 1
 Q = np.array([1.0, 2.0, 3.0, 4.0])     # inverse propensities
 
@@ -17,7 +17,7 @@ Q = np.array([1.0, 2.0, 3.0, 4.0])     # inverse propensities
 def forms():
     """The same prediction as a dense array, a CSR matrix and a top-3 (indices, scores) pair."""
     idx = np.array([[0, 1, 2], [3, 2, 0]])
-    return [S, sp.csr_matrix(S), (idx, np.take_along_axis(S, idx, axis=1))]
+    return [SCORES, sp.csr_matrix(SCORES), (idx, np.take_along_axis(SCORES, idx, axis=1))]
 
 
 @pytest.mark.parametrize("pred", forms(), ids=["dense", "csr", "topk"])
@@ -68,7 +68,7 @@ def test_propensity_formula():
 
 
 def test_evaluate_collects_every_metric():
-    out = M.evaluate(Y, S, 3, inv_propensity=Q)
+    out = M.evaluate(Y, SCORES, 3, inv_propensity=Q)
     assert out["P@1"] == 1.0 and out["coverage@3"] == 1.0
     assert out["PSP@1"] == pytest.approx(5 / 7)
     assert set(out) == {f"{m}@{j}" for m in ("P", "nDCG", "recall", "coverage", "PSP", "PSnDCG") for j in (1, 2, 3)}
@@ -101,19 +101,19 @@ def test_equal_to_napkinxc(seed):
 
 def test_errors_name_the_problem():
     with pytest.raises(ValueError, match="k must be >= 1, got 0"):
-        M.precision_at_k(Y, S, 0)
+        M.precision_at_k(Y, SCORES, 0)
     with pytest.raises(TypeError, match="k must be an integer, got 2.5"):
-        M.precision_at_k(Y, S, 2.5)
+        M.precision_at_k(Y, SCORES, 2.5)
     with pytest.raises(ValueError, match="Y_true has 3 rows but Y_pred has 2"):
-        M.precision_at_k(np.zeros((3, 4)), S, 1)
+        M.precision_at_k(np.zeros((3, 4)), SCORES, 1)
     with pytest.raises(ValueError, match="Y_pred has 3 columns but Y_true has 4 labels"):
-        M.precision_at_k(Y, S[:, :3], 1)
+        M.precision_at_k(Y, SCORES[:, :3], 1)
     with pytest.raises(ValueError, match="NaN"):
-        M.precision_at_k(Y, np.where(S > 0.85, np.nan, S), 1)
+        M.precision_at_k(Y, np.where(SCORES > 0.85, np.nan, SCORES), 1)
     with pytest.raises(ValueError, match="outside"):
         M.precision_at_k(Y, (np.array([[7], [0]]), np.ones((2, 1))), 1)
     with pytest.raises(ValueError, match="inv_propensity must be a 1-D array of length 4"):
-        M.psprecision_at_k(Y, S, Q[:3], 1)
+        M.psprecision_at_k(Y, SCORES, Q[:3], 1)
     with pytest.raises(ValueError, match="A must be > 0, got 0"):
         M.inverse_propensity(Y, A=0)
     with pytest.raises(ValueError, match="B must be finite, got nan"):
