@@ -56,3 +56,5 @@ $PY benchmarks/accuracy_panel.py --mode defaults --out benchmarks/results/accura
 $PY benchmarks/accuracy_panel.py --ablation all --threads 1 --out benchmarks/results/accuracy_ablation.jsonl
 $PY benchmarks/symmetric_trees.py --repeats 3 --out benchmarks/results/symmetric_trees.jsonl
 $PY benchmarks/otto_time_to_target.py --systems lgbm,mg --repeats 3 --out benchmarks/results/otto_ttt_issue23.jsonl
+# issue 18 (stop 37): what sample weights (a third statistic column) cost a regression round, beside LightGBM
+$PY benchmarks/weighted_rounds.py --repeats 3 --out benchmarks/results/weighted_rounds.jsonl
