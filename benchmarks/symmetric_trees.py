@@ -60,11 +60,8 @@ def walk_predict(bst, X):
     """The generic tree-walk kernel on the same forest (what predict used before symmetric trees)."""
     from multigrove.boosting.tree import stack_trees
     from multigrove.kernels.predict import predict_raw
-    s = stack_trees(bst.trees)
     raw = np.tile(bst.init_score, (X.shape[0], 1))
-    predict_raw(X, np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0), s["node_feature"],
-                s["node_threshold"], s["node_default_left"], s["node_left"], s["node_right"], s["tree_node_offset"],
-                s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"], s["leaf_vals"], raw)
+    predict_raw(X, np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0), stack_trees(bst.trees), raw)
     return raw
 
 

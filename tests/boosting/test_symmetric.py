@@ -61,13 +61,9 @@ def test_symmetric_predict_kernel_equals_the_tree_walk():
             args = (rows, np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0))
             dense = rows
         walked = np.zeros((dense.shape[0], Y.shape[1]))
-        predict_raw(*args, stack["node_feature"], stack["node_threshold"], stack["node_default_left"],
-                    stack["node_left"], stack["node_right"], stack["tree_node_offset"], stack["tree_leaf_offset"],
-                    stack["leaf_ptr"], stack["leaf_cols"], stack["leaf_vals"], walked)
+        predict_raw(*args, stack, walked)
         fast = np.zeros_like(walked)
-        predict_oblivious(*args, obl["level_feature"], obl["level_threshold"], obl["level_default_left"],
-                          obl["tree_depth"], obl["index_offset"], obl["leaf_of_index"], stack["tree_leaf_offset"],
-                          stack["leaf_ptr"], stack["leaf_cols"], stack["leaf_vals"], fast)
+        predict_oblivious(*args, obl, stack, fast)
         np.testing.assert_array_equal(fast, walked)
         # and the naive walk of one tree agrees with the leaf the level arrays give
         tree = bst.trees[3]

@@ -298,29 +298,21 @@ def test_predict_kernels_equal_naive(seed, n_trees, d):
     X[rng.random((n, F)) < 0.3] = 0.0
     no_csr = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0))
     out = np.zeros((n, d))
-    predict_raw(X, *no_csr, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
-                s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"],
-                s["leaf_vals"], out)
+    predict_raw(X, *no_csr, s, out)
     leaves = np.zeros((n, n_trees), np.int32)
-    predict_leaf_raw(X, *no_csr, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
-                     s["node_right"], s["tree_node_offset"], leaves)
+    predict_leaf_raw(X, *no_csr, s, leaves)
     M = sp.csr_matrix(np.where(np.isnan(X), np.nan, X))  # NaN stored explicitly, zeros implicit
     csr = (np.empty((0, F)), M.indptr.astype(np.int64), M.indices.astype(np.int64), M.data)
     out_csr, leaves_csr = np.zeros((n, d)), np.zeros((n, n_trees), np.int32)
-    predict_raw(*csr, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
-                s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"],
-                s["leaf_vals"], out_csr)
-    predict_leaf_raw(*csr, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
-                     s["node_right"], s["tree_node_offset"], leaves_csr)
+    predict_raw(*csr, s, out_csr)
+    predict_leaf_raw(*csr, s, leaves_csr)
     np.testing.assert_array_equal(out_csr, out)
     np.testing.assert_array_equal(leaves_csr, leaves)
     B = rng.integers(0, 6, size=(n, F)).astype(np.uint8)
     missing_bin = np.full(F, 5, np.int32)
     store = store_of(B, np.arange(F + 1) * 6)
     outb = np.zeros((n, d))
-    predict_store(store, np.arange(n, dtype=np.int32), s["node_feature"], s["node_bin"], s["node_default_left"],
-                  s["node_left"], s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"],
-                  s["leaf_cols"], s["leaf_vals"], outb)
+    predict_store(store, np.arange(n, dtype=np.int32), s, outb)
     expect, expect_b = np.zeros((n, d)), np.zeros((n, d))
     for ti, t in enumerate(trees):
         for i in range(n):
@@ -480,13 +472,9 @@ def test_predict_top_k_equals_naive(seed, n_trees, d, k):
     start = np.round(rng.normal(size=d), 1)  # ties in the start scores
     no_csr = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0))
     raw = np.tile(start, (n, 1))
-    predict_raw(X, *no_csr, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
-                s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"],
-                s["leaf_vals"], raw)
+    predict_raw(X, *no_csr, s, raw)
     idx, val, lse = np.empty((n, k), np.int64), np.empty((n, k)), np.empty(n)
-    predict_top_k(X, *no_csr, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
-                  s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"],
-                  s["leaf_vals"], start, np.argsort(-start, kind="stable").astype(np.int64), float(logsumexp(start)),
+    predict_top_k(X, *no_csr, s, start, np.argsort(-start, kind="stable").astype(np.int64), float(logsumexp(start)),
                   sum(t.leaf_value.shape[1] for t in trees), 3, idx, val, lse)
     for i in range(n):  # the naive twin: rank every output (ties: the smaller output first)
         order = sorted(range(d), key=lambda c: (-raw[i, c], c))[:k]

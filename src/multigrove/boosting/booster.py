@@ -23,7 +23,14 @@ from scipy.special import logsumexp
 
 from .._fileio import atomic_write, check_header, checksum
 from .._validation import check_features, check_int
-from ..kernels.predict import predict_leaf_raw, predict_oblivious, predict_raw, predict_top_k
+from ..kernels.predict import (
+    Forest,
+    ObliviousLevels,
+    predict_leaf_raw,
+    predict_oblivious,
+    predict_raw,
+    predict_top_k,
+)
 from ..kernels.shap import tree_shap
 from ..params import SPARSE_OUTPUT_OBJECTIVES
 from .losses import link
@@ -41,6 +48,7 @@ def _raw_rows(X) -> tuple:
     return X, np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, X.dtype)
 VERSION = 1
 _CONTRIB_BLOCK = 4096  # rows explained per kernel call (bounds the densified copy of sparse X)
+_UNSET = object()  # a cache slot not filled yet
 _LINKS = ("regression", "binary", "multiclass", "multilabel", "custom") + SPARSE_OUTPUT_OBJECTIVES
 
 
@@ -78,8 +86,9 @@ class Booster:
         self.best_score: dict = {}
         self.output_best_iteration: list | None = None  # per output, after per-output early stopping
         self.evals_result: dict = {}  # {data: {metric: [values]}} of the last train() call (not saved)
-        self._stack: dict | None = None
+        self._stack: Forest | None = None
         self._stack_n = -1
+        self._levels: ObliviousLevels | None | object = _UNSET  # of the cached stack (see _levels_of)
         if model_file is not None and model_str is not None:
             raise ValueError("give model_file or model_str, not both")
         if model_file is not None:
@@ -135,12 +144,24 @@ class Booster:
         per = self.trees_per_iteration
         return self.trees[start_iteration * per: (start_iteration + num_iteration) * per]
 
-    def _stacked(self, trees: list[Tree]) -> dict:
+    def _stacked(self, trees: list[Tree]) -> Forest:
+        """The trees as a Forest (the model's own cached while its trees do not change)."""
         if trees is self.trees or len(trees) == len(self.trees):
             if self._stack is None or self._stack_n != len(self.trees):
-                self._stack, self._stack_n = stack_trees(self.trees), len(self.trees)
+                self._stack, self._stack_n, self._levels = stack_trees(self.trees), len(self.trees), _UNSET
             return self._stack
         return stack_trees(trees)
+
+    def _levels_of(self, trees: list[Tree]) -> ObliviousLevels | None:
+        """The trees by levels for the symmetric-tree kernel, or None (not a symmetric model)."""
+        if self.params.get("growth_policy") != "symmetric":
+            return None
+        if trees is self.trees or len(trees) == len(self.trees):
+            self._stacked(trees)
+            if self._levels is _UNSET:
+                self._levels = stack_oblivious(self.trees)
+            return self._levels
+        return stack_oblivious(trees)
 
     # ------------------------------------------------------------------ prediction
     def predict(self, X, raw_score: bool = False, num_iteration: int | None = None,
@@ -201,26 +222,18 @@ class Booster:
             top_k = check_int(top_k, "top_k", 1, self.n_outputs, "the number of outputs")
             return self._top_k(X, trees, top_k, raw_score, start_iteration == 0)
         rows = _raw_rows(X)
-        s = self._stacked(trees)
+        forest = self._stacked(trees)
         if pred_leaf or sparse_scores:
             out = np.zeros((X.shape[0], len(trees)), dtype=np.int32)
-            predict_leaf_raw(*rows, s["node_feature"], s["node_threshold"], s["node_default_left"],
-                             s["node_left"], s["node_right"], s["tree_node_offset"], out)
+            predict_leaf_raw(*rows, forest, out)
             return out if pred_leaf else sum_sparse_leaves(out, trees, self.n_outputs)
         start = self.init_score if start_iteration == 0 else np.zeros_like(self.init_score)
         raw = np.tile(start, (X.shape[0], 1))
-        if "oblivious" not in s:  # symmetric trees have their own kernel (tree.stack_oblivious)
-            symmetric = self.params.get("growth_policy") == "symmetric"
-            s["oblivious"] = stack_oblivious(trees) if symmetric else None
-        if s["oblivious"] is not None:
-            o = s["oblivious"]
-            predict_oblivious(*rows, o["level_feature"], o["level_threshold"], o["level_default_left"],
-                              o["tree_depth"], o["index_offset"], o["leaf_of_index"], s["tree_leaf_offset"],
-                              s["leaf_ptr"], s["leaf_cols"], s["leaf_vals"], raw)
+        levels = self._levels_of(trees)  # symmetric trees have their own kernel
+        if levels is not None:
+            predict_oblivious(*rows, levels, forest, raw)
         else:
-            predict_raw(*rows, s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
-                        s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"],
-                        s["leaf_cols"], s["leaf_vals"], raw)
+            predict_raw(*rows, forest, raw)
         out = raw if raw_score else self._link(raw)
         return out[:, 0] if self.n_outputs == 1 else out
 
@@ -232,16 +245,13 @@ class Booster:
             sum((t.expected_value(n_outputs) for t in trees), np.zeros(n_outputs))
         out[:, -1, :] = base
         if trees and n:
-            s = stack_trees(trees)
+            forest = stack_trees(trees)
             fraction = np.concatenate([t.left_fraction() for t in trees])
             depth = max(t.depth() for t in trees)
             for lo in range(0, n, _CONTRIB_BLOCK):  # sparse X densified a block of rows at a time
                 block = X[lo: lo + _CONTRIB_BLOCK]
                 dense = np.asarray(block.toarray() if sp.issparse(block) else block, dtype=np.float64)
-                tree_shap(np.ascontiguousarray(dense), s["node_feature"], s["node_threshold"],
-                          s["node_default_left"], s["node_left"], s["node_right"], fraction, s["tree_node_offset"],
-                          s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"], s["leaf_vals"], depth,
-                          out[lo: lo + _CONTRIB_BLOCK])
+                tree_shap(np.ascontiguousarray(dense), forest, fraction, depth, out[lo: lo + _CONTRIB_BLOCK])
         return out[:, :, 0] if n_outputs == 1 else out
 
     def _top_k(self, X, trees: list[Tree], k: int, raw_score: bool, with_start: bool) -> tuple:
@@ -250,13 +260,11 @@ class Booster:
         start = self.init_score if with_start else np.zeros(self.n_outputs)
         order = np.argsort(-start, kind="stable").astype(np.int64)
         lse = float(logsumexp(start))
-        s = self._stacked(trees)
+        forest = self._stacked(trees)
         widest = sum(int(t.leaf_value.shape[1]) for t in trees)
         idx, val, row_lse = np.empty((n, k), np.int64), np.empty((n, k)), np.empty(n)
         chunks = max(1, min(n, 4 * numba.get_num_threads()))
-        predict_top_k(*_raw_rows(X), s["node_feature"], s["node_threshold"], s["node_default_left"], s["node_left"],
-                      s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"],
-                      s["leaf_vals"], start, order, lse, max(widest, 1), chunks, idx, val, row_lse)
+        predict_top_k(*_raw_rows(X), forest, start, order, lse, max(widest, 1), chunks, idx, val, row_lse)
         if raw_score or self.objective in ("regression", "custom"):
             return idx, val
         if self.objective == "multiclass":

@@ -58,10 +58,7 @@ def split_layout(layout: StatLayout, spec: SketchPlan | OutputColumn) -> StatLay
 
 def predict_trees_into(store: BinnedStore, rows: np.ndarray, trees: list[Tree], out: np.ndarray) -> None:
     """out[rows] += the trees' outputs for those rows of a binned store."""
-    s = stack_trees(trees)
-    predict_store(store, rows, s["node_feature"], s["node_bin"], s["node_default_left"], s["node_left"],
-                  s["node_right"], s["tree_node_offset"], s["tree_leaf_offset"], s["leaf_ptr"], s["leaf_cols"],
-                  s["leaf_vals"], out)
+    predict_store(store, rows, stack_trees(trees), out)
 
 
 class TrainingShard:

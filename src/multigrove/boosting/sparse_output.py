@@ -316,10 +316,8 @@ class SparseEvalShard:
         self._rows = np.arange(store.n_rows, dtype=INDEX)
 
     def add_trees(self, trees: list[Tree]) -> None:
-        s = stack_trees(trees)
         leaves = np.empty((self._rows.shape[0], len(trees)), np.int32)
-        leaf_index_store(self.store, self._rows, s["node_feature"], s["node_bin"], s["node_default_left"],
-                         s["node_left"], s["node_right"], s["tree_node_offset"], leaves)
+        leaf_index_store(self.store, self._rows, stack_trees(trees), leaves)
         self.scores.add_trees(leaves, trees)
 
     def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False,

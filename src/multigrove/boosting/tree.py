@@ -13,6 +13,7 @@ import dataclasses
 import numpy as np
 
 from .._dtypes import NODE
+from ..kernels.predict import Forest, ObliviousLevels
 
 
 @dataclasses.dataclass
@@ -220,8 +221,8 @@ class Tree:
             raise ValueError(f"{where}: every node and leaf must have exactly one parent")
 
 
-def stack_trees(trees: list[Tree]) -> dict:
-    """Flatten trees into the arrays the predict kernels take (see kernels/predict.py)."""
+def stack_trees(trees: list[Tree]) -> Forest:
+    """Flatten trees into the Forest the predict kernels take (see kernels/predict.py)."""
     n_int = [t.n_internal for t in trees]
     n_leaf = [t.n_leaves for t in trees]
     node_off = np.concatenate([[0], np.cumsum(n_int)]).astype(np.int64)
@@ -232,7 +233,7 @@ def stack_trees(trees: list[Tree]) -> dict:
     def cat(name, dtype):
         return (np.concatenate([getattr(t, name) for t in trees]).astype(dtype)
                 if trees else np.zeros(0, dtype))
-    return dict(
+    return Forest(
         node_feature=cat("split_feature", np.int32),
         node_threshold=cat("threshold", np.float64),
         node_bin=cat("threshold_bin", np.int32),
@@ -250,7 +251,7 @@ def stack_trees(trees: list[Tree]) -> dict:
 
 
 
-def stack_oblivious(trees: list[Tree]) -> dict | None:
+def stack_oblivious(trees: list[Tree]) -> ObliviousLevels | None:
     """The level arrays of a forest of symmetric trees for ``kernels.predict.predict_oblivious``,
     or None when a tree is not symmetric."""
     levels = [t.oblivious_levels() for t in trees]
@@ -264,6 +265,6 @@ def stack_oblivious(trees: list[Tree]) -> dict | None:
     for t, lv in enumerate(levels):
         feature[t, :depth[t]], threshold[t, :depth[t]], default_left[t, :depth[t]] = lv[:3]
     index_offset = np.concatenate([[0], np.cumsum([lv[3].shape[0] for lv in levels])]).astype(np.int64)
-    return dict(level_feature=feature, level_threshold=threshold, level_default_left=default_left,
-                tree_depth=depth, index_offset=index_offset,
-                leaf_of_index=np.concatenate([lv[3] for lv in levels]).astype(np.int32))
+    return ObliviousLevels(level_feature=feature, level_threshold=threshold, level_default_left=default_left,
+                           tree_depth=depth, index_offset=index_offset,
+                           leaf_of_index=np.concatenate([lv[3] for lv in levels]).astype(np.int32))

@@ -7,8 +7,8 @@ leaf, each feature on the path receives ``w * (one - zero) * leaf value``.  The 
 depend on the leaf value, so one walk serves every output of a vector leaf: the leaf's whole value
 vector (its CSR entries) is scaled by the same weight.
 
-Forests arrive in the flattened form of ``kernels/predict.py`` plus ``child_fraction`` (per node,
-the share of the node's training rows that went left; the right child has the rest).
+Forests arrive as the ``Forest`` of ``kernels/predict.py`` plus ``child_fraction`` (per node, the
+share of the node's training rows that went left; the right child has the rest).
 """
 import numpy as np
 from numba import njit, prange
@@ -65,13 +65,13 @@ def _unwound_sum(path_zero, path_one, path_weight, start, length, index):
 
 
 @njit(cache=True)
-def _explain_tree(x, base, leaf_base, node_feature, node_threshold, node_default_left, node_left, node_right,
-                  child_fraction, leaf_ptr, leaf_cols, leaf_vals, path_feature, path_zero, path_one, path_weight,
-                  frames, frame_fractions, phi):
-    """Add one tree's SHAP values for row x to phi (F + 1, d).  The recursion of the algorithm runs on an
+def _explain_tree(x, t, forest, child_fraction, path_feature, path_zero, path_one, path_weight, frames,
+                  frame_fractions, phi):
+    """Add tree t's SHAP values for row x to phi (F + 1, d).  The recursion of the algorithm runs on an
     explicit stack (Numba's cache cannot hold a recursive function): a frame is (child, its parent's path
     start and length, feature) in ``frames`` and (zero, one) fractions in ``frame_fractions``; frames are
     popped last in, first out, so a subtree is finished before its sibling reuses the same path segment."""
+    base, leaf_base = forest.tree_node_offset[t], forest.tree_leaf_offset[t]
     frames[0, 0], frames[0, 1], frames[0, 2], frames[0, 3] = 0, 0, 0, -1
     frame_fractions[0, 0], frame_fractions[0, 1] = 1.0, 1.0
     top = 1
@@ -93,14 +93,15 @@ def _explain_tree(x, base, leaf_base, node_feature, node_threshold, node_default
                 scale = _unwound_sum(path_zero, path_one, path_weight, start, length, i) * \
                     (path_one[start + i] - path_zero[start + i])
                 f = path_feature[start + i]
-                for p in range(leaf_ptr[row], leaf_ptr[row + 1]):
-                    phi[f, leaf_cols[p]] += scale * leaf_vals[p]
+                for p in range(forest.leaf_ptr[row], forest.leaf_ptr[row + 1]):
+                    phi[f, forest.leaf_cols[p]] += scale * forest.leaf_vals[p]
             continue
         g = base + child
-        split = node_feature[g]
+        split = forest.node_feature[g]
         value = x[split]
-        go_left = node_default_left[g] if np.isnan(value) else value <= node_threshold[g]
-        hot, cold = (node_left[g], node_right[g]) if go_left else (node_right[g], node_left[g])
+        go_left = forest.node_default_left[g] if np.isnan(value) else value <= forest.node_threshold[g]
+        left, right = forest.node_left[g], forest.node_right[g]
+        hot, cold = (left, right) if go_left else (right, left)
         hot_fraction = child_fraction[g] if go_left else 1.0 - child_fraction[g]
         incoming_zero = 1.0
         incoming_one = 1.0
@@ -119,12 +120,12 @@ def _explain_tree(x, base, leaf_base, node_feature, node_threshold, node_default
 
 
 @njit(parallel=True, cache=True)
-def tree_shap(X, node_feature, node_threshold, node_default_left, node_left, node_right, child_fraction,
-              tree_node_offset, tree_leaf_offset, leaf_ptr, leaf_cols, leaf_vals, max_depth, out):
+def tree_shap(X, forest, child_fraction, max_depth, out):
     """OUT out (n, F + 1, d) float64: adds each tree's SHAP value of every feature for every output
-    (column F, the expected value, is left to the caller).  X (n, F) dense float64; max_depth is the
-    deepest leaf's depth over the trees (it sizes the path buffers)."""
-    n_trees = tree_node_offset.shape[0] - 1
+    (column F, the expected value, is left to the caller).  X (n, F) dense float64; forest a Forest
+    with child_fraction (its nodes,); max_depth is the deepest leaf's depth over the trees (it sizes
+    the path buffers)."""
+    n_trees = forest.tree_node_offset.shape[0] - 1
     size = (max_depth + 2) * (max_depth + 3) // 2
     for i in prange(X.shape[0]):
         path_feature = np.empty(size, np.int64)
@@ -135,9 +136,7 @@ def tree_shap(X, node_feature, node_threshold, node_default_left, node_left, nod
         frame_fractions = np.empty((2 * max_depth + 2, 2), np.float64)
         phi = out[i]
         for t in range(n_trees):
-            base = tree_node_offset[t]
-            if tree_node_offset[t + 1] == base:
+            if forest.tree_node_offset[t + 1] == forest.tree_node_offset[t]:
                 continue  # a single leaf explains nothing beyond the expected value
-            _explain_tree(X[i], base, tree_leaf_offset[t], node_feature, node_threshold, node_default_left,
-                          node_left, node_right, child_fraction, leaf_ptr, leaf_cols, leaf_vals, path_feature,
-                          path_zero, path_one, path_weight, frames, frame_fractions, phi)
+            _explain_tree(X[i], t, forest, child_fraction, path_feature, path_zero, path_one, path_weight, frames,
+                          frame_fractions, phi)
