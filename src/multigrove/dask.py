@@ -309,9 +309,9 @@ class DistributedRows:
         return np.sum(self._all("call", "gram_product", V), axis=0)
 
     def set_split_statistics(self, spec) -> StatLayout:
-        from .boosting.shard import split_layout
+        from .boosting.shard import layout_for_splits
         self._all("set_split_statistics", spec)
-        self._split_layout = split_layout(self.layout, spec)
+        self._split_layout = layout_for_splits(self.layout, spec)
         return self._split_layout
 
     def draw_rows(self, spec) -> None:

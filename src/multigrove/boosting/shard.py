@@ -46,7 +46,7 @@ class SampleSpec(NamedTuple):
     weight_seed: tuple = ()   # every round with default_rng((*weight_seed, shard id))
 
 
-def split_layout(layout: StatLayout, spec: SketchPlan | OutputColumn) -> StatLayout:
+def layout_for_splits(layout: StatLayout, spec: SketchPlan | OutputColumn) -> StatLayout:
     """The layout of the statistics a tree's splits are scored on."""
     const = layout.h_scale if layout.h_stride == 0 else None
     if isinstance(spec, OutputColumn):
@@ -138,24 +138,24 @@ class TrainingShard:
     def set_split_statistics(self, spec: SketchPlan | OutputColumn) -> StatLayout:
         """Choose the statistics the next tree's splits are scored on; return their layout."""
         layout = self.layout
-        splits_layout = self._split_layout = split_layout(layout, spec)
-        if splits_layout is layout:
+        split_layout = self._split_layout = layout_for_splits(layout, spec)
+        if split_layout is layout:
             self.split_stats = self.stats
             return layout
-        if splits_layout not in self._buffers:
-            self._buffers[splits_layout] = splits_layout.allocate(self.n_rows)
-        buf = self._buffers[splits_layout]
+        if split_layout not in self._buffers:
+            self._buffers[split_layout] = split_layout.allocate(self.n_rows)
+        buf = self._buffers[split_layout]
         H = self._hess()
-        has_hess = splits_layout.h_stride or splits_layout.count_col > splits_layout.h_col
-        out_h = buf[:, splits_layout.h_col: splits_layout.count_col] if has_hess else None
+        has_hess = split_layout.h_stride or split_layout.count_col > split_layout.h_col
+        out_h = buf[:, split_layout.h_col: split_layout.count_col] if has_hess else None
         if isinstance(spec, OutputColumn):
             buf[:, 0] = self.stats[:, spec.column]
             if out_h is not None:
                 out_h[:, 0] = H[:, spec.column]
         else:
-            apply_sketch(spec, self._grad(), H, buf[:, : splits_layout.k], out_h)
+            apply_sketch(spec, self._grad(), H, buf[:, : split_layout.k], out_h)
         self.split_stats = buf
-        return splits_layout
+        return split_layout
 
     def draw_rows(self, spec: SampleSpec) -> None:
         """Draw the rows of this round's trees; GOSS multiplies the drawn small-gradient rows' gradients
@@ -165,8 +165,8 @@ class TrainingShard:
         if spec.strategy == "bagging":
             self.sample = bagging_rows(self.n_rows, spec.bagging_fraction, rng)
         elif spec.strategy == "goss":
-            splits_layout = self._split_layout
-            magnitudes = row_magnitudes(self.split_stats[:, : splits_layout.k])
+            split_layout = self._split_layout
+            magnitudes = row_magnitudes(self.split_stats[:, : split_layout.k])
             sample = goss_rows(magnitudes, spec.top_rate, spec.other_rate, rng)
             if sample.amplified is not None:  # gradients and Hessians, not the count column
                 self._amplify(sample.amplified, np.float32(sample.factor))

@@ -230,32 +230,32 @@ class SparseOutputShard(TrainingShard):
             raise ValueError(f"objective '{self.loss.name}' grows one tree for all outputs")
         width = 0 if spec.is_full else spec.width
         self.candidate_scorer = self if spec.is_full else None
-        splits_layout = self._split_layout = StatLayout.make(width, None, shared_hessian=True)
-        if splits_layout not in self._buffers:
-            self._buffers[splits_layout] = splits_layout.allocate(self.n_rows)
-        buf = self._buffers[splits_layout]
+        split_layout = self._split_layout = StatLayout.make(width, None, shared_hessian=True)
+        if split_layout not in self._buffers:
+            self._buffers[split_layout] = split_layout.allocate(self.n_rows)
+        buf = self._buffers[split_layout]
         if spec.columns is not None:
             kept = self.G[:, spec.columns].toarray()
             if spec.scale is not None:
                 kept *= spec.scale
-            buf[:, : splits_layout.k] = kept
+            buf[:, : split_layout.k] = kept
         elif not spec.is_full:
-            buf[:, : splits_layout.k] = self.G @ spec.projection
-        buf[:, splits_layout.h_col] = self.row_hess
+            buf[:, : split_layout.k] = self.G @ spec.projection
+        buf[:, split_layout.h_col] = self.row_hess
         self.split_stats = buf
-        return splits_layout
+        return split_layout
 
     def candidate_gains(self, leaf: int, hist: np.ndarray, total: np.ndarray, feature_mask: np.ndarray,
                         params: ScanParams, out_gain: np.ndarray, out_splittable: np.ndarray) -> None:
         """The exact eq. 20 gain of every split candidate of a leaf of the tree being grown (see
         kernels.sparse_output.sparse_split_gains; params.topk is the leaves' k); hist, total: the leaf's
         Hessian-bound and count histogram and sums (the split layout's two columns)."""
-        b, splits_layout = self.builder, self._split_layout
+        b, split_layout = self.builder, self._split_layout
         store_rows = b.rows[int(b.leaf_start[leaf]): int(b.leaf_end[leaf])]
         grad_rows = store_rows if b.sample_rows is None else b.sample_rows[store_rows]
         store = b.tree_store
-        node = node_rows(store, store_rows, grad_rows, self._bin_feature, self.G, hist[:, splits_layout.h_col],
-                         hist[:, splits_layout.count_col], total[splits_layout.h_col], total[splits_layout.count_col])
+        node = node_rows(store, store_rows, grad_rows, self._bin_feature, self.G, hist[:, split_layout.h_col],
+                         hist[:, split_layout.count_col], total[split_layout.h_col], total[split_layout.count_col])
         sparse_split_gains(node, self.G.indptr, self.G.indices, self.G.data, store.offsets, store.missing_bin,
                            store.default_bin, feature_mask, params, self._n_blocks, out_gain, out_splittable)
 

@@ -235,6 +235,8 @@ def predict_top_k(X, indptr, indices, data, forest, start, start_order, start_ls
     max_touched >= the entries a row can reach (the sum of the trees' widest leaves)."""
     n_trees = forest.tree_node_offset.shape[0] - 1
     n_rows = X.shape[0] if indptr.shape[0] == 0 else indptr.shape[0] - 1
+    leaf_offset, leaf_ptr, leaf_cols, leaf_vals = forest.tree_leaf_offset, forest.leaf_ptr, forest.leaf_cols, \
+        forest.leaf_vals  # as locals: see predict_raw
     n_out = start.shape[0]
     k = out_idx.shape[1]
     for chunk in prange(n_chunks):
@@ -244,14 +246,14 @@ def predict_top_k(X, indptr, indices, data, forest, start, start_order, start_ls
         for i in range(chunk * n_rows // n_chunks, (chunk + 1) * n_rows // n_chunks):
             n_touched = 0
             for t in range(n_trees):
-                row = forest.tree_leaf_offset[t] + _leaf_raw(X, indptr, indices, data, i, t, forest)
-                for p in range(forest.leaf_ptr[row], forest.leaf_ptr[row + 1]):
-                    c = forest.leaf_cols[p]
+                row = leaf_offset[t] + _leaf_raw(X, indptr, indices, data, i, t, forest)
+                for p in range(leaf_ptr[row], leaf_ptr[row + 1]):
+                    c = leaf_cols[p]
                     if not seen[c]:
                         seen[c] = True
                         touched[n_touched] = c
                         n_touched += 1
-                    acc[c] += forest.leaf_vals[p]
+                    acc[c] += leaf_vals[p]
             filled = 0
             shift = start_lse
             for j in range(n_touched):
