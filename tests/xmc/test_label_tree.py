@@ -9,7 +9,7 @@ from sklearn.base import clone
 from sklearn.preprocessing import normalize
 
 from multigrove.datasets import make_extreme_multilabel
-from multigrove.kernels.labeltree import route_rows, train_logistic, train_squared_hinge
+from multigrove.kernels.labeltree import BiasedRows, SolverParams, route_rows, train_logistic, train_squared_hinge
 from multigrove.xmc import LabelTreeClassifier, label_tree
 from multigrove.xmc import metrics as M
 from multigrove.xmc.beam_search import pack_forest
@@ -74,6 +74,12 @@ def _primal_log(w, X, y, C):
     return 0.5 * w @ w + C * np.logaddexp(0.0, -y * (X @ w)).sum()
 
 
+def _biased(X, bias=1.0):
+    """X's rows as the solvers read them: the constant feature (value ``bias``) is column X.shape[1]."""
+    return BiasedRows(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), bias,
+                      X.shape[1])
+
+
 @pytest.mark.parametrize("solver, primal",
                          [(train_squared_hinge, _primal_squared_hinge), (train_logistic, _primal_log)])
 def test_solver_reaches_the_primal_optimum(solver, primal):
@@ -84,8 +90,7 @@ def test_solver_reaches_the_primal_optimum(solver, primal):
     pos = [np.flatnonzero(rng.random(n) < p) for p in (0.2, 0.5, 0.05)]
     pos_indptr = np.cumsum([0] + [p.shape[0] for p in pos]).astype(np.int64)
     W = np.empty((K, d + 1))
-    solver(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), 1.0,
-           pos_indptr, np.concatenate(pos).astype(np.int64), C, 1e-6, 2000, 0, 2, W)
+    solver(_biased(X), pos_indptr, np.concatenate(pos).astype(np.int64), SolverParams(C, 1e-6, 2000, 0, 2), W)
     Xb = np.hstack([X.toarray(), np.ones((n, 1))])
     for k in range(K):
         y = -np.ones(n)
@@ -104,9 +109,8 @@ def test_logistic_solver_matches_liblinear():
     X = sp.random(n, d, density=0.5, random_state=3, format="csr") * 2
     pos = [np.flatnonzero(rng.random(n) < p) for p in (0.2, 0.5, 0.05)]
     W = np.empty((3, d + 1))
-    train_logistic(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), 1.0,
-                   np.cumsum([0] + [p.shape[0] for p in pos]).astype(np.int64), np.concatenate(pos).astype(np.int64),
-                   C, 1e-6, 1000, 0, 2, W)
+    train_logistic(_biased(X), np.cumsum([0] + [p.shape[0] for p in pos]).astype(np.int64),
+                   np.concatenate(pos).astype(np.int64), SolverParams(C, 1e-6, 1000, 0, 2), W)
     for k in range(3):
         y = -np.ones(n)
         y[pos[k]] = 1
@@ -124,9 +128,8 @@ def test_logistic_solver_with_large_C_and_separable_rows():
     y = np.where(Xd[:, 0] + 0.1 * rng.normal(size=n) > 0, 1.0, -1.0)
     X = sp.csr_matrix(Xd)
     W = np.empty((1, d + 1))
-    train_logistic(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), 1.0,
-                   np.array([0, (y > 0).sum()], np.int64), np.flatnonzero(y > 0).astype(np.int64), C, 1e-8, 5000, 1,
-                   1, W)
+    train_logistic(_biased(X), np.array([0, (y > 0).sum()], np.int64), np.flatnonzero(y > 0).astype(np.int64),
+                   SolverParams(C, 1e-8, 5000, 1, 1), W)
     assert np.isfinite(W).all()
     Xb = np.hstack([Xd, np.ones((n, 1))])
     grad = W[0] - C * (Xb * (y / (1.0 + np.exp(y * (Xb @ W[0]))))[:, None]).sum(axis=0)
@@ -143,15 +146,13 @@ def test_solver_result_does_not_depend_on_the_thread_split(solver):
     out = []
     for groups in (1, 2, 5):
         W = np.empty((5, 11))
-        solver(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), 1.0,
-               pos_indptr, pos_rows, 1.0, 0.1, 20, 3, groups, W)
+        solver(_biased(X), pos_indptr, pos_rows, SolverParams(1.0, 0.1, 20, 3, groups), W)
         out.append(W)
     np.testing.assert_array_equal(out[0], out[1])
     np.testing.assert_array_equal(out[0], out[2])
     # the solver keeps float32 weights, so a float32 output (what train_node allocates) loses nothing
     W32 = np.empty((5, 11), np.float32)
-    solver(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), 1.0,
-           pos_indptr, pos_rows, 1.0, 0.1, 20, 3, 2, W32)
+    solver(_biased(X), pos_indptr, pos_rows, SolverParams(1.0, 0.1, 20, 3, 2), W32)
     np.testing.assert_array_equal(W32.astype(np.float64), out[0])
     assert np.abs(out[0]).max() > 0.1
 
@@ -247,15 +248,16 @@ def test_pack_forest_equals_naive_twin(small, n_trees):
     X, Y, _, _ = small
     model = LabelTreeClassifier(branching=4, max_depth=3, n_trees=n_trees, weight_threshold=0.01).fit(X, Y)
     packed = pack_forest(model.trees_)
-    assert packed[9] == max(int(np.diff(t.edge_start).max()) for t in model.trees_)
-    for got, want in zip(packed[4:9], _pack_naive(model.trees_)):
-        np.testing.assert_array_equal(got, want)
-    assert packed[5].dtype == np.int32 and packed[8].dtype == np.float32  # as the trees store them
+    assert packed.max_edges == max(int(np.diff(t.edge_start).max()) for t in model.trees_)
+    got = (packed.node_f_start, packed.f_ids, packed.f_ptr, packed.e_local, packed.e_val)
+    for got_array, want in zip(got, _pack_naive(model.trees_), strict=True):
+        np.testing.assert_array_equal(got_array, want)
+    assert packed.f_ids.dtype == np.int32 and packed.e_val.dtype == np.float32  # as the trees store them
     # a tree whose weights were all pruned packs to empty arrays
     bare = LabelTreeClassifier(branching=4, max_depth=2, n_trees=1, weight_threshold=1e9).fit(X, Y)
     assert all(t.w_data.size == 0 for t in bare.trees_)
     empty = pack_forest(bare.trees_)
-    assert empty[5].size == 0 and empty[6].tolist() == [0] and (empty[4] == 0).all()
+    assert empty.f_ids.size == 0 and empty.f_ptr.tolist() == [0] and (empty.node_f_start == 0).all()
 
 
 def test_narrow_beam_returns_reached_labels_only(small):
@@ -287,14 +289,15 @@ def test_route_rows_equals_naive_twin(bias, monkeypatch):
     want = _margins_naive(X, rows, w, bias)
     node = LabelTree(np.array([0, K], np.int64), np.arange(K, dtype=np.int64), np.ones(1, np.bool_),
                      w.indptr, w.indices, w.data)  # the node's classifiers packed as routed_rows packs them
-    packed = pack_forest([node])[4:9]
+    packed = pack_forest([node])
+    x = BiasedRows(X.indptr, X.indices, X.data, bias, X.shape[1])
     got = np.empty((rows.shape[0], K), np.bool_)
-    route_rows(X.indptr, X.indices, X.data, rows, bias, X.shape[1], *packed, 0.0, got)
+    route_rows(x, rows, packed, 0.0, got)
     clear = np.abs(want) > 1e-5  # float32 products: leave out margins within rounding of 0
     assert clear.mean() > 0.9 and want[clear].min() < 0 < want[clear].max()
     np.testing.assert_array_equal(got[clear], want[clear] > 0)
     got2 = np.empty_like(got)
-    route_rows(X.indptr, X.indices, X.data, rows, bias, X.shape[1], *packed, 0.3, got2)
+    route_rows(x, rows, packed, 0.3, got2)
     np.testing.assert_array_equal(got2[np.abs(want - 0.3) > 1e-5], (want > 0.3)[np.abs(want - 0.3) > 1e-5])
     # the per-classifier lists, also when the rows are scored in several calls
     lists = routed_rows(X, rows, w, bias)

@@ -4,11 +4,58 @@ Pure functions over arrays; the caller allocates every output.  Randomness comes
 seed through a per-task xorshift generator, so results do not depend on thread scheduling.
 """
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
 from .sparse import _insert, _lower_bound
+
+
+class BiasedRows(NamedTuple):
+    """CSR rows as the linear classifiers read them: a row's features, ascending, plus a constant
+    feature of value ``bias`` whose id is ``bias_feature`` (after every real feature id)."""
+    indptr: np.ndarray   # (n + 1,) int
+    indices: np.ndarray  # (nnz,) int: feature ids, ascending within a row, < bias_feature
+    data: np.ndarray     # (nnz,) float
+    bias: float
+    bias_feature: int
+
+
+class SolverParams(NamedTuple):
+    """The settings of the one-vs-rest solvers (train_squared_hinge, train_logistic)."""
+    C: float          # the loss term's weight against 0.5 ||w||^2
+    eps: float        # stopping tolerance
+    max_iter: int     # most passes over the rows
+    seed: int         # the rows' visiting order
+    n_groups: int     # blocks of classifiers solved in parallel (the result does not depend on it)
+
+
+class LabelForest(NamedTuple):
+    """Label trees packed into one set of arrays (node ids offset per tree).  Node n's edges are
+    edge_start[n]..edge_start[n+1], each a linear classifier leading to the child node edge_target[e],
+    or, for a leaf node, to the label edge_target[e].  The classifiers' weights are feature-major per
+    node (pack_node_weights): node n's feature slots are node_f_start[n]..node_f_start[n+1]; slot s
+    holds feature f_ids[s] and the entries f_ptr[s]..f_ptr[s+1], each an edge relative to the node's
+    first (e_local) and a weight (e_val)."""
+    roots: np.ndarray         # (T,) int64: each tree's root node
+    edge_start: np.ndarray    # (n_nodes + 1,) int64
+    edge_target: np.ndarray   # (n_edges,) int64
+    is_leaf: np.ndarray       # (n_nodes,) bool
+    node_f_start: np.ndarray  # (n_nodes + 1,) int64
+    f_ids: np.ndarray         # (n_slots,) int32
+    f_ptr: np.ndarray         # (n_slots + 1,) int64
+    e_local: np.ndarray       # (n_entries,) int32
+    e_val: np.ndarray         # (n_entries,) float32
+    max_edges: int            # the most edges of any node
+
+
+class BeamParams(NamedTuple):
+    """The scalars of a beam search."""
+    n_labels: int
+    beam_size: int   # nodes kept per tree and level
+    k: int           # labels returned per row
+    logistic: bool   # edge scores are sigmoids of w.x (else exp(-max(0, 1 - w.x)^2))
 
 
 @njit(cache=True, inline="always")
@@ -105,14 +152,14 @@ def fill_empty_clusters(assign, sim, sizes):
 
 # ----------------------------------------------------------------------------- linear classifiers
 @njit(cache=True)
-def _row_sq_norms(indptr, data, bias, diag):
-    """||x_i||^2 + bias^2 + diag for every CSR row."""
-    n = indptr.shape[0] - 1
+def _row_sq_norms(x, diag):
+    """||x_i||^2 + bias^2 + diag for every row of x (BiasedRows)."""
+    n = x.indptr.shape[0] - 1
     out = np.empty(n, np.float64)
     for i in range(n):
-        s = bias * bias + diag
-        for p in range(indptr[i], indptr[i + 1]):
-            v = np.float64(data[p])  # the same sum for float32 or float64 data
+        s = x.bias * x.bias + diag
+        for p in range(x.indptr[i], x.indptr[i + 1]):
+            v = np.float64(x.data[p])  # the same sum for float32 or float64 data
             s += v * v
         out[i] = s
     return out
@@ -159,33 +206,33 @@ def _store_block(W, k0, out_w):
 
 
 @njit(cache=True, inline="always")
-def _row_margins(W, indptr, indices, data, bias, i, out):
+def _row_margins(W, x, i, out):
     """out[k] = w_k . x_i for the (d + 1, kg) float32 weight block W (bias weight in row d)."""
     d = W.shape[0] - 1
     for k in range(W.shape[1]):
-        out[k] = W[d, k] * np.float32(bias)
-    for p in range(indptr[i], indptr[i + 1]):
-        v = np.float32(data[p])
-        row = W[indices[p]]
+        out[k] = W[d, k] * np.float32(x.bias)
+    for p in range(x.indptr[i], x.indptr[i + 1]):
+        v = np.float32(x.data[p])
+        row = W[x.indices[p]]
         for k in range(W.shape[1]):
             out[k] += v * row[k]
 
 
 @njit(cache=True, inline="always")
-def _row_update(W, indptr, indices, data, bias, i, step):
+def _row_update(W, x, i, step):
     """w_k += step[k] * x_i for every column k of the weight block W."""
     d = W.shape[0] - 1
-    for p in range(indptr[i], indptr[i + 1]):
-        v = np.float32(data[p])
-        row = W[indices[p]]
+    for p in range(x.indptr[i], x.indptr[i + 1]):
+        v = np.float32(x.data[p])
+        row = W[x.indices[p]]
         for k in range(W.shape[1]):
             row[k] += v * step[k]
     for k in range(W.shape[1]):
-        W[d, k] += np.float32(bias) * step[k]
+        W[d, k] += np.float32(x.bias) * step[k]
 
 
 @njit(parallel=True, cache=True)
-def train_squared_hinge(indptr, indices, data, bias, pos_indptr, pos_rows, C, eps, max_iter, seed, n_groups, out_w):
+def train_squared_hinge(x, pos_indptr, pos_rows, solver, out_w):
     """One-vs-rest linear classifiers with L2 regularisation and squared hinge loss,
     min_w 0.5 ||w||^2 + C sum_i max(0, 1 - y_i w.x_i)^2, by dual coordinate descent with shrinking
     (Hsieh et al. 2008).
@@ -196,18 +243,19 @@ def train_squared_hinge(indptr, indices, data, bias, pos_indptr, pos_rows, C, ep
     so the result is that of K separate solvers visiting rows in the same order; the classifiers
     are split into n_groups blocks solved in parallel, which does not change the result.
 
-    IN rows (CSR, n x d, local column ids); bias: value of the extra constant feature (column d);
+    IN x (BiasedRows, n x d, local column ids; the constant feature is column d = x.bias_feature);
     pos_indptr/pos_rows: classifier k's positive rows are pos_rows[pos_indptr[k]:pos_indptr[k+1]]
-    (every other row is negative); C; eps (stopping tolerance on the projected-gradient spread);
-    max_iter (passes over the rows); seed (row order); n_groups.
+    (every other row is negative); solver (SolverParams): C, eps (stopping tolerance on the
+    projected-gradient spread), max_iter (passes over the rows), seed (row order), n_groups.
     OUT out_w (K, d + 1) weights, the bias weight last."""
-    n = indptr.shape[0] - 1
+    n = x.indptr.shape[0] - 1
     K = out_w.shape[0]
     d = out_w.shape[1] - 1
-    diag = 0.5 / C
-    qd = _row_sq_norms(indptr, data, bias, diag)
-    orders = _row_orders(n, max_iter, seed)  # the row order of every pass, shared by all classifiers
-    n_groups = max(1, min(n_groups, K))
+    max_iter = solver.max_iter
+    diag = 0.5 / solver.C
+    qd = _row_sq_norms(x, diag)
+    orders = _row_orders(n, max_iter, solver.seed)  # the row order of every pass, shared by all classifiers
+    n_groups = max(1, min(solver.n_groups, K))
     for g in prange(n_groups):
         k0, kg = _block(g, K, n_groups)
         W = np.zeros((d + 1, kg), np.float32)
@@ -233,7 +281,7 @@ def train_squared_hinge(indptr, indices, data, bias, pos_indptr, pos_rows, C, ep
                 i = orders[it, r]
                 if n_live[i] == 0:
                     continue
-                _row_margins(W, indptr, indices, data, bias, i, acc)
+                _row_margins(W, x, i, acc)
                 any_step = False
                 for k in range(kg):
                     step[k] = 0.0
@@ -265,11 +313,11 @@ def train_squared_hinge(indptr, indices, data, bias, pos_indptr, pos_rows, C, ep
                         step[k] = (np.float64(new) - a) * yi
                         any_step = True
                 if any_step:
-                    _row_update(W, indptr, indices, data, bias, i, step)
+                    _row_update(W, x, i, step)
             for k in range(kg):
                 if done[k]:
                     continue
-                if pg_max[k] - pg_min[k] <= eps:
+                if pg_max[k] - pg_min[k] <= solver.eps:
                     if n_active[k] == n:
                         done[k] = True
                         n_done += 1
@@ -290,7 +338,7 @@ def train_squared_hinge(indptr, indices, data, bias, pos_indptr, pos_rows, C, ep
 
 
 @njit(parallel=True, cache=True)
-def train_logistic(indptr, indices, data, bias, pos_indptr, pos_rows, C, eps, max_iter, seed, n_groups, out_w):
+def train_logistic(x, pos_indptr, pos_rows, solver, out_w):
     """One-vs-rest L2-regularised logistic regression, min_w 0.5 ||w||^2 + C sum_i log(1 + exp(-y_i w.x_i)),
     by dual coordinate descent (Yu, Huang and Lin 2011, Algorithm 5): each dual variable
     alpha_i in (0, C) is moved to the minimum of its one-dimensional subproblem by a guarded Newton
@@ -303,13 +351,14 @@ def train_logistic(indptr, indices, data, bias, pos_indptr, pos_rows, C, eps, ma
     cost a quarter more time for the same objective to three digits).
 
     Same lockstep layout, arguments and outputs as ``train_squared_hinge``."""
-    n = indptr.shape[0] - 1
+    n = x.indptr.shape[0] - 1
     K = out_w.shape[0]
-    qd = _row_sq_norms(indptr, data, bias, 0.0)
-    orders = _row_orders(n, max_iter, seed)
+    C, eps, max_iter = solver.C, solver.eps, solver.max_iter
+    qd = _row_sq_norms(x, 0.0)
+    orders = _row_orders(n, max_iter, solver.seed)
     a_start = min(0.001 * C, 1e-8)
     inner_floor = min(eps, 1e-3)
-    n_groups = max(1, min(n_groups, K))
+    n_groups = max(1, min(solver.n_groups, K))
     for g in prange(n_groups):
         k0, kg = _block(g, K, n_groups)
         W = np.zeros((out_w.shape[1], kg), np.float32)
@@ -321,7 +370,7 @@ def train_logistic(indptr, indices, data, bias, pos_indptr, pos_rows, C, eps, ma
         for i in range(n):  # w = sum_i alpha_i y_i x_i at the starting point
             for k in range(kg):
                 step[k] = a_start * y[i, k]
-            _row_update(W, indptr, indices, data, bias, i, step)
+            _row_update(W, x, i, step)
         done = np.zeros(kg, np.bool_)
         inner_eps = np.full(kg, 1e-2)
         g_max = np.empty(kg)
@@ -335,7 +384,7 @@ def train_logistic(indptr, indices, data, bias, pos_indptr, pos_rows, C, eps, ma
             n_newton[:] = 0
             for r in range(n):
                 i = orders[it, r]
-                _row_margins(W, indptr, indices, data, bias, i, acc)
+                _row_margins(W, x, i, acc)
                 a = qd[i]
                 any_step = False
                 for k in range(kg):
@@ -378,7 +427,7 @@ def train_logistic(indptr, indices, data, bias, pos_indptr, pos_rows, C, eps, ma
                         step[k] = np.float32(sgn * (z - z0) * yi)
                         any_step = True
                 if any_step:
-                    _row_update(W, indptr, indices, data, bias, i, step)
+                    _row_update(W, x, i, step)
             for k in range(kg):
                 if done[k]:
                     continue
@@ -441,69 +490,81 @@ def pack_node_weights(edge_start, w_indptr, w_indices, w_data, node_f_start, ent
             out_e_val[a + j] = w_data[p]
 
 
-@njit(cache=True)
-def _score_node(node, x_indptr, x_indices, x_data, i, bias, n_features, node_f_start, f_ids, f_ptr, e_local, e_val,
-                out):
-    """out[0:n_edges(node)] = w_e . x for the node's edges, by walking the row's features against the
-    node's feature-major weights (binary search from the last match: the row's features are sorted)."""
+@njit(cache=True, inline="always")
+def _score_node(node, x, i, forest, out):
+    """out[0:n_edges(node)] += w_e . x_i for the node's edges (x: BiasedRows, forest: LabelForest), by
+    walking the row's features against the node's feature-major weights (binary search from the last
+    match: the row's features are sorted)."""
+    # the arrays as locals (see beam_search)
+    node_f_start, f_ids, f_ptr = forest.node_f_start, forest.f_ids, forest.f_ptr
+    e_local, e_val = forest.e_local, forest.e_val
+    indices, data = x.indices, x.data
     lo = node_f_start[node]
     hi = node_f_start[node + 1]
-    for p in range(x_indptr[i], x_indptr[i + 1]):
-        j = x_indices[p]
+    for p in range(x.indptr[i], x.indptr[i + 1]):
+        j = indices[p]
         a = _lower_bound(f_ids, lo, hi, j)
         lo = a
         if a < hi and f_ids[a] == j:
-            v = x_data[p]
+            v = data[p]
             for q in range(f_ptr[a], f_ptr[a + 1]):
                 out[e_local[q]] += e_val[q] * v
             lo = a + 1
         if lo >= hi:
             break
-    if node_f_start[node + 1] > node_f_start[node] and f_ids[node_f_start[node + 1] - 1] == n_features:
+    if node_f_start[node + 1] > node_f_start[node] and f_ids[node_f_start[node + 1] - 1] == x.bias_feature:
         a = node_f_start[node + 1] - 1
         for q in range(f_ptr[a], f_ptr[a + 1]):
-            out[e_local[q]] += e_val[q] * bias
+            out[e_local[q]] += e_val[q] * x.bias
 
 
 @njit(parallel=True, cache=True)
-def route_rows(x_indptr, x_indices, x_data, rows, bias, n_features, node_f_start, f_ids, f_ptr, e_local, e_val,
-               threshold, out):
+def route_rows(x, rows, forest, threshold, out):
     """Which classifiers of a node give each of the node's rows a margin above ``threshold``.
 
-    IN x (CSR, sorted features < n_features); rows (m,) ids of the rows to score; bias: value of the
-    constant feature (id n_features); the node's K classifiers packed feature-major as node 0 of
-    ``beam_search``'s layout.  OUT out (m, K) bool: out[i, k] = (w_k . x_rows[i] > threshold), the
-    margin computed by the beam's ``_score_node``."""
+    IN x (BiasedRows); rows (m,) ids of the rows to score; forest (LabelForest): the node's K
+    classifiers, packed as a one-node forest.  OUT out (m, K) bool:
+    out[i, k] = (w_k . x_rows[i] > threshold), the margin computed by the beam's ``_score_node``."""
     m, K = out.shape
     n_chunks = min(m, 256)
     for c in prange(n_chunks):
         wx = np.empty(K, np.float64)
         for i in range(c * m // n_chunks, (c + 1) * m // n_chunks):
             wx[:] = 0.0
-            _score_node(0, x_indptr, x_indices, x_data, rows[i], bias, n_features, node_f_start, f_ids, f_ptr,
-                        e_local, e_val, wx)
+            _score_node(0, x, rows[i], forest, wx)
             for k in range(K):
                 out[i, k] = wx[k] > threshold
 
 
+@njit(cache=True, inline="always")
+def _edge_log_score(parent, margin, logistic):
+    """A path's log score after an edge of margin w.x: + log sigmoid(w.x) (stable for either sign), or
+    + log exp(-max(0, 1 - w.x)^2)."""
+    if logistic:
+        if margin >= 0.0:
+            return parent - math.log1p(math.exp(-margin))
+        return parent + margin - math.log1p(math.exp(margin))
+    m = 1.0 - margin
+    return parent - (m * m if m > 0.0 else 0.0)
+
+
 @njit(parallel=True, cache=True)
-def beam_search(x_indptr, x_indices, x_data, bias, roots, edge_start, edge_target, is_leaf,
-                node_f_start, f_ids, f_ptr, e_local, e_val, n_features, n_labels, beam_size, max_edges, k,
-                logistic, out_idx, out_score):
+def beam_search(x, forest, search, out_idx, out_score):
     """Top-k labels of every row over a forest of label trees, averaged over the trees.
 
-    IN rows (CSR, sorted features < n_features); bias: value of the constant feature (id n_features);
-    roots (T,) root node of each tree; node n's edges are edge_start[n]..edge_start[n+1], each a
-    linear classifier leading to a child node or, for a leaf node, to a label.  Weights are stored
-    feature-major per node: node n's features are f_ids[node_f_start[n]:node_f_start[n+1]] (sorted),
-    feature slot f holds (edge offset e_local, value e_val) pairs f_ptr[f]..f_ptr[f+1].
+    IN x (BiasedRows: the feature ids of the trees' weights); forest (LabelForest); search (BeamParams).
     A path's score is the product over its edges of exp(-max(0, 1 - w.x)^2) (squared-hinge classifiers)
-    or, if `logistic`, of the sigmoid 1 / (1 + exp(-w.x)).  Per tree and level the
-    beam keeps the `beam_size` best nodes; every label reached gets its path score, labels a tree
-    does not reach count 0 in the average.  max_edges: the most edges of any node.
+    or, if ``search.logistic``, of the sigmoid 1 / (1 + exp(-w.x)).  Per tree and level the
+    beam keeps the ``search.beam_size`` best nodes; every label reached gets its path score, labels a
+    tree does not reach count 0 in the average.
     OUT out_idx (n, k) labels by descending score (ties: smaller label), -1 past the labels reached;
     OUT out_score (n, k)."""
-    n = x_indptr.shape[0] - 1
+    n = x.indptr.shape[0] - 1
+    # the arrays as locals, in one loop nest: read through the tuples, or with the loop split into
+    # functions per tree and per row, the search took 20 % longer on Delicious
+    roots, edge_start, edge_target, is_leaf = forest.roots, forest.edge_start, forest.edge_target, forest.is_leaf
+    max_edges = forest.max_edges
+    n_labels, beam_size, k, logistic = search.n_labels, search.beam_size, search.k, search.logistic
     T = roots.shape[0]
     n_chunks = min(n, 256)
     for c in prange(n_chunks):
@@ -525,25 +586,16 @@ def beam_search(x_indptr, x_indices, x_data, bias, roots, edge_start, edge_targe
                 beam_node[0] = roots[t]
                 beam_val[0] = 0.0
                 n_beam = 1
-                while n_beam > 0:
+                while n_beam > 0:  # one level of the tree
                     n_cand = 0
                     for b in range(n_beam):
                         node = beam_node[b]
                         e0 = edge_start[node]
                         ne = edge_start[node + 1] - e0
                         wx[:ne] = 0.0
-                        _score_node(node, x_indptr, x_indices, x_data, i, bias, n_features, node_f_start, f_ids,
-                                    f_ptr, e_local, e_val, wx)
+                        _score_node(node, x, i, forest, wx)
                         for q in range(ne):
-                            if logistic:  # log sigmoid(w.x), stable for either sign
-                                m = wx[q]
-                                if m >= 0.0:
-                                    v = beam_val[b] - math.log1p(math.exp(-m))
-                                else:
-                                    v = beam_val[b] + m - math.log1p(math.exp(m))
-                            else:
-                                m = 1.0 - wx[q]
-                                v = beam_val[b] - (m * m if m > 0.0 else 0.0)  # log exp(-max(0, 1 - w.x)^2)
+                            v = _edge_log_score(beam_val[b], wx[q], logistic)
                             if is_leaf[node]:
                                 lab = edge_target[e0 + q]
                                 acc[lab] += math.exp(v)

@@ -10,13 +10,20 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels.labeltree import beam_search, count_node_features, pack_node_weights
+from ..kernels.labeltree import (
+    BeamParams,
+    BiasedRows,
+    LabelForest,
+    beam_search,
+    count_node_features,
+    pack_node_weights,
+)
 
 if TYPE_CHECKING:  # label_tree imports pack_forest to route rows while a tree grows
     from .label_tree import LabelTree
 
 
-def pack_forest(trees: list[LabelTree]):
+def pack_forest(trees: list[LabelTree]) -> LabelForest:
     """One set of arrays for all trees (node ids offset per tree), weights feature-major per node.
 
     Feature ids are int32 and weights float32, as the trees store them; besides the result, only one
@@ -52,25 +59,24 @@ def pack_forest(trees: list[LabelTree]):
                           f_ids[s0:s1], f_ptr[s0:s1], e_local[entry0:p1], e_val[entry0:p1])
         node0, entry0 = n1, p1
     max_edges = max(int(np.diff(t.edge_start).max()) for t in trees)
-    return (np.array(roots, np.int64), np.concatenate(starts).astype(np.int64),
-            np.concatenate(targets).astype(np.int64), np.concatenate([t.is_leaf for t in trees]).astype(np.bool_),
-            node_f_start, f_ids, f_ptr, e_local, e_val, max_edges)
+    return LabelForest(np.array(roots, np.int64), np.concatenate(starts).astype(np.int64),
+                       np.concatenate(targets).astype(np.int64),
+                       np.concatenate([t.is_leaf for t in trees]).astype(np.bool_),
+                       node_f_start, f_ids, f_ptr, e_local, e_val, max_edges)
 
 
 def search(trees: list[LabelTree], X: sp.csr_matrix, n_labels: int, bias: float, beam_size: int, k: int,
-           packed=None, logistic: bool = False) -> tuple[np.ndarray, np.ndarray]:
+           packed: LabelForest | None = None, logistic: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(indices, scores), each (n_rows, k): the k best labels by score averaged over the trees.
     X must have sorted column indices per row; ``logistic``: the classifiers use the logistic loss
     (edge scores are sigmoids) rather than the squared hinge."""
     if packed is None:
         packed = pack_forest(trees)
-    *arrays, max_edges = packed
-    roots, edge_start, edge_target, is_leaf, node_f_start, f_ids, f_ptr, e_local, e_val = arrays
     n = X.shape[0]
     out_idx = np.empty((n, k), np.int64)
     out_score = np.empty((n, k), np.float64)
     if n:
-        beam_search(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), bias,
-                    roots, edge_start, edge_target, is_leaf, node_f_start, f_ids, f_ptr, e_local, e_val,
-                    X.shape[1], n_labels, beam_size, max_edges, k, bool(logistic), out_idx, out_score)
+        rows = BiasedRows(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64),
+                          float(bias), X.shape[1])
+        beam_search(rows, packed, BeamParams(n_labels, beam_size, k, bool(logistic)), out_idx, out_score)
     return out_idx, out_score

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
-from ..kernels.labeltree import assign_clusters, fill_empty_clusters, route_rows, update_centers
+from ..kernels.labeltree import BiasedRows, assign_clusters, fill_empty_clusters, route_rows, update_centers
 from .beam_search import pack_forest
 from .linear import LinearConfig, SparseWeights, train_node
 
@@ -128,13 +128,14 @@ def routed_rows(X: sp.csr_matrix, rows: np.ndarray, w: SparseWeights, bias: floa
     # the node as a one-node tree whose edges are its classifiers, packed as the beam search reads it
     node = LabelTree(np.array([0, K], np.int64), np.arange(K, dtype=np.int64), np.ones(1, np.bool_),
                      w.indptr, w.indices, w.data)
-    packed = pack_forest([node])[4:9]  # node_f_start, f_ids, f_ptr, e_local, e_val
+    packed = pack_forest([node])
+    x = BiasedRows(X.indptr, X.indices, X.data, float(bias), X.shape[1])
     step = max(1, _ROUTE_CELLS // K)
     hit_k, hit_i = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]  # a node may have no rows
     for a in range(0, rows.shape[0], step):
         sub = rows[a:a + step]
         mask = np.empty((sub.shape[0], K), np.bool_)
-        route_rows(X.indptr, X.indices, X.data, sub, float(bias), X.shape[1], *packed, 0.0, mask)
+        route_rows(x, sub, packed, 0.0, mask)
         i, k = np.nonzero(mask)
         hit_k.append(k)
         hit_i.append(sub[i])

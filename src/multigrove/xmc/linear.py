@@ -13,7 +13,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels.labeltree import train_logistic, train_squared_hinge
+from ..kernels.labeltree import BiasedRows, SolverParams, train_logistic, train_squared_hinge
 
 
 @dataclass(frozen=True)
@@ -83,8 +83,10 @@ def train_node(X: sp.csr_matrix, rows: np.ndarray, positives: list[np.ndarray] |
     local = remap[Xn.indices]
     del remap
     feature_ids = np.append(cols, n_features).astype(np.int32)
-    x_args = (Xn.indptr.astype(np.int64), local, Xn.data.astype(np.float32, copy=False), cfg.bias)
+    x = BiasedRows(Xn.indptr.astype(np.int64), local, Xn.data.astype(np.float32, copy=False), float(cfg.bias),
+                   cols.shape[0])
     n_threads = numba.get_num_threads()
+    settings = SolverParams(float(cfg.C), float(cfg.eps), int(cfg.max_iter), int(seed), n_threads)
     step = chunk_size(Xn.shape[0], cols.shape[0], n_threads, budget, cfg.loss)
     solver = LOSSES[cfg.loss]
     counts, ids, vals = [], [], []
@@ -92,8 +94,7 @@ def train_node(X: sp.csr_matrix, rows: np.ndarray, positives: list[np.ndarray] |
         k1 = min(K, k0 + step)
         p0, p1 = pos_indptr[k0], pos_indptr[k1]
         W = np.empty((k1 - k0, cols.shape[0] + 1), np.float32)
-        solver(*x_args, pos_indptr[k0:k1 + 1] - p0, pos_rows[p0:p1], cfg.C, cfg.eps, cfg.max_iter, seed,
-               n_threads, W)
+        solver(x, pos_indptr[k0:k1 + 1] - p0, pos_rows[p0:p1], settings, W)
         r, c = np.nonzero(np.abs(W) >= cfg.weight_threshold)
         counts.append(np.bincount(r, minlength=k1 - k0))
         ids.append(feature_ids[c])
