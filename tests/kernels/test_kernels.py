@@ -16,7 +16,13 @@ from multigrove.kernels.histogram import (
     build_histogram_wide,
     subtract_histogram,
 )
-from multigrove.kernels.partition import add_leaf_values, partition_rows, partition_rows_parallel, split_and_build
+from multigrove.kernels.partition import (
+    SplitRule,
+    add_leaf_values,
+    partition_rows,
+    partition_rows_parallel,
+    split_and_build,
+)
 from multigrove.kernels.predict import predict_leaf_raw, predict_raw, predict_store
 from multigrove.kernels.split import (
     TASK_BINS,
@@ -231,12 +237,13 @@ def test_partition_kernels_equal_naive(problem, default_left, n_chunks):
     f = int(rng.integers(0, binned.shape[1]))
     thr = int(rng.integers(0, n_vb[f]))
     expect, n_left = naive.partition(all_rows, start, end, binned, f, thr, n_vb[f], default_left)
+    rule = SplitRule(f, thr, default_left)
     a = all_rows.copy()
-    assert partition_rows(store, a, start, end, f, thr, default_left, np.empty(n, np.int32),
+    assert partition_rows(store, a, start, end, rule, np.empty(n, np.int32),
                           np.zeros(0, np.uint8)) == n_left
     np.testing.assert_array_equal(a, expect)
     b = all_rows.copy()
-    assert partition_rows_parallel(store, b, start, end, f, thr, default_left, np.empty(n, np.int32),
+    assert partition_rows_parallel(store, b, start, end, rule, np.empty(n, np.int32),
                                    np.zeros(0, np.uint8), np.empty(n_chunks, np.int64)) == n_left
     np.testing.assert_array_equal(b, expect)
 
@@ -251,9 +258,10 @@ def test_split_and_build_partitions_and_builds_one_child(problem, default_left, 
     f = int(rng.integers(0, binned.shape[1]))
     thr = int(rng.integers(0, n_vb[f]))
     expect, n_left = naive.partition(order, 0, n, binned, f, thr, n_vb[f], default_left)
+    rule = SplitRule(f, thr, default_left)
     C = stats.shape[1]
     out, total = np.full((store.total_bins, C), np.nan), np.full(C, np.nan)
-    got = split_and_build(store, order, 0, n, f, thr, default_left, build, stats, schedule, np.empty(n, np.int32),
+    got = split_and_build(store, order, 0, n, rule, build, stats, schedule, np.empty(n, np.int32),
                           np.zeros(0, np.uint8),
                           np.empty(n_chunks, np.int64), np.full((2, store.total_bins, C), np.nan), out, total)
     assert got == n_left

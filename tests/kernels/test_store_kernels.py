@@ -19,7 +19,13 @@ from multigrove.kernels.histogram import (
     build_histogram_serial,
     build_histogram_wide,
 )
-from multigrove.kernels.partition import feature_bin, partition_rows, partition_rows_parallel, split_and_build
+from multigrove.kernels.partition import (
+    SplitRule,
+    feature_bin,
+    partition_rows,
+    partition_rows_parallel,
+    split_and_build,
+)
 
 from . import naive
 
@@ -122,21 +128,22 @@ def test_store_partitions_equal_naive(problem, default_left, n_chunks, build):
     thr = int(rng.integers(0, max(1, mapper.n_value_bins[f])))
     rows = np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False)).astype(np.int32)  # ascending
     expect, n_left = naive.partition(rows, 0, rows.size, B, f, thr, mapper.missing_bin[f], default_left)
+    rule = SplitRule(f, thr, default_left)
     # a sparse feature's rows merged with its entries (no marks), or sorted by marked entries when the rows
     # are at least a quarter as many as the entries (the marks are zero again afterwards)
     for marks in (np.zeros(0, np.uint8), np.zeros(n, np.uint8)):
         a = rows.copy()
-        assert partition_rows(store, a, 0, a.size, f, thr, default_left, np.empty(n, np.int32), marks) == n_left
+        assert partition_rows(store, a, 0, a.size, rule, np.empty(n, np.int32), marks) == n_left
         np.testing.assert_array_equal(a, expect)
         b = rows.copy()
-        assert partition_rows_parallel(store, b, 0, b.size, f, thr, default_left, np.empty(n, np.int32), marks,
+        assert partition_rows_parallel(store, b, 0, b.size, rule, np.empty(n, np.int32), marks,
                                        np.empty(n_chunks, np.int64)) == n_left
         np.testing.assert_array_equal(b, expect)
         assert not marks.any()
     c = rows.copy()
     C = stats.shape[1]
     out, total = np.full((mapper.total_bins, C), np.nan), np.full(C, np.nan)
-    assert split_and_build(store, c, 0, c.size, f, thr, default_left, build, stats, 0, np.empty(n, np.int32),
+    assert split_and_build(store, c, 0, c.size, rule, build, stats, 0, np.empty(n, np.int32),
                            np.zeros(n, np.uint8),
                            np.empty(1, np.int64), np.empty((1, 1, 1)), out, total) == n_left
     if build:

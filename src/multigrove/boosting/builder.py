@@ -27,7 +27,7 @@ from ..kernels.histogram import (
     build_histogram_serial,
     build_histogram_wide,
 )
-from ..kernels.partition import split_and_build
+from ..kernels.partition import SplitRule, split_and_build
 from ..kernels.sampling import gather_column_rows, gather_rows
 from ..kernels.store import BinnedStore
 
@@ -80,6 +80,10 @@ class SplitRequest(NamedTuple):
     threshold_bin: int
     default_left: bool
     build: int
+
+    def rule(self) -> SplitRule:
+        """Which side each row takes, as the partition kernels read it."""
+        return SplitRule(int(self.feature), int(self.threshold_bin), bool(self.default_left))
 
 
 class HistogramBuilder(Protocol):
@@ -255,9 +259,8 @@ class LocalBuilder:
                 schedule, hist = 0, self._no_hist
             else:
                 schedule, hist = self._schedule((end - start) // 2), out
-            n_left = split_and_build(self.tree_store, self.rows, start, end, req.feature, req.threshold_bin,
-                                     req.default_left, req.build, self.stats, schedule, self._tmp, self._marks,
-                                     counts, self._scratch_for(schedule), hist, total)
+            n_left = split_and_build(self.tree_store, self.rows, start, end, req.rule(), req.build, self.stats,
+                                     schedule, self._tmp, self._marks, counts, self._scratch_for(schedule), hist, total)
             self.leaf_end[req.leaf] = start + n_left
             self.leaf_start[req.new_leaf] = start + n_left
             self.leaf_end[req.new_leaf] = end
@@ -267,10 +270,9 @@ class LocalBuilder:
     def _split_other(self, req: SplitRequest) -> None:
         start, end = int(self.other_start[req.leaf]), int(self.other_end[req.leaf])
         parallel = end - start >= PARALLEL_PARTITION_MIN_ROWS and self.n_threads > 1
-        n_left = split_and_build(self.store, self.other_rows, start, end, req.feature, req.threshold_bin,
-                                 req.default_left, BUILD_NONE, self.stats, 0, self._tmp, self._marks,
-                                 self._counts[self.n_threads if parallel else 1], self._no_scratch, self._no_hist,
-                                 self._no_total)
+        n_left = split_and_build(self.store, self.other_rows, start, end, req.rule(), BUILD_NONE, self.stats, 0,
+                                 self._tmp, self._marks, self._counts[self.n_threads if parallel else 1],
+                                 self._no_scratch, self._no_hist, self._no_total)
         self.other_end[req.leaf] = start + n_left
         self.other_start[req.new_leaf] = start + n_left
         self.other_end[req.new_leaf] = end

@@ -1,5 +1,7 @@
 """Split a node's rows between its two children; read one feature's bin of a row from any store;
 add leaf values to row scores."""
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
@@ -12,6 +14,14 @@ from .histogram import (
 )
 
 U = np.uint64  # unsigned indices: no negative-index wraparound code in the loops
+
+
+class SplitRule(NamedTuple):
+    """The side a row takes: left when its bin of ``feature`` is <= threshold_bin, or when it is the
+    feature's missing bin and default_left."""
+    feature: int
+    threshold_bin: int
+    default_left: bool
 
 
 @njit(cache=True, inline="always")
@@ -61,11 +71,6 @@ def feature_bin(store, r, f):
 
 
 @njit(cache=True, inline="always")
-def _goes_left(store, r, feature, threshold_bin, default_left):
-    return _goes_left_bin(feature_bin(store, r, feature), store.missing_bin[feature], threshold_bin, default_left)
-
-
-@njit(cache=True, inline="always")
 def _seek(arr, p, end, value):
     """First position q >= p in [p, end) with arr[q] >= value (arr ascending): gallop, then bisect,
     so that a long run of smaller entries costs O(log run)."""
@@ -87,9 +92,9 @@ MARK_MIN_ROWS_PER_ENTRY = 0.25
 
 
 @njit(cache=True, inline="always")
-def _goes_left_bin(b, missing, threshold_bin, default_left):
-    """Whether a row in bin b goes left (b the feature's missing bin: default_left)."""
-    return (b == missing and default_left) or (b != missing and b <= threshold_bin)
+def _goes_left_bin(b, missing, rule):
+    """Whether a row in bin b of the rule's feature goes left (missing: the feature's missing bin)."""
+    return (b == missing and rule.default_left) or (b != missing and b <= rule.threshold_bin)
 
 
 @njit(cache=True)
@@ -101,24 +106,24 @@ def _uses_marks(store, feature, n_rows, marks):
 
 
 @njit(cache=True)
-def _mark_sides(store, feature, threshold_bin, default_left, marks, clear):
-    """OUT marks (n,) uint8: 1 + (goes left) for every row with an entry of the sparse feature, or
-    (clear) 0 again for those rows."""
+def _mark_sides(store, rule, marks, clear):
+    """OUT marks (n,) uint8: 1 + (goes left) for every row with an entry of the rule's sparse feature,
+    or (clear) 0 again for those rows."""
+    feature = rule.feature
     missing = store.missing_bin[feature]
     for p in range(store.csc_indptr[feature], store.csc_indptr[feature + 1]):
         if clear:
             marks[store.csc_rows[p]] = 0
         else:
-            marks[store.csc_rows[p]] = 1 + _goes_left_bin(np.int64(store.csc_bins[p]), missing, threshold_bin,
-                                                           default_left)
+            marks[store.csc_rows[p]] = 1 + _goes_left_bin(np.int64(store.csc_bins[p]), missing, rule)
 
 
 @njit(cache=True)
-def _sort_marked(store, rows, c0, c1, feature, threshold_bin, default_left, marks, lefts, l0, rights, r0, step):
+def _sort_marked(store, rows, c0, c1, rule, marks, lefts, l0, rights, r0, step):
     """As _sort_chunk, for a sparse feature whose entries' sides are marked: a row without a mark has
     the default bin."""
-    default_side = np.int64(_goes_left_bin(np.int64(store.default_bin[feature]), store.missing_bin[feature],
-                                           threshold_bin, default_left))
+    feature = rule.feature
+    default_side = np.int64(_goes_left_bin(np.int64(store.default_bin[feature]), store.missing_bin[feature], rule))
     nl = 0
     nr = 0
     for i in range(c0, c1):
@@ -133,8 +138,8 @@ def _sort_marked(store, rows, c0, c1, feature, threshold_bin, default_left, mark
 
 
 @njit(cache=True)
-def _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, lefts, l0, rights, r0, step):
-    """Sort rows[c0:c1] (ascending) by side: lefts[l0], lefts[l0 + 1], ... and rights[r0],
+def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
+    """Sort rows[c0:c1] (ascending) by the rule's side: lefts[l0], lefts[l0 + 1], ... and rights[r0],
     rights[r0 + step], ... (step -1 fills rights backwards).  Returns the number of left rows.
 
     Branch-free: the side of a row is a coin flip for the branch predictor, so every row is written
@@ -143,6 +148,7 @@ def _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, lefts
     column in the by-feature index), which needs the rows ascending, as a leaf's rows always are."""
     nl = 0
     nr = 0
+    feature = rule.feature
     missing = store.missing_bin[feature]
     kind = store.feature_kind[feature]
     if kind == 0:
@@ -150,7 +156,7 @@ def _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, lefts
         for i in range(c0, c1):
             r = rows[i]
             b = col[np.uint64(r)]
-            left = _goes_left_bin(b, missing, threshold_bin, default_left)
+            left = _goes_left_bin(b, missing, rule)
             lefts[l0 + nl] = r
             rights[r0 + step * nr] = r
             nl += left
@@ -169,7 +175,7 @@ def _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, lefts
         for code in range(n_codes):
             g = store.code_map[code_base + code]
             b = g - lo if lo <= g < hi else np.int64(default)
-            side[code] = _goes_left_bin(b, missing, threshold_bin, default_left)
+            side[code] = _goes_left_bin(b, missing, rule)
         col = store.bundle_cols[:, slot]
         for i in range(c0, c1):
             r = rows[i]
@@ -189,7 +195,7 @@ def _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, lefts
             b = g - lo if lo <= g < hi else np.int64(default)
         else:
             b = np.int64(default)
-        left = _goes_left_bin(b, missing, threshold_bin, default_left)
+        left = _goes_left_bin(b, missing, rule)
         lefts[l0 + nl] = r
         rights[r0 + step * nr] = r
         nl += left
@@ -198,38 +204,34 @@ def _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, lefts
 
 
 @njit(cache=True)
-def _sort_rows(store, rows, c0, c1, feature, threshold_bin, default_left, marks, marked, lefts, l0, rights, r0,
-               step):
+def _sort_rows(store, rows, c0, c1, rule, marks, marked, lefts, l0, rights, r0, step):
     """_sort_marked when the feature's entries are marked, else _sort_chunk."""
     if marked:
-        return _sort_marked(store, rows, c0, c1, feature, threshold_bin, default_left, marks, lefts, l0, rights,
-                            r0, step)
-    return _sort_chunk(store, rows, c0, c1, feature, threshold_bin, default_left, lefts, l0, rights, r0, step)
+        return _sort_marked(store, rows, c0, c1, rule, marks, lefts, l0, rights, r0, step)
+    return _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step)
 
 
 @njit(cache=True)
-def partition_rows(store, rows, start, end, feature, threshold_bin, default_left, tmp, marks):
+def partition_rows(store, rows, start, end, rule, tmp, marks):
     """Stable in-place partition of ``rows[start:end]``: left rows first, then right rows.
 
-    IN/OUT rows (n,) int32; a row goes left when its bin of ``feature`` is ``<= threshold_bin``,
-    or when it is the feature's missing bin and ``default_left``.
+    IN/OUT rows (n,) int32; IN rule (SplitRule): which side each row takes.
     OUT tmp (>= end - start,) int32 scratch; marks (store rows,) uint8 scratch, zero on entry and on
     return (or (0,): sparse features always merge).  Returns the number of left rows.
     """
-    marked = _uses_marks(store, feature, end - start, marks)
+    marked = _uses_marks(store, rule.feature, end - start, marks)
     if marked:
-        _mark_sides(store, feature, threshold_bin, default_left, marks, False)
-    n_left = _sort_rows(store, rows, start, end, feature, threshold_bin, default_left, marks, marked, rows, start,
-                        tmp, 0, 1)
+        _mark_sides(store, rule, marks, False)
+    n_left = _sort_rows(store, rows, start, end, rule, marks, marked, rows, start, tmp, 0, 1)
     if marked:
-        _mark_sides(store, feature, threshold_bin, default_left, marks, True)
+        _mark_sides(store, rule, marks, True)
     n_right = end - start - n_left
     rows[start + n_left:end] = tmp[:n_right]
     return n_left
 
 
 @njit(parallel=True, cache=True)
-def partition_rows_parallel(store, rows, start, end, feature, threshold_bin, default_left, tmp, marks, counts):
+def partition_rows_parallel(store, rows, start, end, rule, tmp, marks, counts):
     """As partition_rows, in parallel over counts.shape[0] chunks: one pass sorts each chunk's rows
     into its slice of tmp (lefts from the front, rights from the back), then a parallel copy.
 
@@ -237,17 +239,16 @@ def partition_rows_parallel(store, rows, start, end, feature, threshold_bin, def
     """
     n_chunks = counts.shape[0]
     m = end - start
-    marked = _uses_marks(store, feature, m, marks)
+    marked = _uses_marks(store, rule.feature, m, marks)
     if marked:
-        _mark_sides(store, feature, threshold_bin, default_left, marks, False)
+        _mark_sides(store, rule, marks, False)
     for c in prange(n_chunks):
         c0 = start + c * m // n_chunks
         c1 = start + (c + 1) * m // n_chunks
         # lefts from the front of the chunk's slice of tmp, rights from its back (reversed below)
-        counts[c] = _sort_rows(store, rows, c0, c1, feature, threshold_bin, default_left, marks, marked, tmp,
-                               c0 - start, tmp, c1 - start - 1, -1)
+        counts[c] = _sort_rows(store, rows, c0, c1, rule, marks, marked, tmp, c0 - start, tmp, c1 - start - 1, -1)
     if marked:
-        _mark_sides(store, feature, threshold_bin, default_left, marks, True)
+        _mark_sides(store, rule, marks, True)
     total_left = 0
     for c in range(n_chunks):
         total_left += counts[c]
@@ -268,10 +269,9 @@ def partition_rows_parallel(store, rows, start, end, feature, threshold_bin, def
 
 
 @njit(cache=True)
-def split_and_build(store, rows, start, end, feature, threshold_bin, default_left, build, stats, schedule,
-                    tmp, marks, counts, scratch, out, total):
-    """Partition ``rows[start:end]`` (parallel when counts has more than one chunk), then build the
-    histogram of one child: ``build`` 0 = none, 1 = left, 2 = right.
+def split_and_build(store, rows, start, end, rule, build, stats, schedule, tmp, marks, counts, scratch, out, total):
+    """Partition ``rows[start:end]`` by ``rule`` (SplitRule; parallel when counts has more than one chunk),
+    then build the histogram of one child: ``build`` 0 = none, 1 = left, 2 = right.
 
     ``schedule`` picks the histogram kernel: 0 serial, 1 row chunks (scratch), >= 2 the number of
     statistic-column blocks of build_histogram_wide, <= -2 minus the number of feature groups of
@@ -281,10 +281,9 @@ def split_and_build(store, rows, start, end, feature, threshold_bin, default_lef
     OUT tmp, marks, counts, scratch: as the partition and histogram kernels; OUT out, total: the histogram.
     """
     if counts.shape[0] > 1:
-        n_left = partition_rows_parallel(store, rows, start, end, feature, threshold_bin, default_left, tmp, marks,
-                                         counts)
+        n_left = partition_rows_parallel(store, rows, start, end, rule, tmp, marks, counts)
     else:
-        n_left = partition_rows(store, rows, start, end, feature, threshold_bin, default_left, tmp, marks)
+        n_left = partition_rows(store, rows, start, end, rule, tmp, marks)
     if build == 0:
         return n_left
     if build == 1:
