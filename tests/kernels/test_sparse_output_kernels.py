@@ -5,7 +5,8 @@ import scipy.sparse as sp
 
 from multigrove.boosting.losses import SparseSquaredError, SparseSquaredHinge
 from multigrove.boosting.sparse_output import SparseScores, add_leaves, sparse_gradients
-from multigrove.kernels.sparse_output import sparse_leaf_values
+from multigrove.kernels.sparse import csr_arrays
+from multigrove.kernels.sparse_output import LeafParams, sparse_leaf_values
 
 from . import naive
 
@@ -49,8 +50,7 @@ def test_sparse_leaf_values_equal_brute_force(k, n_blocks):
     start, end = np.array([0, 10, 10, 35]), np.array([10, 10, 35, 60])  # one empty leaf
     cols = np.empty((4, k), np.int32)
     vals = np.empty((4, k))
-    sparse_leaf_values(order, start, end, G.indptr, G.indices, G.data, row_hess, k, 2.0, 0.1, L, n_blocks, cols,
-                       vals)
+    sparse_leaf_values(order, start, end, csr_arrays(G), row_hess, LeafParams(k, 2.0, 0.1), L, n_blocks, cols, vals)
     for leaf in range(4):
         want_cols, want_vals = naive.sparse_leaf_values(order[start[leaf]:end[leaf]], Gd, row_hess.astype(np.float64),
                                                         k, 2.0, 0.1)
@@ -123,8 +123,7 @@ def test_sparse_split_gains_equal_brute_force(k, seed):
                         min_sum_hessian=1e-3, min_gain_to_split=0.0, topk=k, restricted=False)
     gains = np.empty((2, store.total_bins))
     splittable = np.empty(n_features, np.bool_)
-    sparse_split_gains(node, G.indptr, G.indices, G.data, store.offsets, store.missing_bin, store.default_bin,
-                       np.ones(n_features, np.bool_), params, 2, gains, splittable)
+    sparse_split_gains(node, csr_arrays(G), store, np.ones(n_features, np.bool_), params, 2, gains, splittable)
     want = naive.sparse_split_gains(binned, store.missing_bin, G.toarray()[rows].astype(np.float64),
                                     row_hess[rows].astype(np.float64), k, 1.5, 3, 1e-3)
     assert want

@@ -31,7 +31,9 @@ import scipy.sparse as sp
 
 from .._dtypes import INDEX, STAT
 from ..kernels.predict import leaf_index_store
+from ..kernels.sparse import CSR, csr_arrays
 from ..kernels.sparse_output import (
+    LeafParams,
     NodeRows,
     add_leaves_fill,
     add_leaves_sizes,
@@ -86,12 +88,12 @@ def add_leaves(Z: sp.csr_matrix, leaf_of: np.ndarray, leaf_cols: np.ndarray, lea
     sizes = np.empty(Z.shape[0], np.int64)
     cols = np.ascontiguousarray(leaf_cols, dtype=np.int32)
     vals = np.ascontiguousarray(leaf_vals, dtype=np.float64)
-    add_leaves_sizes(Z.indptr, Z.indices, Z.data, leaf_of, cols, vals, sizes)
+    add_leaves_sizes(csr_arrays(Z), leaf_of, cols, vals, sizes)
     indptr = np.zeros(Z.shape[0] + 1, np.int64)
     np.cumsum(sizes, out=indptr[1:])
     indices = mapped_empty(indptr[-1], np.int32)
     data = mapped_empty(indptr[-1], np.float64)
-    add_leaves_fill(Z.indptr, Z.indices, Z.data, leaf_of, cols, vals, indptr, indices, data)
+    add_leaves_fill(csr_arrays(Z), leaf_of, cols, vals, indptr, indices, data)
     return sp.csr_matrix((data, indices, indptr), shape=Z.shape)
 
 
@@ -143,15 +145,15 @@ def sparse_gradients(loss: SparseOutputLoss, Y: sp.csr_matrix, Z: SparseScores) 
     """The loss's gradient at scores Z for labels Y: CSR float32, only the non-zero cells stored."""
     sizes = np.empty(Y.shape[0], np.int64)
     for lo, hi, block in Z.row_blocks():
-        sparse_gradient_sizes(loss.code, Y.indptr[lo:hi + 1], Y.indices, Y.data, block.indptr, block.indices,
-                              block.data, sizes[lo:hi])
+        labels = CSR(Y.indptr[lo:hi + 1], Y.indices, Y.data)  # the block's rows of Y
+        sparse_gradient_sizes(loss.code, labels, csr_arrays(block), sizes[lo:hi])
     indptr = np.zeros(Y.shape[0] + 1, np.int64)
     np.cumsum(sizes, out=indptr[1:])
     indices = mapped_empty(indptr[-1], np.int32)
     data = mapped_empty(indptr[-1], STAT)
     for lo, hi, block in Z.row_blocks():
-        sparse_gradient_fill(loss.code, Y.indptr[lo:hi + 1], Y.indices, Y.data, block.indptr, block.indices,
-                             block.data, indptr[lo:hi + 1], indices, data)
+        labels = CSR(Y.indptr[lo:hi + 1], Y.indices, Y.data)
+        sparse_gradient_fill(loss.code, labels, csr_arrays(block), indptr[lo:hi + 1], indices, data)
     return sp.csr_matrix((data, indices, indptr), shape=Y.shape)
 
 
@@ -168,7 +170,7 @@ def node_rows(store: BinnedStore, store_rows: np.ndarray, grad_rows: np.ndarray,
     bin_pos = np.empty(int(bin_ptr[-1]), np.int32)
     node_bin_rows(store, store_rows, bin_feature, bin_ptr, bin_pos)
     sums = np.zeros(G.shape[1])
-    node_label_sums(grad_rows, G.indptr, G.indices, G.data, sums)
+    node_label_sums(grad_rows, csr_arrays(G), sums)
     labels = np.flatnonzero(sums)
     order = labels[np.argsort(-np.abs(sums[labels]), kind="stable")].astype(np.int32)
     return NodeRows(bin_ptr, bin_pos, np.ascontiguousarray(grad_rows, dtype=np.int32),
@@ -256,8 +258,8 @@ class SparseOutputShard(TrainingShard):
         store = b.tree_store
         node = node_rows(store, store_rows, grad_rows, self._bin_feature, self.G, hist[:, split_layout.h_col],
                          hist[:, split_layout.count_col], total[split_layout.h_col], total[split_layout.count_col])
-        sparse_split_gains(node, self.G.indptr, self.G.indices, self.G.data, store.offsets, store.missing_bin,
-                           store.default_bin, feature_mask, params, self._n_blocks, out_gain, out_splittable)
+        sparse_split_gains(node, csr_arrays(self.G), store, feature_mask, params, self._n_blocks, out_gain,
+                           out_splittable)
 
     def _amplify(self, rows: np.ndarray, factor: np.float32) -> None:
         per_row = np.ones(self.n_rows, STAT)
@@ -282,8 +284,9 @@ class SparseOutputShard(TrainingShard):
         cols = np.empty((n_leaves, k), np.int32)
         values = np.empty((n_leaves, k), np.float64)
         G = self.G
-        sparse_leaf_values(rows, start, end, G.indptr, G.indices, G.data, self.row_hess, k, float(lambda_l2),
-                           float(learning_rate), G.shape[1], min(n_leaves, self._n_blocks), cols, values)
+        leaf = LeafParams(int(k), float(lambda_l2), float(learning_rate))
+        sparse_leaf_values(rows, start, end, csr_arrays(G), self.row_hess, leaf, G.shape[1],
+                           min(n_leaves, self._n_blocks), cols, values)
         return cols, values
 
     def apply_tree(self, tree: Tree) -> None:

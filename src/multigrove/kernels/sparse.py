@@ -1,8 +1,24 @@
-"""Top-k selection and sparse-row membership kernels (XMC metrics, top-k prediction).
+"""Top-k selection and sparse-row membership kernels (XMC metrics, top-k prediction), and the CSR
+matrix as kernels take it.
 
 Ties are broken by the smaller column index, so every ranking is deterministic.
 """
+from typing import NamedTuple
+
+import numpy as np
 from numba import njit, prange
+
+
+class CSR(NamedTuple):
+    """A CSR matrix as the kernels take it: scipy's three arrays (column indices sorted within a row)."""
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+
+
+def csr_arrays(matrix) -> CSR:
+    """The three arrays of a scipy CSR matrix."""
+    return CSR(matrix.indptr, matrix.indices, matrix.data)
 
 
 @njit(cache=True, inline="always")

@@ -2,7 +2,7 @@
 sparse labels, k-sparse leaf values from the rows' sparse gradients, adding k-sparse leaves to sparse
 scores, and the exact split gains of eq. 20 (Alg. 1 run over histogram bins: ``sparse_split_gains``).
 
-Every matrix is CSR with sorted column indices per row (``indptr``, ``indices``, ``data``).  Each
+Every matrix is CSR with sorted column indices per row (``kernels.sparse.CSR``).  Each
 operation that makes a CSR runs in two passes: ``*_sizes`` counts the entries of every row, the
 caller allocates, ``*_fill`` writes them; no kernel ever touches an array of n_rows x n_labels.
 
@@ -37,11 +37,13 @@ def _gradient(loss, y, z):
 
 
 @njit(cache=True)
-def _merge_gradient_row(loss, y_indices, y_data, ylo, yhi, z_indices, z_data, zlo, zhi, out_indices, out_data,
-                        pos, write):
-    """Walk the union of one row's label and score columns; count (and, with ``write``, store from
+def _merge_gradient_row(loss, labels, scores, i, out_indices, out_data, pos, write):
+    """Walk the union of row i's label and score columns; count (and, with ``write``, store from
     ``pos``) the non-zero gradients.  Returns the count."""
-    a, b, count = ylo, zlo, 0
+    y_indices, y_data, z_indices, z_data = labels.indices, labels.data, scores.indices, scores.data
+    a, yhi = labels.indptr[i], labels.indptr[i + 1]
+    b, zhi = scores.indptr[i], scores.indptr[i + 1]
+    count = 0
     while a < yhi or b < zhi:
         if b >= zhi or (a < yhi and y_indices[a] < z_indices[b]):
             col, y, z = y_indices[a], y_data[a], 0.0
@@ -63,30 +65,28 @@ def _merge_gradient_row(loss, y_indices, y_data, ylo, yhi, z_indices, z_data, zl
 
 
 @njit(parallel=True, cache=True)
-def sparse_gradient_sizes(loss, y_indptr, y_indices, y_data, z_indptr, z_indices, z_data, out_sizes):
+def sparse_gradient_sizes(loss, labels, scores, out_sizes):
     """IN labels Y and scores Z (CSR, same shape).  OUT out_sizes (n,) int64: the non-zero gradients of
     each row."""
-    no_i = np.empty(0, y_indices.dtype)
+    no_i = np.empty(0, labels.indices.dtype)
     no_d = np.empty(0, np.float32)
-    for i in prange(y_indptr.shape[0] - 1):
-        out_sizes[i] = _merge_gradient_row(loss, y_indices, y_data, y_indptr[i], y_indptr[i + 1], z_indices, z_data,
-                                           z_indptr[i], z_indptr[i + 1], no_i, no_d, 0, False)
+    for i in prange(labels.indptr.shape[0] - 1):
+        out_sizes[i] = _merge_gradient_row(loss, labels, scores, i, no_i, no_d, 0, False)
 
 
 @njit(parallel=True, cache=True)
-def sparse_gradient_fill(loss, y_indptr, y_indices, y_data, z_indptr, z_indices, z_data, out_indptr, out_indices,
-                         out_data):
-    """IN Y, Z as sparse_gradient_sizes; out_indptr (n + 1,) from its sizes.  OUT out_indices, out_data:
-    the gradient matrix G (CSR, sorted, no zeros)."""
-    for i in prange(y_indptr.shape[0] - 1):
-        _merge_gradient_row(loss, y_indices, y_data, y_indptr[i], y_indptr[i + 1], z_indices, z_data, z_indptr[i],
-                            z_indptr[i + 1], out_indices, out_data, out_indptr[i], True)
+def sparse_gradient_fill(loss, labels, scores, out_indptr, out_indices, out_data):
+    """IN labels, scores as sparse_gradient_sizes; out_indptr (n + 1,) from its sizes.  OUT out_indices,
+    out_data: the gradient matrix G (CSR, sorted, no zeros)."""
+    for i in prange(labels.indptr.shape[0] - 1):
+        _merge_gradient_row(loss, labels, scores, i, out_indices, out_data, out_indptr[i], True)
 
 
 @njit(cache=True, inline="always")
 def _accumulate_row(r, g_indptr, g_indices, g_data, acc, stamp, touched, run, n_touched):
-    """acc += row r of G on its labels; a label first touched in this ``run`` is reset and listed in
-    ``touched`` (acc is valid only where stamp == run).  Returns the new n_touched."""
+    """acc += row r of G (its three arrays: the callers hold them as locals) on its labels; a label first
+    touched in this ``run`` is reset and listed in ``touched`` (acc is valid only where stamp == run).
+    Returns the new n_touched."""
     for q in range(g_indptr[r], g_indptr[r + 1]):
         s = g_indices[q]
         if stamp[s] != run:
@@ -98,10 +98,18 @@ def _accumulate_row(r, g_indptr, g_indices, g_data, acc, stamp, touched, run, n_
     return n_touched
 
 
+class LeafParams(NamedTuple):
+    """The scalars of k-sparse leaf values."""
+    k: int
+    lambda_l2: float
+    learning_rate: float
+
+
 @njit(cache=True)
-def _leaf_values(lo, hi, rows, g_indptr, g_indices, g_data, row_hess, k, lambda_l2, learning_rate, acc, stamp, touched,
-                 run, out_cols, out_vals):
+def _leaf_values(lo, hi, rows, grad, row_hess, leaf, acc, stamp, touched, run, out_cols, out_vals):
     """One leaf of sparse_leaf_values; acc, stamp, touched (n_labels,) scratch, ``run`` this leaf's stamp."""
+    g_indptr, g_indices, g_data = grad.indptr, grad.indices, grad.data
+    k = leaf.k
     n_touched = 0
     hess = 0.0
     for p in range(lo, hi):
@@ -119,18 +127,19 @@ def _leaf_values(lo, hi, rows, g_indptr, g_indices, g_data, row_hess, k, lambda_
     sums = np.empty(filled, np.float64)
     for j in range(filled):
         sums[j] = acc[chosen[j]]
-    scale = -learning_rate / (hess + lambda_l2) if hess + lambda_l2 > 0 else 0.0
+    den = hess + leaf.lambda_l2
+    scale = -leaf.learning_rate / den if den > 0 else 0.0
     _pad_leaf(chosen, sums, scale, filled, k, out_cols, out_vals)
 
 
 @njit(parallel=True, cache=True)
-def sparse_leaf_values(rows, start, end, g_indptr, g_indices, g_data, row_hess, k, lambda_l2, learning_rate,
-                       n_labels, n_blocks, out_cols, out_vals):
+def sparse_leaf_values(rows, start, end, grad, row_hess, leaf, n_labels, n_blocks, out_cols, out_vals):
     """k-sparse leaf values (GBDT-Sparse eq. 19, Hessian-weighted).
 
-    IN rows (m,) int32: the rows of every leaf, leaf l's in rows[start[l]:end[l]]; G (CSR) the gradients;
-    row_hess (n,) float32, each row's Hessian bound (its weight); k, lambda_l2, learning_rate;
-    n_labels (G's columns); n_blocks: parallel blocks of leaves (each holds O(n_labels) scratch).
+    IN rows (m,) int32: the rows of every leaf, leaf l's in rows[start[l]:end[l]]; grad (CSR) the
+    gradients G; row_hess (n,) float32, each row's Hessian bound (its weight); leaf (LeafParams): k,
+    lambda_l2, learning_rate; n_labels (G's columns); n_blocks: parallel blocks of leaves (each holds
+    O(n_labels) scratch).
     OUT out_cols (n_leaves, k) int32 ascending: the k columns with the largest |p_q| (p = the leaf's
     gradient sum, summed in row order; ties: the smaller column), padded with the smallest unused columns
     (value 0) when fewer are non-zero; out_vals (n_leaves, k) float64: -learning_rate * p_q / (H +
@@ -142,9 +151,9 @@ def sparse_leaf_values(rows, start, end, g_indptr, g_indices, g_data, row_hess, 
         acc = np.empty(n_labels)
         stamp = np.full(n_labels, -1, np.int64)
         touched = np.empty(n_labels, np.int64)
-        for leaf in range(blk * n_leaves // n_blocks, (blk + 1) * n_leaves // n_blocks):
-            _leaf_values(start[leaf], end[leaf], rows, g_indptr, g_indices, g_data, row_hess, k, lambda_l2,
-                         learning_rate, acc, stamp, touched, leaf, out_cols[leaf], out_vals[leaf])
+        for node in range(blk * n_leaves // n_blocks, (blk + 1) * n_leaves // n_blocks):
+            _leaf_values(start[node], end[node], rows, grad, row_hess, leaf, acc, stamp, touched, node,
+                         out_cols[node], out_vals[node])
 
 
 @njit(cache=True)
@@ -174,9 +183,11 @@ def _pad_leaf(chosen, sums, scale, filled, k, out_cols, out_vals):
 
 
 @njit(cache=True)
-def _merge_leaf_row(z_indices, z_data, lo, hi, cols, vals, out_indices, out_data, pos, write):
-    """The union of one score row and one leaf (zero leaf values skipped); count (and store) it."""
-    a, b, count = lo, 0, 0
+def _merge_leaf_row(scores, i, cols, vals, out_indices, out_data, pos, write):
+    """The union of score row i and one leaf (zero leaf values skipped); count (and store) it."""
+    z_indices, z_data = scores.indices, scores.data
+    a, hi = scores.indptr[i], scores.indptr[i + 1]
+    b, count = 0, 0
     width = cols.shape[0]
     while b < width and vals[b] == 0.0:
         b += 1
@@ -201,34 +212,31 @@ def _merge_leaf_row(z_indices, z_data, lo, hi, cols, vals, out_indices, out_data
 
 
 @njit(parallel=True, cache=True)
-def add_leaves_sizes(z_indptr, z_indices, z_data, leaf_of, leaf_cols, leaf_vals, out_sizes):
-    """IN scores Z (CSR: z_indptr, z_indices, z_data); leaf_of (n,) int32 the leaf of every row (-1: not in the
-    tree); a tree's k-sparse leaves (leaf_cols ascending per leaf, leaf_vals).  OUT out_sizes (n,) int64: entries
-    of each row of Z + its leaf's values."""
-    no_i = np.empty(0, z_indices.dtype)
-    no_d = np.empty(0, z_data.dtype)
-    for i in prange(z_indptr.shape[0] - 1):
+def add_leaves_sizes(scores, leaf_of, leaf_cols, leaf_vals, out_sizes):
+    """IN scores Z (CSR); leaf_of (n,) int32 the leaf of every row (-1: not in the tree); a tree's k-sparse
+    leaves (leaf_cols ascending per leaf, leaf_vals).  OUT out_sizes (n,) int64: entries of each row of
+    Z + its leaf's values."""
+    no_i = np.empty(0, scores.indices.dtype)
+    no_d = np.empty(0, scores.data.dtype)
+    for i in prange(scores.indptr.shape[0] - 1):
         leaf = leaf_of[i]
         if leaf < 0:
-            out_sizes[i] = z_indptr[i + 1] - z_indptr[i]
+            out_sizes[i] = scores.indptr[i + 1] - scores.indptr[i]
         else:
-            out_sizes[i] = _merge_leaf_row(z_indices, z_data, z_indptr[i], z_indptr[i + 1], leaf_cols[leaf],
-                                           leaf_vals[leaf], no_i, no_d, 0, False)
+            out_sizes[i] = _merge_leaf_row(scores, i, leaf_cols[leaf], leaf_vals[leaf], no_i, no_d, 0, False)
 
 
 @njit(parallel=True, cache=True)
-def add_leaves_fill(z_indptr, z_indices, z_data, leaf_of, leaf_cols, leaf_vals, out_indptr, out_indices, out_data):
+def add_leaves_fill(scores, leaf_of, leaf_cols, leaf_vals, out_indptr, out_indices, out_data):
     """IN as add_leaves_sizes; out_indptr from its sizes.  OUT out_indices, out_data: Z + the leaves (CSR)."""
     no_cols = np.empty(0, leaf_cols.dtype)
     no_vals = np.empty(0, leaf_vals.dtype)
-    for i in prange(z_indptr.shape[0] - 1):
+    for i in prange(scores.indptr.shape[0] - 1):
         leaf = leaf_of[i]
         if leaf < 0:
-            _merge_leaf_row(z_indices, z_data, z_indptr[i], z_indptr[i + 1], no_cols, no_vals, out_indices,
-                            out_data, out_indptr[i], True)
+            _merge_leaf_row(scores, i, no_cols, no_vals, out_indices, out_data, out_indptr[i], True)
         else:
-            _merge_leaf_row(z_indices, z_data, z_indptr[i], z_indptr[i + 1], leaf_cols[leaf], leaf_vals[leaf],
-                            out_indices, out_data, out_indptr[i], True)
+            _merge_leaf_row(scores, i, leaf_cols[leaf], leaf_vals[leaf], out_indices, out_data, out_indptr[i], True)
 
 
 # ------------------------------------------------------------------ exact split gains (eq. 20, Alg. 1 on bins)
@@ -280,8 +288,9 @@ def node_bin_rows(store, store_rows, bin_feature, bin_ptr, out_pos):
 
 
 @njit(cache=True)
-def node_label_sums(grad_rows, g_indptr, g_indices, g_data, out_sums):
+def node_label_sums(grad_rows, grad, out_sums):
     """OUT out_sums (n_labels,) float64, zeroed by the caller: p = the sum of the rows' sparse gradients."""
+    g_indptr, g_indices, g_data = grad.indptr, grad.indices, grad.data
     for r in grad_rows:
         for q in range(g_indptr[r], g_indptr[r + 1]):
             out_sums[g_indices[q]] += g_data[q]
@@ -298,11 +307,14 @@ class SideSums(NamedTuple):
 
 
 @njit(cache=True)
-def _add_bin(b, bin_ptr, bin_pos, grad_rows, g_indptr, g_indices, g_data, side, run, n_touched):
-    """Add the gradients of bin b's rows to the accumulated side; returns the new n_touched."""
-    for i in range(bin_ptr[b], bin_ptr[b + 1]):
-        n_touched = _accumulate_row(grad_rows[bin_pos[i]], g_indptr, g_indices, g_data, side.acc, side.stamp,
-                                    side.touched, run, n_touched)
+def _add_bin(b, node, grad, side, run, n_touched):
+    """Add the gradients of bin b's rows of the node to the accumulated side; returns the new n_touched."""
+    bin_pos, grad_rows = node.bin_pos, node.grad_rows
+    g_indptr, g_indices, g_data = grad.indptr, grad.indices, grad.data
+    acc, stamp, touched = side.acc, side.stamp, side.touched
+    for i in range(node.bin_ptr[b], node.bin_ptr[b + 1]):
+        n_touched = _accumulate_row(grad_rows[bin_pos[i]], g_indptr, g_indices, g_data, acc, stamp, touched, run,
+                                    n_touched)
     return n_touched
 
 
@@ -346,30 +358,36 @@ class NodeRows(NamedTuple):
     count: float
 
 
+class ThresholdScan(NamedTuple):
+    """One pass of _scan over a feature's thresholds t = first, first + step, ..., last."""
+    lo: int            # the feature's first histogram row
+    first: int
+    last: int
+    step: int          # 1: the left side accumulates (value bins <= t); -1: the right side (bins > t)
+    with_missing: int  # the missing bin's histogram row, added to the accumulated side first; -1: not
+    direction: int     # the out_gain row written: 1 missing values go left, 0 right
+    copy_both: bool    # write the other direction's row too (the node has no missing values)
+
+
 @njit(cache=True)
-def _scan(lo, first, last, step, with_missing, direction, copy_both, node, g_indptr, g_indices, g_data, p,
-          parent_score, side, run, out_gain):
-    """Thresholds t = first, first + step, ..., last of a feature whose bins start at lo, accumulating the
-    side that does not hold the feature's default bin: ascending (step 1) the left side holds value bins
-    <= t, descending (step -1) the right side holds the bins > t; the missing bin is added to it first
-    when ``with_missing`` (its histogram row; -1: not).  Writes out_gain[direction, lo + t] (and [1 - direction]
-    with copy_both).
+def _scan(scan, node, grad, p, parent_score, side, run, out_gain):
+    """The thresholds of ``scan`` (ThresholdScan), accumulating the side that does not hold the feature's
+    default bin; writes out_gain[direction, lo + t] (and [1 - direction] with copy_both).
     Returns whether a threshold left min_data_in_leaf rows on both sides."""
+    lo, first, last, step, with_missing = scan.lo, scan.first, scan.last, scan.step, scan.with_missing
     n_touched = 0
     hess_acc = 0.0
     count_acc = 0.0
     count_ok = False
     if with_missing >= 0:
-        n_touched = _add_bin(with_missing, node.bin_ptr, node.bin_pos, node.grad_rows, g_indptr, g_indices, g_data,
-                             side, run, n_touched)
+        n_touched = _add_bin(with_missing, node, grad, side, run, n_touched)
         hess_acc += node.bin_hess[with_missing]
         count_acc += node.bin_count[with_missing]
     gain = -np.inf
     t = first
     while (step > 0 and t <= last) or (step < 0 and t >= last):
         b = lo + t if step > 0 else lo + t + 1
-        n_touched = _add_bin(b, node.bin_ptr, node.bin_pos, node.grad_rows, g_indptr, g_indices, g_data, side, run,
-                             n_touched)
+        n_touched = _add_bin(b, node, grad, side, run, n_touched)
         hess_acc += node.bin_hess[b]
         count_acc += node.bin_count[b]
         if t == first or node.bin_count[b] > 0:  # an empty bin repeats the previous partition and gain
@@ -381,26 +399,25 @@ def _scan(lo, first, last, step, with_missing, direction, copy_both, node, g_ind
                 if hess_acc >= p.min_sum_hessian and hess_rest >= p.min_sum_hessian:
                     gain = _pair_score(side, n_touched, run, node.node_sums, node.parent_order, hess_acc, hess_rest,
                                        p) - parent_score
-        out_gain[direction, lo + t] = gain
-        if copy_both:
-            out_gain[1 - direction, lo + t] = gain
+        out_gain[scan.direction, lo + t] = gain
+        if scan.copy_both:
+            out_gain[1 - scan.direction, lo + t] = gain
         t += step
     return count_ok
 
 
 @njit(cache=True)
-def _feature_gains(f, node, g_indptr, g_indices, g_data, offsets, missing_bin, default_bin, p, parent_score, side,
-                   run, out_gain):
+def _feature_gains(f, node, grad, store, p, parent_score, side, run, out_gain):
     """Every threshold of feature f, both missing directions (eq. 20 gains); returns (splittable, run).
 
     The scans accumulate the bins on one side of the feature's default bin b0 (for sparse X the zero
     bin, which holds most rows): thresholds below b0 from the left, the others from the right, so the
     default bin's rows are never visited.  With missing values in the node and b0 a value bin, each
     scan runs twice, the missing bin on the accumulated side or not."""
-    lo = offsets[f]
-    n_value = missing_bin[f]
+    lo = store.offsets[f]
+    n_value = store.missing_bin[f]
     miss = lo + n_value
-    b0 = default_bin[f]
+    b0 = store.default_bin[f]
     for b in range(lo, miss + 1):
         out_gain[0, b] = -np.inf
         out_gain[1, b] = -np.inf
@@ -412,33 +429,32 @@ def _feature_gains(f, node, g_indptr, g_indices, g_data, offsets, missing_bin, d
     last_up = n_value - 2 if b0 == n_value else min(b0 - 1, n_value - 2)
     if last_up >= 0:  # left side accumulated: missing right (0) without the missing bin, left (1) with it
         run += 1
-        ok |= _scan(lo, 0, last_up, 1, -1, 0, not has_missing, node, g_indptr, g_indices, g_data, p, parent_score,
-                    side, run, out_gain)
+        ok |= _scan(ThresholdScan(lo, 0, last_up, 1, -1, 0, not has_missing), node, grad, p, parent_score, side, run,
+                    out_gain)
         if two_ways:
             run += 1
-            ok |= _scan(lo, 0, last_up, 1, miss, 1, False, node, g_indptr, g_indices, g_data, p, parent_score, side,
-                        run, out_gain)
+            ok |= _scan(ThresholdScan(lo, 0, last_up, 1, miss, 1, False), node, grad, p, parent_score, side, run,
+                        out_gain)
     if b0 == n_value and not has_missing:
         return ok, run  # the ascending scan covered every threshold
     last_down = 0 if b0 == n_value else b0
     if last_down <= n_value - 2:  # right side accumulated: missing left (1) without it, right (0) with it
         run += 1
-        ok |= _scan(lo, n_value - 2, last_down, -1, -1, 1, not has_missing, node, g_indptr, g_indices, g_data, p,
+        ok |= _scan(ThresholdScan(lo, n_value - 2, last_down, -1, -1, 1, not has_missing), node, grad, p,
                     parent_score, side, run, out_gain)
         if two_ways:
             run += 1
-            ok |= _scan(lo, n_value - 2, last_down, -1, miss, 0, False, node, g_indptr, g_indices, g_data, p,
-                        parent_score, side, run, out_gain)
+            ok |= _scan(ThresholdScan(lo, n_value - 2, last_down, -1, miss, 0, False), node, grad, p, parent_score,
+                        side, run, out_gain)
     return ok, run
 
 
 @njit(parallel=True, cache=True)
-def sparse_split_gains(node, g_indptr, g_indices, g_data, offsets, missing_bin, default_bin, feature_mask, p,
-                       n_blocks, out_gain, out_splittable):
+def sparse_split_gains(node, grad, store, feature_mask, p, n_blocks, out_gain, out_splittable):
     """Exact GBDT-Sparse split gains (eq. 20; Alg. 1 on histogram bins) of every candidate of one node.
 
-    IN  node: NodeRows; G (CSR: g_indptr, g_indices, g_data) the sparse gradients; offsets (F + 1,),
-        missing_bin (F,), default_bin (F,): the binned store's; feature_mask (F,) bool; p: ScanParams
+    IN  node: NodeRows; grad (CSR) the sparse gradients G; store: the binned store (its offsets,
+        missing_bin and default_bin); feature_mask (F,) bool; p: ScanParams
         (topk = k, lambda_l2, min_data_in_leaf, min_sum_hessian); n_blocks: parallel feature blocks (each
         holds O(n_labels) scratch).
     OUT out_gain (2, total_bins) float64: [missing goes left, threshold bin t] = score(left) +
@@ -452,6 +468,7 @@ def sparse_split_gains(node, g_indptr, g_indices, g_data, offsets, missing_bin, 
     """
     n_labels = node.node_sums.shape[0]
     k = p.topk
+    offsets = store.offsets
     n_features = offsets.shape[0] - 1
     sq = np.empty(k + 1)
     m = min(k, node.parent_order.shape[0])
@@ -465,8 +482,7 @@ def sparse_split_gains(node, g_indptr, g_indices, g_data, offsets, missing_bin, 
         run = 0
         for f in range(blk * n_features // n_blocks, (blk + 1) * n_features // n_blocks):
             if feature_mask[f]:
-                ok, run = _feature_gains(f, node, g_indptr, g_indices, g_data, offsets, missing_bin, default_bin, p,
-                                         parent_score, side, run, out_gain)
+                ok, run = _feature_gains(f, node, grad, store, p, parent_score, side, run, out_gain)
                 out_splittable[f] = ok
             else:
                 for b in range(offsets[f], offsets[f + 1]):
