@@ -2,7 +2,7 @@
 import numpy as np
 
 from multigrove.data.storage import dense_store
-from multigrove.kernels.split import ScanParams, best_split_per_feature, scan_scratch
+from multigrove.kernels.split import FeatureSplits, ScanParams, best_split_per_feature, scan_scratch
 
 
 def scan_params(k, h_col, h_stride, h_scale, count_col, lam=0.0, min_data=1, min_hess=0.0, topk=0,
@@ -17,12 +17,12 @@ def scan(hist, offsets, total, params, mask=None):
     offsets = np.asarray(offsets, dtype=np.int64)
     F = offsets.size - 1
     mask = np.ones(F, np.bool_) if mask is None else mask
-    g, b, d = np.empty((1, F)), np.empty((1, F), np.int32), np.empty((1, F), np.bool_)
+    out = FeatureSplits.allocate(1, F)
     hist = np.ascontiguousarray(hist, dtype=np.float64)
     totals = np.asarray(total, np.float64).reshape(1, -1)
     best_split_per_feature(hist, hist, False, np.ones(1, np.bool_), totals, offsets, mask, params,
-                           scan_scratch(hist.shape[1], params), g, b, d, np.empty((1, F), np.bool_))
-    return g[0], b[0], d[0]
+                           scan_scratch(hist.shape[1], params), out)
+    return out.gain[0], out.threshold_bin[0], out.default_left[0]
 
 
 def store_of(binned, offsets):

@@ -26,6 +26,8 @@ from multigrove.kernels.partition import (
 from multigrove.kernels.predict import predict_leaf_raw, predict_raw, predict_store
 from multigrove.kernels.split import (
     TASK_BINS,
+    FeatureSplits,
+    NodeSplits,
     add_split_gains,
     best_split_per_feature_serial,
     best_splits,
@@ -157,12 +159,12 @@ def test_split_scan_equals_naive(problem, const_hess, lam, min_data, topk, restr
     np.testing.assert_array_equal(b[ok], eb[ok])
     np.testing.assert_array_equal(d[ok], ed[ok])
     F = offsets.size - 1
-    g2, b2, d2 = np.empty((1, F)), np.empty((1, F), np.int32), np.empty((1, F), np.bool_)
-    splittable = np.empty((1, F), np.bool_)
+    serial = FeatureSplits.allocate(1, F)
     best_split_per_feature_serial(hist, hist, False, np.ones(1, np.bool_), total.reshape(1, -1), offsets, mask, params,
-                                  scan_scratch(C, params), g2, b2, d2, splittable)
-    np.testing.assert_array_equal(g2[0], g)
-    np.testing.assert_array_equal(b2[0, ok], b[ok])
+                                  scan_scratch(C, params), serial)
+    np.testing.assert_array_equal(serial.gain[0], g)
+    np.testing.assert_array_equal(serial.threshold_bin[0, ok], b[ok])
+    splittable = serial.splittable
     for f in range(F):  # splittable: some threshold leaves min_data rows on both sides
         lo, miss = offsets[f], offsets[f + 1] - 1
         n_miss = hist[miss, C - 1]
@@ -199,11 +201,9 @@ def test_best_splits_subtracts_and_scans_both_children(problem, const_hess, scan
     totals = np.array([child[offsets[0]:offsets[1]].sum(0), sibling[offsets[0]:offsets[1]].sum(0)])
     F = offsets.size - 1
     mask = np.ones(F, np.bool_)
-    feat = (np.empty((2, F)), np.empty((2, F), np.int32), np.empty((2, F), np.bool_), np.empty((2, F), np.bool_))
-    out = (np.empty(2), np.empty(2, np.int32), np.empty(2, np.int32), np.empty(2, np.bool_), np.empty((2, C)))
+    out = NodeSplits.allocate(2, C)
     best_splits(child, h1, 2, subtract, totals, offsets, mask, params, scan_scratch(C, params), parallel,
-                np.array([scan_first, True]),
-                np.zeros((2, F)), *feat, *out)
+                np.array([scan_first, True]), np.zeros((2, F)), FeatureSplits.allocate(2, F), out)
     np.testing.assert_allclose(h1, sibling, atol=1e-9)
     gain, feature, bin_, dleft, lsums = out
     for node, hist in enumerate((child, sibling)):

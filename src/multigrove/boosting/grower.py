@@ -39,7 +39,16 @@ from typing import Protocol
 import numpy as np
 
 from .._dtypes import HIST
-from ..kernels.split import ScanParams, add_split_gains, best_splits, left_sums, node_score, scan_scratch
+from ..kernels.split import (
+    FeatureSplits,
+    NodeSplits,
+    ScanParams,
+    add_split_gains,
+    best_splits,
+    left_sums,
+    node_score,
+    scan_scratch,
+)
 from .builder import BUILD_LEFT, BUILD_NONE, BUILD_RIGHT, HistogramBuilder, SplitRequest
 from .leaves import StatLayout
 
@@ -154,10 +163,8 @@ class TreeGrower:
                                  restricted=bool(config.restricted))
         n_features = self.offsets.shape[0] - 1
         self._parallel = config.n_threads > 1 and int(self.offsets[-1]) * layout.k >= PARALLEL_MIN_SCAN
-        self._feat = (np.empty((2, n_features)), np.empty((2, n_features), np.int32),
-                      np.empty((2, n_features), np.bool_), np.empty((2, n_features), np.bool_))
-        self._out = (np.empty(2), np.empty(2, np.int32), np.empty(2, np.int32), np.empty(2, np.bool_),
-                     np.empty((2, layout.n_cols)))
+        self._per_feature = FeatureSplits.allocate(2, n_features)
+        self._best = NodeSplits.allocate(2, layout.n_cols)
         self._totals = np.empty((2, layout.n_cols))
         self._scan_scratch = scan_scratch(layout.n_cols, self.params)
         self._active = np.empty(2, np.bool_)
@@ -413,20 +420,20 @@ class TreeGrower:
         active = self._active
         active[0] = scan_small and self._can_split(first.depth, first.total[self.layout.count_col])
         active[1] = second is not None
-        gain, feature, bin_, dleft, sums_left = self._out
-        feat_gain, feat_bin, feat_left, feat_splittable = self._feat
+        best = self._best
         noise = self._no_noise
         if self._noise_scale > 0:
             noise = self._rng.normal(0.0, self._noise_scale, self._no_noise.shape)
         best_splits(first.hist, first.hist if second is None else second.hist, n_nodes, subtract, totals,
-                    self.offsets, mask, self.params, self._scan_scratch, self._parallel, active, noise, feat_gain,
-                    feat_bin, feat_left, feat_splittable, gain, feature, bin_, dleft, sums_left)
+                    self.offsets, mask, self.params, self._scan_scratch, self._parallel, active, noise,
+                    self._per_feature, best)
         for i, leaf in enumerate((first, second)[:n_nodes]):
-            leaf.scan_mask = feat_splittable[i].copy()
-            leaf.gain = float(gain[i])
+            leaf.scan_mask = self._per_feature.splittable[i].copy()
+            leaf.gain = float(best.gain[i])
             if np.isfinite(leaf.gain):
-                leaf.feature, leaf.bin, leaf.default_left = int(feature[i]), int(bin_[i]), bool(dleft[i])
-                leaf.left_total = sums_left[i].copy()
+                leaf.feature, leaf.bin = int(best.feature[i]), int(best.threshold_bin[i])
+                leaf.default_left = bool(best.default_left[i])
+                leaf.left_total = best.left_sums[i].copy()
 
     def _evaluate_scored(self, first: _Leaf, second: _Leaf | None, mask: np.ndarray, subtract: bool,
                          scan_small: bool) -> None:
