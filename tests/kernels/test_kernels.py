@@ -29,7 +29,7 @@ from multigrove.kernels.split import (
     FeatureSplits,
     NodeSplits,
     add_split_gains,
-    best_split_per_feature_serial,
+    best_split_per_feature,
     best_splits,
     left_sums,
     node_score,
@@ -159,12 +159,10 @@ def test_split_scan_equals_naive(problem, const_hess, lam, min_data, topk, restr
     np.testing.assert_array_equal(b[ok], eb[ok])
     np.testing.assert_array_equal(d[ok], ed[ok])
     F = offsets.size - 1
-    serial = FeatureSplits.allocate(1, F)
-    best_split_per_feature_serial(hist, hist, False, np.ones(1, np.bool_), total.reshape(1, -1), offsets, mask, params,
-                                  scan_scratch(C, params), serial)
-    np.testing.assert_array_equal(serial.gain[0], g)
-    np.testing.assert_array_equal(serial.threshold_bin[0, ok], b[ok])
-    splittable = serial.splittable
+    found = FeatureSplits.allocate(1, F)
+    best_split_per_feature(hist, hist, False, np.ones(1, np.bool_), total.reshape(1, -1), offsets, mask, params,
+                           scan_scratch(C, params), found)
+    splittable = found.splittable
     for f in range(F):  # splittable: some threshold leaves min_data rows on both sides
         lo, miss = offsets[f], offsets[f + 1] - 1
         n_miss = hist[miss, C - 1]
@@ -185,9 +183,8 @@ def test_split_scan_equals_naive(problem, const_hess, lam, min_data, topk, restr
 
 
 @SETTINGS
-@given(binned_problem(), st.integers(0, 1), st.booleans(), st.booleans(), st.booleans(), st.sampled_from([0.0, 0.5]))
-def test_best_splits_subtracts_and_scans_both_children(problem, const_hess, scan_first, parallel, subtract,
-                                                       min_gain):
+@given(binned_problem(), st.integers(0, 1), st.booleans(), st.booleans(), st.sampled_from([0.0, 0.5]))
+def test_best_splits_subtracts_and_scans_both_children(problem, const_hess, scan_first, subtract, min_gain):
     """The per-split kernel: sibling = parent - child, both scanned, the best split of each and its left sums."""
     rng, binned, offsets, _, stats, rows = problem
     C = stats.shape[1]
@@ -202,7 +199,7 @@ def test_best_splits_subtracts_and_scans_both_children(problem, const_hess, scan
     F = offsets.size - 1
     mask = np.ones(F, np.bool_)
     out = NodeSplits.allocate(2, C)
-    best_splits(child, h1, 2, subtract, totals, offsets, mask, params, scan_scratch(C, params), parallel,
+    best_splits(child, h1, 2, subtract, totals, offsets, mask, params, scan_scratch(C, params),
                 np.array([scan_first, True]), np.zeros((2, F)), FeatureSplits.allocate(2, F), out)
     np.testing.assert_allclose(h1, sibling, atol=1e-9)
     gain, feature, bin_, dleft, lsums = out

@@ -52,8 +52,6 @@ from ..kernels.split import (
 from .builder import BUILD_LEFT, BUILD_NONE, BUILD_RIGHT, HistogramBuilder, SplitRequest
 from .leaves import StatLayout
 
-#: split scans over fewer (bins x gradient columns) run on one thread
-PARALLEL_MIN_SCAN = 4096
 #: histogram_pool_size never keeps fewer histograms than this (a split needs its parent's and one more)
 MIN_POOL_HISTOGRAMS = 2
 
@@ -162,7 +160,6 @@ class TreeGrower:
                                  min_gain_to_split=float(config.min_gain_to_split), topk=int(config.topk),
                                  restricted=bool(config.restricted))
         n_features = self.offsets.shape[0] - 1
-        self._parallel = config.n_threads > 1 and int(self.offsets[-1]) * layout.k >= PARALLEL_MIN_SCAN
         self._per_feature = FeatureSplits.allocate(2, n_features)
         self._best = NodeSplits.allocate(2, layout.n_cols)
         self._totals = np.empty((2, layout.n_cols))
@@ -425,7 +422,7 @@ class TreeGrower:
         if self._noise_scale > 0:
             noise = self._rng.normal(0.0, self._noise_scale, self._no_noise.shape)
         best_splits(first.hist, first.hist if second is None else second.hist, n_nodes, subtract, totals,
-                    self.offsets, mask, self.params, self._scan_scratch, self._parallel, active, noise,
+                    self.offsets, mask, self.params, self._scan_scratch, active, noise,
                     self._per_feature, best)
         for i, leaf in enumerate((first, second)[:n_nodes]):
             leaf.scan_mask = self._per_feature.splittable[i].copy()
