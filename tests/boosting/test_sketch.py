@@ -151,10 +151,10 @@ def test_sketches_learn_classification(rng, objective):
 
 
 def test_default_sketch_and_leaves_follow_the_number_of_outputs():
-    p = mg.Params()
-    assert (p.sketch_for(1), p.leaves_for(1)) == ("none", 31)
-    assert (p.sketch_for(3), p.leaves_for(3)) == ("none", 127)  # no more outputs than sketch_k columns
-    assert (p.sketch_for(9), p.leaves_for(9)) == ("random_projection", 127)
+    config = mg.Params()
+    assert (config.sketch_for(1), config.leaves_for(1)) == ("none", 31)
+    assert (config.sketch_for(3), config.leaves_for(3)) == ("none", 127)  # no more outputs than sketch_k columns
+    assert (config.sketch_for(9), config.leaves_for(9)) == ("random_projection", 127)
     assert mg.Params(leaf_sparsity=2).sketch_for(9) == "none"  # sparse leaves score splits their own way
     assert mg.Params(multi_strategy="one_vs_all").sketch_for(9) == "none"
     assert mg.Params(multi_strategy="one_vs_all").leaves_for(9) == 31

@@ -23,8 +23,8 @@ def _sparse_data(rng, n=3000):
 
 
 def _fit(X, y, **params):
-    p = dict(objective="regression", num_leaves=15, min_data_in_leaf=10, seed=3, **params)
-    return mg.train(p, mg.Dataset(X, y), 15)
+    all_params = dict(objective="regression", num_leaves=15, min_data_in_leaf=10, seed=3, **params)
+    return mg.train(all_params, mg.Dataset(X, y), 15)
 
 
 @pytest.mark.parametrize("policy", ["leafwise", "depthwise"])

@@ -30,19 +30,19 @@ def data():
 
 
 def _local(X, Y):
-    p = Params.from_dict(PARAMS)
-    ds = mg.Dataset(X, Y).construct(p, 2)
+    config = Params.from_dict(PARAMS)
+    ds = mg.Dataset(X, Y).construct(config, 2)
     loss, y = make_loss("regression", 0, 0, ds.label, ds)
     init = loss.init_score(y, None)
-    return TrainingShard(ds.store, y, None, loss, init, stat_layout(loss, None, p), 2), ds.bin_mapper
+    return TrainingShard(ds.store, y, None, loss, init, stat_layout(loss, None, config), 2), ds.bin_mapper
 
 
 def _distributed(client, X, Y):
-    p = Params.from_dict(PARAMS)
+    config = Params.from_dict(PARAMS)
     placed = mgd._by_worker(mgd._aligned_parts(client, da.from_array(X, chunks=(400, 5)),
                                                da.from_array(Y, chunks=(400, 2)), None, "test"))
-    actors = mgd._start_actors(client, p, placed, [])
-    run = mgd._prepare(p, actors)
+    actors = mgd._start_actors(client, config, placed, [])
+    run = mgd._prepare(config, actors)
     return run.rows, run.mapper
 
 

@@ -196,11 +196,11 @@ def test_a_worker_whose_partitions_are_all_empty(client):
     no part after the summaries; the model is the one process's."""
     X, Y = _data(n=800, seed=8)
     first, second = sorted(client.scheduler_info()["workers"])
-    p = mg.Params.from_dict({"num_leaves": 8})
+    config = mg.Params.from_dict({"num_leaves": 8})
     placed = {first: [(X, Y, None)], second: [(X[:0], Y[:0], None)]}
-    run = mgd._prepare(p, mgd._start_actors(client, p, placed, []))
+    run = mgd._prepare(config, mgd._start_actors(client, config, placed, []))
     assert run.rows.actors.addresses == [first] and run.everyone.actors.addresses == [first]
-    dist = mgd._train_on(p, mgd._start_actors(client, p, placed, []), [], 0, 5, [])
+    dist = mgd._train_on(config, mgd._start_actors(client, config, placed, []), [], 0, 5, [])
     _same_model(dist, mg.train({"num_leaves": 8}, mg.Dataset(X, Y), 5), X)
 
 

@@ -368,10 +368,10 @@ def test_objective_kernels_equal_numpy(seed, n, K):
     y = rng.integers(0, K, size=n)
     stats = np.full((n, 2 * K + 1), np.nan, np.float32)          # strided column blocks, as in the engine
     softmax_grad_hess(raw, y, stats[:, :K], stats[:, K:2 * K])
-    p = softmax(raw, axis=1)
-    np.testing.assert_allclose(stats[:, K:2 * K], p * (1 - p), rtol=1e-5, atol=1e-7)
-    p[np.arange(n), y] -= 1
-    np.testing.assert_allclose(stats[:, :K], p, rtol=1e-5, atol=1e-7)
+    prob = softmax(raw, axis=1)
+    np.testing.assert_allclose(stats[:, K:2 * K], prob * (1 - prob), rtol=1e-5, atol=1e-7)
+    prob[np.arange(n), y] -= 1
+    np.testing.assert_allclose(stats[:, :K], prob, rtol=1e-5, atol=1e-7)
     Y = rng.integers(0, 2, size=(n, K)).astype(float)
     sigmoid_grad_hess(raw, Y, stats[:, :K], stats[:, K:2 * K])
     q = expit(raw)

@@ -17,9 +17,9 @@ HEADER = """% a comment
 
 
 def test_dense_and_sparse_rows(tmp_path):
-    p = tmp_path / "d.arff"
-    p.write_text(HEADER + "1.5,2,green,1\n?,-1e3,red,0\n")
-    a = read_arff(p)
+    path = tmp_path / "d.arff"
+    path.write_text(HEADER + "1.5,2,green,1\n?,-1e3,red,0\n")
+    a = read_arff(path)
     assert a.names == ["x1", "x 2", "colour", "lab"] and a.relation == "toy"
     np.testing.assert_array_equal(a.X, [[1.5, 2, 1, 1], [np.nan, -1000, 0, 0]])
     s = tmp_path / "s.arff.gz"
@@ -39,23 +39,23 @@ def test_dense_and_sparse_rows(tmp_path):
     ("{0}\n", r"line 8: expected '<index> <value>' in a sparse row, got '0'"),
 ])
 def test_malformed_rows_name_the_line(tmp_path, body, match):
-    p = tmp_path / "bad.arff"
-    p.write_text(HEADER + body)
+    path = tmp_path / "bad.arff"
+    path.write_text(HEADER + body)
     with pytest.raises(ValueError, match="bad.arff, " + match):
-        read_arff(p)
+        read_arff(path)
 
 
 def test_malformed_header(tmp_path):
-    p = tmp_path / "h.arff"
-    p.write_text("@relation r\n@attribute x strnig\n@data\n")
+    path = tmp_path / "h.arff"
+    path.write_text("@relation r\n@attribute x strnig\n@data\n")
     with pytest.raises(ValueError, match=r"h.arff, line 2: unknown type 'strnig' for attribute 'x'"):
-        read_arff(p)
-    p.write_text("@relation r\n@attribute x numeric\n")
+        read_arff(path)
+    path.write_text("@relation r\n@attribute x numeric\n")
     with pytest.raises(ValueError, match="no '@data' section found"):
-        read_arff(p)
-    p.write_text("@relation r\n@attribute x numeric\nhello\n@data\n")
+        read_arff(path)
+    path.write_text("@relation r\n@attribute x numeric\nhello\n@data\n")
     with pytest.raises(ValueError, match="line 3: expected '@relation', '@attribute' or '@data'"):
-        read_arff(p)
+        read_arff(path)
 
 
 # ---------------------------------------------------------------- multi-label formats
@@ -100,17 +100,17 @@ def test_round_trips(tmp_path, rng, suffix):
 
 
 def test_xmc_reader_details(tmp_path):
-    p = tmp_path / "x.txt"
-    p.write_text("3 5 4\n1,3 0:1.5 4:-2e-1\n 2:3\n\n0 1:7 # a comment\n")
-    X, Y = xio.read_xmc(p)
+    path = tmp_path / "x.txt"
+    path.write_text("3 5 4\n1,3 0:1.5 4:-2e-1\n 2:3\n\n0 1:7 # a comment\n")
+    X, Y = xio.read_xmc(path)
     np.testing.assert_allclose(X.toarray(), [[1.5, 0, 0, 0, -0.2], [0, 0, 3, 0, 0], [0, 7, 0, 0, 0]])
     np.testing.assert_array_equal(Y.toarray(), [[0, 1, 0, 1], [0, 0, 0, 0], [1, 0, 0, 0]])
 
 
 def test_libsvm_auto_base_and_real_copy(tmp_path):
-    p = tmp_path / "one.txt"
-    p.write_text("0,2 1:1 3:2\n1 2:5\n")
-    X, Y = xio.read_libsvm(p)  # no index 0: read as 1-based
+    path = tmp_path / "one.txt"
+    path.write_text("0,2 1:1 3:2\n1 2:5\n")
+    X, Y = xio.read_libsvm(path)  # no index 0: read as 1-based
     np.testing.assert_array_equal(X.toarray(), [[1, 0, 2], [0, 5, 0]])
     np.testing.assert_array_equal(Y.toarray(), [[1, 0, 1], [0, 1, 0]])
 
@@ -135,20 +135,20 @@ BAD_XMC = [
 
 @pytest.mark.parametrize("text,message", BAD_XMC)
 def test_each_malformed_xmc_line(tmp_path, text, message):
-    p = tmp_path / "bad.txt"
-    p.write_text(text)
+    path = tmp_path / "bad.txt"
+    path.write_text(text)
     with pytest.raises(ValueError, match=message) as err:
-        xio.read_xmc(p)
-    assert str(p) in str(err.value)
+        xio.read_xmc(path)
+    assert str(path) in str(err.value)
 
 
 def test_malformed_libsvm_and_mulan(tmp_path):
-    p = tmp_path / "bad.txt"
-    p.write_text("0 1:1\n1 0:2\n")
+    path = tmp_path / "bad.txt"
+    path.write_text("0 1:1\n1 0:2\n")
     with pytest.raises(ValueError, match="line 2: feature index 0 in a file read as 1-based"):
-        xio.read_libsvm(p, zero_based=False)
+        xio.read_libsvm(path, zero_based=False)
     with pytest.raises(ValueError, match="line 1: feature index 1 is outside \\[0, 1\\)"):
-        xio.read_libsvm(p, n_features=1)
+        xio.read_libsvm(path, n_features=1)
     a = tmp_path / "m.arff"
     a.write_text("@relation r\n@attribute f numeric\n@attribute l numeric\n@data\n1.5,2\n")
     with pytest.raises(ValueError, match="label 'l' is 2.0, expected 0 or 1"):
@@ -168,9 +168,9 @@ def test_malformed_libsvm_and_mulan(tmp_path):
 
 def test_npz_is_validated_and_never_unpickled(tmp_path, rng):
     X, Y = _pair(rng)
-    p = tmp_path / "d.npz"
-    xio.save_npz(p, X, Y)
-    z = dict(np.load(p))
+    path = tmp_path / "d.npz"
+    xio.save_npz(path, X, Y)
+    z = dict(np.load(path))
     z["X_indices"] = z["X_indices"] + 100  # out of range
     np.savez(tmp_path / "bad.npz", **z)
     with pytest.raises(ValueError, match="X is not a valid CSR matrix"):

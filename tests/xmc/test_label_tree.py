@@ -87,8 +87,8 @@ def test_solver_reaches_the_primal_optimum(solver, primal):
     rng = np.random.default_rng(2)
     n, d, K, C = 80, 6, 3, 0.7
     X = sp.random(n, d, density=0.6, random_state=3, format="csr") * 2
-    pos = [np.flatnonzero(rng.random(n) < p) for p in (0.2, 0.5, 0.05)]
-    pos_indptr = np.cumsum([0] + [p.shape[0] for p in pos]).astype(np.int64)
+    pos = [np.flatnonzero(rng.random(n) < rate) for rate in (0.2, 0.5, 0.05)]
+    pos_indptr = np.cumsum([0] + [rows.shape[0] for rows in pos]).astype(np.int64)
     W = np.empty((K, d + 1))
     solver(_biased(X), pos_indptr, np.concatenate(pos).astype(np.int64), SolverParams(C, 1e-6, 2000, 0, 2), W)
     Xb = np.hstack([X.toarray(), np.ones((n, 1))])
@@ -107,9 +107,9 @@ def test_logistic_solver_matches_liblinear():
     rng = np.random.default_rng(2)
     n, d, C = 200, 8, 0.7
     X = sp.random(n, d, density=0.5, random_state=3, format="csr") * 2
-    pos = [np.flatnonzero(rng.random(n) < p) for p in (0.2, 0.5, 0.05)]
+    pos = [np.flatnonzero(rng.random(n) < rate) for rate in (0.2, 0.5, 0.05)]
     W = np.empty((3, d + 1))
-    train_logistic(_biased(X), np.cumsum([0] + [p.shape[0] for p in pos]).astype(np.int64),
+    train_logistic(_biased(X), np.cumsum([0] + [rows.shape[0] for rows in pos]).astype(np.int64),
                    np.concatenate(pos).astype(np.int64), SolverParams(C, 1e-6, 1000, 0, 2), W)
     for k in range(3):
         y = -np.ones(n)
@@ -164,8 +164,8 @@ def test_train_node_in_chunks_equals_one_call(loss, monkeypatch):
     X = sp.random(300, 40, density=0.2, random_state=8, format="csr", dtype=np.float32)
     rows = np.sort(rng.choice(300, 200, replace=False))
     K = 23
-    pos = [np.flatnonzero(rng.random(200) < p) for p in rng.uniform(0.0, 0.3, K)]
-    pos_indptr = np.cumsum([0] + [p.shape[0] for p in pos]).astype(np.int64)
+    pos = [np.flatnonzero(rng.random(200) < rate) for rate in rng.uniform(0.0, 0.3, K)]
+    pos_indptr = np.cumsum([0] + [rows.shape[0] for rows in pos]).astype(np.int64)
     pos_rows = np.concatenate(pos).astype(np.int64)
     cfg = LinearConfig(C=0.5, weight_threshold=0.05, loss=loss)
     n_cols = np.unique(X[rows].indices).shape[0]
@@ -400,10 +400,10 @@ def test_fit_predict_learns(small):
     model = LabelTreeClassifier(branching=8, random_state=1).fit(X, Y)
     idx, sc = model.predict(Xt, top_k=5)
     assert idx.shape == sc.shape == (Xt.shape[0], 5)
-    p = M.precision_at_k(Yt, (idx, sc), 5)
+    precision = M.precision_at_k(Yt, (idx, sc), 5)
     prior = np.asarray(Y.sum(axis=0)).ravel()
     p_prior = M.precision_at_k(Yt, np.tile(prior, (Xt.shape[0], 1)), 5)
-    assert p[0] > p_prior[0] + 0.1
+    assert precision[0] > p_prior[0] + 0.1
     # dense input gives the same model and predictions as CSR input
     dense = LabelTreeClassifier(branching=8, random_state=1).fit(X.toarray(), Y.toarray())
     np.testing.assert_array_equal(dense.predict(Xt.toarray())[0], idx)
@@ -434,21 +434,21 @@ def test_representations_and_seeds(small):
 def test_save_load_identical_and_validated(small, tmp_path):
     X, Y, Xt, _ = small
     model = LabelTreeClassifier(branching=8, n_trees=2).fit(X, Y)
-    p = tmp_path / "m.npz"
-    model.save(p)
-    back = LabelTreeClassifier.load(p)
+    path = tmp_path / "m.npz"
+    model.save(path)
+    back = LabelTreeClassifier.load(path)
     assert back.get_params() == model.get_params()
     for a, b in zip(model.predict(Xt, 5), back.predict(Xt, 5)):
         np.testing.assert_array_equal(a, b)
     # a flipped weight: checksum
-    z = dict(np.load(p))
+    z = dict(np.load(path))
     z["tree0_w_data"] = z["tree0_w_data"].copy()
     z["tree0_w_data"][0] += 1
     np.savez(tmp_path / "bad.npz", **z)
     with pytest.raises(ValueError, match="checksum mismatch"):
         LabelTreeClassifier.load(tmp_path / "bad.npz")
     # a structural fault with a matching checksum is still caught
-    z = dict(np.load(p))
+    z = dict(np.load(path))
     z["tree0_edge_target"] = z["tree0_edge_target"].copy()
     z["tree0_edge_target"][-1] = z["tree0_edge_target"][-2]
     meta = json.loads(str(z["meta"]))
@@ -465,22 +465,22 @@ def test_save_load_identical_and_validated(small, tmp_path):
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="not a readable model file"):
         LabelTreeClassifier.load(tmp_path / "junk.npz")
-    assert p.exists() and LabelTreeClassifier.load(p).n_labels_ == 150  # the good file is untouched
+    assert path.exists() and LabelTreeClassifier.load(path).n_labels_ == 150  # the good file is untouched
 
 
 def test_save_load_logistic_and_version_1_files(small, tmp_path):
     X, Y, Xt, _ = small
     model = LabelTreeClassifier(branching=8, n_trees=1, loss="log").fit(X, Y)
-    p = tmp_path / "log.npz"
-    model.save(p)
-    back = LabelTreeClassifier.load(p)
+    path = tmp_path / "log.npz"
+    model.save(path)
+    back = LabelTreeClassifier.load(path)
     assert back.loss == "log" and back.get_params() == model.get_params()
     for a, b in zip(model.predict(Xt, 5), back.predict(Xt, 5)):
         np.testing.assert_array_equal(a, b)
     # a version-1 file (written before the loss parameter existed) is read as squared hinge
     hinge = LabelTreeClassifier(branching=8, n_trees=1).fit(X, Y)
-    hinge.save(p)
-    z = dict(np.load(p))
+    hinge.save(path)
+    z = dict(np.load(path))
     meta = json.loads(str(z["meta"]))
     meta["version"] = 1
     del meta["params"]["loss"]
@@ -498,7 +498,7 @@ def test_save_load_logistic_and_version_1_files(small, tmp_path):
     z["meta"] = np.array(json.dumps(meta))
     np.savez(tmp_path / "v2.npz", **z)
     assert LabelTreeClassifier.load(tmp_path / "v2.npz").hard_negatives is False
-    assert LabelTreeClassifier.load(p).hard_negatives is None  # version 3 keeps the per-loss default
+    assert LabelTreeClassifier.load(path).hard_negatives is None  # version 3 keeps the per-loss default
     meta["params"]["loss"] = "hinge"
     z["meta"] = np.array(json.dumps(meta))
     np.savez(tmp_path / "badloss.npz", **z)
