@@ -36,7 +36,8 @@ def main():
     Xtr, _, ytr, _, _ = peers.get_data(data)
     import multigrove as mg
     print("multigrove from", Path(mg.__file__).parent)
-    params = dict(learning_rate=0.1, num_leaves=32, lambda_l2=1.0, max_bin=255, num_threads=2, **json.loads(a.params))
+    defaults = dict(learning_rate=0.1, num_leaves=32, lambda_l2=1.0, max_bin=255, num_threads=2)
+    params = {**defaults, **json.loads(a.params)}
     mg.train(params, mg.Dataset(Xtr[:5000], ytr[:5000]), 12)  # compile
     ds = mg.Dataset(Xtr, ytr)
     mg.train(params, ds, 2)  # bin outside the profile
