@@ -58,3 +58,4 @@ $PY benchmarks/symmetric_trees.py --repeats 3 --out benchmarks/results/symmetric
 $PY benchmarks/otto_time_to_target.py --systems lgbm,mg --repeats 3 --out benchmarks/results/otto_ttt_issue23.jsonl
 # issue 18 (stop 37): what sample weights (a third statistic column) cost a regression round, beside LightGBM
 $PY benchmarks/weighted_rounds.py --repeats 3 --out benchmarks/results/weighted_rounds.jsonl
+$PY benchmarks/weighted_rounds.py --threads 1 --rows 500000 --repeats 3 --out benchmarks/results/weighted_rounds.jsonl

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """What sample weights cost a single-output regression round, beside LightGBM: 500,000 x 50 and
-150,000 x 50 (../shared/bench data, the GOSS sample's size), 32 leaves, 255 bins, 2 threads.
+150,000 x 50 (../shared/bench data, the GOSS sample's size), 32 leaves, 255 bins, 2 threads (``--threads``).
 
 Unweighted squared loss has a constant Hessian, so multigrove's statistics are two columns (gradient,
 row count) and the Hessian sums are the counts; weights (and GOSS's amplified rows) make the Hessian a
@@ -9,6 +9,7 @@ column of its own, three in all, since the counts stay exact row counts.  LightG
 the four runs (multigrove / LightGBM, plain / weighted) are interleaved, ``--repeats`` times.
 
     python benchmarks/weighted_rounds.py --repeats 3 --out benchmarks/results/weighted_rounds.jsonl
+    python benchmarks/weighted_rounds.py --threads 1 --rows 500000 --repeats 3   # both libraries on one thread
 """
 import argparse
 import json
@@ -36,6 +37,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, nargs="+", default=[500_000, 150_000])
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     peers = import_peers()
@@ -45,7 +47,7 @@ def main():
     import lightgbm as lgb
 
     import multigrove as mg
-    shared = dict(learning_rate=0.1, num_leaves=32, lambda_l2=1.0, max_bin=255, num_threads=2, verbosity=-1)
+    shared = dict(learning_rate=0.1, num_leaves=32, lambda_l2=1.0, max_bin=255, num_threads=a.threads, verbosity=-1)
     lgb_params = dict(shared, objective="regression")
     systems = {
         "multigrove": (lambda X, y, w: mg.Dataset(X, y, weight=w),
@@ -68,7 +70,7 @@ def main():
         for name in systems:
             plain, weighted = np.array(times[(name, "plain")]), np.array(times[(name, "weighted")])
             ratio = weighted / plain
-            rec = {"bench": "weighted_rounds", "system": name, "n_rows": n_rows,
+            rec = {"bench": "weighted_rounds", "system": name, "n_rows": n_rows, "threads": a.threads,
                    "s_round_plain": [round(float(t), 4) for t in plain],
                    "s_round_weighted": [round(float(t), 4) for t in weighted],
                    "weighted_over_plain": round(float(np.median(ratio)), 3),
@@ -77,7 +79,7 @@ def main():
             print(json.dumps(rec), flush=True)
         mg_w, lgb_w = np.array(times[("multigrove", "weighted")]), np.array(times[("lightgbm", "weighted")])
         mg_p, lgb_p = np.array(times[("multigrove", "plain")]), np.array(times[("lightgbm", "plain")])
-        print(f"{n_rows} rows: multigrove / LightGBM plain {np.median(mg_p / lgb_p):.2f} "
+        print(f"{n_rows} rows, {a.threads} threads: multigrove / LightGBM plain {np.median(mg_p / lgb_p):.2f} "
               f"({(mg_p / lgb_p).min():.2f}-{(mg_p / lgb_p).max():.2f}), weighted {np.median(mg_w / lgb_w):.2f} "
               f"({(mg_w / lgb_w).min():.2f}-{(mg_w / lgb_w).max():.2f})", flush=True)
     if a.out:
