@@ -18,7 +18,8 @@ trains through ``multigrove.train`` with the same metrics instead.
 ``--delicious-estimators SPEC [SPEC ...]`` fits ``GroveClassifier(objective="sparse_hinge", SPEC)`` with early
 stopping as a user would (SPEC "" for the defaults) and prints the shipped test rows' P@1/3/5 and seconds.
 ``--delicious-alternatives`` tries, on the shipped test rows, what lies beyond the booster's settings: extra
-features (a truncated SVD of X, a LEML projection of X) beside X's own, the mean of boosters seeded 0..3, and
+features (a truncated SVD of X, a LEML projection of X, the row's length) beside X's own, rows scaled to unit
+length, the mean of boosters seeded 0..3, and
 blends of the booster's scores with our label trees' and with a 50-nearest-neighbour vote.
 """
 from __future__ import annotations
@@ -154,6 +155,15 @@ def delicious_alternatives() -> None:
         projection.fit(Xtr, Ytr)
         show(f"X + {name}", booster(sp.hstack([Xtr, projection.transform(Xtr)]).tocsr(),
                                     sp.hstack([Xte, projection.transform(Xte)]).tocsr()))
+    def with_row_length(A):  # the row's number of words as one more feature
+        return sp.hstack([A, sp.csr_matrix(np.diff(A.indptr).astype(np.float64)[:, None])]).tocsr()
+
+    def l2_rows(A):  # each row scaled to unit length (trees see a word's weight relative to the row)
+        norms = np.sqrt(np.asarray(A.multiply(A).sum(axis=1))).ravel()
+        return sp.csr_matrix(sp.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ A)
+
+    show("X + row length", booster(with_row_length(Xtr), with_row_length(Xte)))
+    show("rows scaled to unit length", booster(l2_rows(Xtr), l2_rows(Xte)))
     mean = base.copy()
     for seed in (1, 2, 3):
         mean += booster(Xtr, Xte, seed)
