@@ -20,6 +20,10 @@ def atomic_write(path: str | os.PathLike):
     on error the temporary file is removed and `path` is left as it was."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"cannot write {path}: the folder {folder} does not exist")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"cannot write {path}: it is a folder, not a file name")
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -64,24 +64,30 @@ def check_sparse_features(X, name: str = "X") -> sp.csr_matrix | sp.csc_matrix:
     return X
 
 
-def check_features(X, *, name: str = "X", n_features: int | None = None,
-                   allow_empty: bool = False, expected_by: str = "the model") -> tuple[np.ndarray, list[str] | None]:
+def default_feature_names(n_features: int) -> list[str]:
+    """The names of features given without names (arrays, sparse matrices): f0, f1, ..."""
+    return [f"f{i}" for i in range(n_features)]
+
+
+def check_features(X, *, name: str = "X", n_features: int | None = None, allow_empty: bool = False,
+                   expected_by: str = "the model", expected_names: list[str] | None = None
+                   ) -> tuple[np.ndarray, list[str] | None]:
     """Return (X as a C-ordered float32/float64 2-D array or a CSR/CSC matrix, feature names or None).
 
     Accepts NumPy arrays (any real dtype), array-likes, pandas DataFrames of numeric (or sparse
     numeric) columns and scipy.sparse matrices.  NaN marks a missing value (an implicit zero of a
-    sparse matrix is the value 0); +-inf is rejected.
+    sparse matrix is the value 0); +-inf is rejected.  With ``expected_names`` (the names a model was
+    trained with), a DataFrame's columns must carry them in that order; arrays are taken by position,
+    as are the columns of a model trained without names.
     """
     names = None
     if X is None:
         raise TypeError(f"{name} must be a 2-D array of numbers, got None")
     if _is_dataframe(X):
-        bad = [str(c) for c, dt in zip(X.columns, X.dtypes)
-               if not (np.issubdtype(_numpy_dtype(dt), np.number) or _numpy_dtype(dt) == np.bool_)]
-        if bad:
-            raise TypeError(f"{name} has non-numeric columns {bad[:5]}: every column must hold numbers "
-                            "(encode categorical columns first)")
+        _check_frame_columns(X, name)
         names = [str(c) for c in X.columns]
+        if expected_names is not None:
+            _check_names_match(names, list(expected_names), name, expected_by)
         if X.shape[1] and all(_is_sparse_dtype(dt) for dt in X.dtypes):
             X = sp.csr_matrix(X.sparse.to_coo())
         else:
@@ -125,9 +131,38 @@ def check_features(X, *, name: str = "X", n_features: int | None = None,
     return X, names
 
 
-def _numpy_dtype(dt):
-    """The NumPy dtype of a pandas column dtype (a sparse column's values dtype)."""
-    return np.dtype(getattr(dt, "subtype", dt)) if _is_sparse_dtype(dt) else np.dtype(dt)
+def _check_frame_columns(X, name: str) -> None:
+    """Every column of a DataFrame holds numbers: NumPy's numeric and bool dtypes, pandas' nullable ones
+    (``Int64``, ``Float64``, ``boolean``: a missing value becomes NaN), Arrow-backed numbers and sparse
+    numeric columns.  Categorical, text and date columns are refused by name: the trees split on
+    numbers only."""
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype  # X is a pandas DataFrame
+
+    bad = [(str(column), dtype) for column, dtype in zip(X.columns, X.dtypes)
+           if not (is_numeric_dtype(dtype) or is_bool_dtype(dtype))]
+    if not bad:
+        return
+    described = ", ".join(f"'{column}' ({dtype})" for column, dtype in bad[:5]) + (" ..." if len(bad) > 5 else "")
+    hint = "; multigrove splits on numbers only: encode categorical columns first (one-hot, or the category " \
+           "codes where their order means something)" if any(str(dtype) == "category" for _, dtype in bad) else ""
+    raise TypeError(f"{name} has {len(bad)} column(s) that do not hold numbers: {described}; every column must "
+                    f"be numeric or boolean{hint}")
+
+
+def _check_names_match(names: list[str], expected: list[str], name: str, expected_by: str) -> None:
+    """A DataFrame's column names against the model's feature names (skipped when the model's are the
+    defaults: it was trained on an array, so columns go by position)."""
+    if names == expected or expected == default_feature_names(len(expected)) or len(names) != len(expected):
+        return  # a different number of columns is reported by the shape check, with the numbers
+    if sorted(names) == sorted(expected):
+        first = next(i for i, (given, known) in enumerate(zip(names, expected)) if given != known)
+        raise ValueError(f"{name}'s columns are {expected_by}'s features in another order (column {first} is "
+                         f"'{names[first]}', trained as '{expected[first]}'): reorder them to the training order "
+                         "(X[booster.feature_name()]) so that each feature is read from its own column")
+    missing = [n for n in expected if n not in names]
+    raise ValueError(f"{name}'s columns are not the features {expected_by} was trained on: "
+                     f"{missing[:5]} missing, {[n for n in names if n not in expected][:5]} not known; rename "
+                     "them, or pass X.to_numpy() to take the columns by position")
 
 
 def _is_sparse_dtype(dt) -> bool:

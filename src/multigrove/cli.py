@@ -26,6 +26,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from ._validation import default_feature_names
+
 FORMATS = ("csv", "tsv", "parquet", "arff", "npz", "libsvm", "xmc")
 _SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet", ".arff": "arff",
              ".npz": "npz", ".svm": "libsvm", ".libsvm": "libsvm", ".xmc": "xmc", ".txt": "xmc"}
@@ -85,13 +87,13 @@ def _npz(path: str, targets: int) -> Data:
             Y = z["y"] if "y" in files else (z["Y"] if "Y" in files else None)
             if X.ndim != 2:
                 raise _fail(f"{fname}: X must be 2-D, got shape {X.shape}")
-            names = [f"f{j}" for j in range(X.shape[1])]
+            names = default_feature_names(X.shape[1])
             if Y is None:
                 return _split_targets(X, names, targets, fname) if targets else Data(X, None, names, False)
             Y = np.asarray(Y, dtype=np.float64)
             return Data(X, Y.reshape(Y.shape[0], -1), names, False)
     X, Y = load_npz(path)
-    return Data(X, Y, [f"f{j}" for j in range(X.shape[1])], True)
+    return Data(X, Y, default_feature_names(X.shape[1]), True)
 
 
 def read_data(path: str, targets: int = 1, fmt: str | None = None) -> Data:
@@ -103,7 +105,7 @@ def read_data(path: str, targets: int = 1, fmt: str | None = None) -> Data:
         if fmt in ("libsvm", "xmc"):
             from .xmc.io import read_libsvm, read_xmc
             X, Y = read_xmc(path) if fmt == "xmc" else read_libsvm(path)
-            return Data(X, Y, [f"f{j}" for j in range(X.shape[1])], True)
+            return Data(X, Y, default_feature_names(X.shape[1]), True)
         if fmt == "npz":
             return _npz(path, targets)
         if fmt == "arff":

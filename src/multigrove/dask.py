@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
+from ._validation import default_feature_names
 from .boosting.booster import Booster
 from .boosting.engine import Validation, boost, new_booster, stat_layout
 from .boosting.leaves import StatLayout
@@ -554,7 +555,7 @@ def _prepare(config: Params, actors: ShardActors) -> _Run:
     if loss.name == "regression" and config.scales_targets(loss.n_outputs):
         loss.standardize(moments)
     scaling = (loss.shift, loss.scale) if loss.name == "regression" and loss.scale is not None else None
-    booster = new_booster(config, loss, n_features, [f"f{i}" for i in range(n_features)], moments)
+    booster = new_booster(config, loss, n_features, default_feature_names(n_features), moments)
     weighted, missing = any(s["weighted"] for s in summaries), any(s["missing"] for s in summaries)
     layout_stats = stat_layout(loss, np.ones(1) if weighted else None, config, missing)
     actors.ask("start", scaling, booster.init_score, layout_stats)

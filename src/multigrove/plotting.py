@@ -9,6 +9,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ._validation import default_feature_names
 from .boosting.booster import Booster
 from .boosting.tree import Tree
 
@@ -126,7 +127,7 @@ def plot_importance(model: Any, importance_type: str = "split", max_num_features
     if not order:
         raise ValueError("the model has no split: no feature has any importance to draw")
     order = order[::-1]  # the largest bar on top
-    names = booster.feature_name() or [f"f{i}" for i in range(booster.n_features)]
+    names = booster.feature_name() or default_feature_names(booster.n_features)
     ax = _axes(ax, figsize)
     values = importance[order]
     ax.barh(np.arange(len(order)), values, align="center", height=0.6)
@@ -210,7 +211,7 @@ def plot_tree(model: Any, tree_index: int = 0, show_outputs: int = 3, output_nam
     if figsize is None and ax is None:
         figsize = (max(6.0, 2.2 * tree.n_leaves), max(3.0, 1.8 * n_levels))
     ax = _axes(ax, figsize)
-    names = booster.feature_name() or [f"f{i}" for i in range(booster.n_features)]
+    names = booster.feature_name() or default_feature_names(booster.n_features)
     box = dict(boxstyle="round,pad=0.3", fc="#e8eef7", ec="#4a6fa5")
     leaf_box = dict(boxstyle="round,pad=0.3", fc="#f3f3e6", ec="#8a8a5c")
     for ref in x:

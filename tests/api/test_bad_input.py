@@ -96,6 +96,29 @@ def test_bad_predict_input(data):
         bst.feature_importance("weight")
 
 
+def test_frame_columns_must_be_the_trained_features(data):
+    """A DataFrame is read by its column names: columns in another order or under other names are refused
+    (they would be read as the wrong features); arrays, and models trained on arrays, go by position."""
+    pd = pytest.importorskip("pandas")
+    X, y = data
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    bst = mg.train({"min_data_in_leaf": 5}, mg.Dataset(frame, y), 5)
+    swapped = frame[["c", "b", "a"]]
+    with pytest.raises(ValueError, match=r"X's columns are the model's features in another order \(column 0 is 'c', "
+                                         r"trained as 'a'\)"):
+        bst.predict(swapped)
+    with pytest.raises(ValueError, match=r"not the features the model was trained on: \['a'\] missing, "
+                                         r"\['z'\] not known"):
+        bst.predict(frame.rename(columns={"a": "z"}))
+    with pytest.raises(ValueError, match="data's columns are the model's features in another order"):
+        bst.refit(swapped, y)
+    with pytest.raises(ValueError, match="data's columns are the reference Dataset's features in another order"):
+        mg.Dataset(swapped, y, reference=mg.Dataset(frame, y))
+    np.testing.assert_array_equal(bst.predict(swapped[["a", "b", "c"]]), bst.predict(X))
+    by_position = mg.train({"min_data_in_leaf": 5}, mg.Dataset(X, y), 5)
+    np.testing.assert_array_equal(by_position.predict(swapped), by_position.predict(X[:, ::-1]))
+
+
 def test_bad_custom_objective(data):
     X, y = data
     with pytest.raises(ValueError, match=r"custom objective returned grad of shape \(5,\), expected \(100,\)"):

@@ -140,6 +140,42 @@ def test_dataframe_input_keeps_feature_names(rng):
     np.testing.assert_allclose(bst.predict(df), bst.predict(df.to_numpy()))
 
 
+def test_dataframe_nullable_and_arrow_columns_are_their_numbers(rng):
+    """pandas' nullable Int64 / Float64 / boolean and Arrow-backed columns train and predict as the float
+    matrix they hold, pd.NA as NaN (a missing value)."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    n = 300
+    ints = rng.integers(0, 6, n).astype(float)
+    ints[::9] = np.nan
+    flags = (rng.random(n) < 0.4).astype(float)
+    flags[::11] = np.nan
+    reals = rng.normal(size=n)
+    plain = np.column_stack([ints, flags, reals, reals])
+    df = pd.DataFrame({"ints": pd.array([None if np.isnan(v) else int(v) for v in ints], dtype="Int64"),
+                       "flags": pd.array([None if np.isnan(v) else bool(v) for v in flags], dtype="boolean"),
+                       "reals": pd.array(reals, dtype="Float64"),
+                       "arrow": pd.array(reals, dtype="float64[pyarrow]")})
+    y = np.nan_to_num(ints) + 2 * np.nan_to_num(flags) + reals
+    params = {"min_data_in_leaf": 5, "num_leaves": 8}
+    from_frame = mg.train(params, mg.Dataset(df, y), 10)
+    from_array = mg.train(params, mg.Dataset(plain, y), 10)
+    assert from_frame.feature_name() == ["ints", "flags", "reals", "arrow"]
+    np.testing.assert_array_equal(from_frame.predict(df), from_array.predict(plain))
+    assert from_frame.predict(df).std() > 0.5  # the trees split on the nullable columns
+
+
+def test_dataframe_columns_without_numbers_are_refused_by_name(rng):
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"x": rng.normal(size=30), "colour": pd.Categorical(list("rgb") * 10),
+                       "when": pd.date_range("2026-01-01", periods=30)})
+    with pytest.raises(TypeError, match=r"2 column\(s\) that do not hold numbers: 'colour' \(category\), 'when' "
+                                        r"\(datetime64.*encode categorical columns first"):
+        mg.Dataset(df, np.zeros(30))
+    with pytest.raises(TypeError, match=r"'name' \(.*\); every column must be numeric or boolean$"):
+        mg.GroveRegressor(n_estimators=2).fit(pd.DataFrame({"name": list("ab") * 15}), np.zeros(30))
+
+
 # ---------------------------------------------------------------------- model files
 @pytest.fixture(scope="module")
 def model(mc):
@@ -169,6 +205,16 @@ def test_truncated_model_file_is_refused(model, tmp_path):
     path.write_text(text[: len(text) // 2])
     with pytest.raises(ValueError, match="is not valid JSON \\(truncated"):
         mg.Booster(model_file=path)
+
+
+def test_model_paths_that_are_folders_or_lack_one_are_named(model, tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"cannot write .*m.json: the folder .*missing does not exist"):
+        model.save_model(tmp_path / "missing" / "m.json")
+    with pytest.raises(IsADirectoryError, match="it is a folder, not a file name"):
+        model.save_model(tmp_path)
+    with pytest.raises(IsADirectoryError, match="is a folder, not a model file"):
+        mg.Booster(model_file=tmp_path)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_edited_model_file_is_refused(model, tmp_path):

@@ -97,6 +97,8 @@ class Booster:
                 text = path.read_text(encoding="utf-8")
             except FileNotFoundError:
                 raise FileNotFoundError(f"model file {str(path)!r} does not exist") from None
+            except IsADirectoryError:
+                raise IsADirectoryError(f"model file {str(path)!r} is a folder, not a model file") from None
             except UnicodeDecodeError:
                 raise ValueError(f"model file {str(path)!r} is not a multigrove model (not UTF-8 text)") from None
             self._load_string(text, source=str(path))
@@ -208,7 +210,7 @@ class Booster:
             (``sparse_hinge``, ``sparse_squared``) return their scores as a scipy CSR matrix (n, L)
             holding only the outputs some reached leaf stores (all others score 0).
         """
-        X, _ = check_features(X, n_features=self.n_features, allow_empty=True)
+        X, _ = check_features(X, n_features=self.n_features, allow_empty=True, expected_names=self.feature_names)
         if sum(bool(v) for v in (pred_leaf, pred_contrib, top_k is not None)) > 1:
             raise ValueError("give at most one of pred_leaf, pred_contrib and top_k")
         trees = self._trees_for(num_iteration, start_iteration)

@@ -530,7 +530,7 @@ def refit_booster(booster: Booster, data, label, weight=None, decay_rate: float 
     decay_rate = check_real(decay_rate, "decay_rate", 0.0)
     if decay_rate > 1.0:
         raise ValueError(f"decay_rate must be in [0, 1], got {decay_rate}")
-    X, _ = check_features(data, n_features=booster.n_features, name="data")
+    X, _ = check_features(data, n_features=booster.n_features, name="data", expected_names=booster.feature_names)
     n = X.shape[0]
     w = check_weight(weight, n)
     loss, y = make_loss(booster.objective, booster.num_class, booster.n_outputs, check_label(label, n), None)

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_features, check_label, check_weight
+from .._validation import check_features, check_label, check_weight, default_feature_names
 from ..params import DATASET_PARAMS, MultigroveWarning, Params
 from .binning import BinMapper
 from .bundling import plan_layout
@@ -66,7 +66,9 @@ class Dataset:
     def __init__(self, data: Any, label: Any = None, weight: Any = None,
                  reference: "Dataset | None" = None, feature_names: list[str] | None = None,
                  params: Mapping[str, Any] | None = None):
-        X, names = check_features(data, name="data")
+        reference_names = reference.feature_names if isinstance(reference, Dataset) else None
+        X, names = check_features(data, name="data", expected_by="the reference Dataset",
+                                  expected_names=reference_names)
         self.data = X
         self.n_rows, self.n_features = X.shape
         self.label = None if label is None else check_label(label, self.n_rows)
@@ -81,7 +83,7 @@ class Dataset:
             names = [str(n) for n in feature_names]
             if len(names) != self.n_features:
                 raise ValueError(f"feature_names has {len(names)} names for {self.n_features} features")
-        self.feature_names = names or [f"f{i}" for i in range(self.n_features)]
+        self.feature_names = names or default_feature_names(self.n_features)
         self.params = dataset_params(params)
         self.bin_mapper: BinMapper | None = None
         self.layout = None
