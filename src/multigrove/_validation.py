@@ -192,6 +192,29 @@ def check_weight(weight, n_rows: int, name: str = "weight") -> np.ndarray | None
     return w
 
 
+def check_init_score(init_score, n_rows: int, name: str = "init_score") -> np.ndarray | None:
+    """Per-row start scores as a float64 (n_rows, n_outputs) array (1-D: one output), finite; None stays None.
+    Whether the number of outputs fits the objective is for training to say."""
+    if init_score is None:
+        return None
+    if sp.issparse(init_score):
+        raise TypeError(f"{name} must be a dense array of raw scores, got a scipy.sparse matrix")
+    try:
+        scores = np.asarray(init_score, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of numbers: {exc}") from None
+    if scores.ndim == 1:
+        scores = scores.reshape(-1, 1)
+    if scores.ndim != 2 or scores.shape[0] != n_rows:
+        raise ValueError(f"{name} must have one row per data row: shape ({n_rows},) or ({n_rows}, n_outputs), "
+                         f"got {np.shape(init_score)}")
+    bad = _first_inf(np.where(np.isnan(scores), np.inf, scores).reshape(-1))
+    if bad is not None:
+        row, col = divmod(bad, scores.shape[1])
+        raise ValueError(f"{name} must be finite, got {scores[row, col]} at row {row}, output {col}")
+    return np.ascontiguousarray(scores)
+
+
 def check_label(y, n_rows: int | None, name: str = "label", data_name: str = "the data"):
     """A 1-D or 2-D float64 label array with one row per data row, without inf (NaN, a missing label,
     is for the objective to accept or refuse: see boosting.losses); a scipy.sparse label comes back as

@@ -14,7 +14,15 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from ._validation import check_features, check_indicator, check_int, check_label, check_real, check_weight
+from ._validation import (
+    check_features,
+    check_indicator,
+    check_init_score,
+    check_int,
+    check_label,
+    check_real,
+    check_weight,
+)
 from .boosting.callbacks import early_stopping, record_evaluation
 from .boosting.cv import cv
 from .boosting.engine import train
@@ -318,10 +326,15 @@ class _GroveBase(BaseEstimator):
         return np.sort(fit_rows), np.sort(valid_rows)
 
     def _fit(self, X, y_internal, objective, extra, sample_weight, eval_set, eval_sample_weight,
-             eval_names, callbacks, eval_label_fn, init_model=None):
+             eval_names, callbacks, eval_label_fn, init_model=None, offsets=(None, None)):
         self._check_estimator_params()
         Xc, names = X
         w = check_weight(sample_weight, Xc.shape[0], name="sample_weight")
+        start = check_init_score(offsets[0], Xc.shape[0])
+        eval_offsets = offsets[1]
+        if eval_offsets is not None and len(eval_offsets) != len(eval_set or []):
+            raise ValueError(f"eval_init_score has {len(eval_offsets)} entries for {len(eval_set or [])} "
+                             "eval_set pairs: give one per pair (None for a pair without)")
         cbs = list(callbacks or [])
         valid_sets, valid_names = [], []
         self.validation_indices_ = None
@@ -331,7 +344,7 @@ class _GroveBase(BaseEstimator):
         watch = SPARSE_STOPPING_METRIC if objective in SPARSE_OUTPUT_OBJECTIVES else None
         self.cv_results_ = self.cv_candidates_ = None
         if stopping == "cv":
-            rounds, chosen = self._cross_validate(Xc, y_internal, w, names, objective, extra, rounds, watch,
+            rounds, chosen = self._cross_validate(Xc, y_internal, w, start, names, objective, extra, rounds, watch,
                                                   init_model)
             extra = {**extra, **chosen}
         if stopping == "validation":
@@ -339,18 +352,22 @@ class _GroveBase(BaseEstimator):
             if not eval_set:  # hold out validation_fraction of the training rows
                 fit_rows, valid_rows = self._validation_split(y_internal, objective)
                 self.validation_indices_ = valid_rows
-                held_out = (Xc[valid_rows], y_internal[valid_rows], None if w is None else w[valid_rows])
+                held_out = (Xc[valid_rows], y_internal[valid_rows], None if w is None else w[valid_rows],
+                            None if start is None else start[valid_rows])
                 Xc, y_internal, w = Xc[fit_rows], y_internal[fit_rows], None if w is None else w[fit_rows]
-        train_set = Dataset(Xc, y_internal, weight=w, feature_names=names)
+                start = None if start is None else start[fit_rows]
+        train_set = Dataset(Xc, y_internal, weight=w, feature_names=names, init_score=start)
         if held_out is not None:
-            valid_sets.append(Dataset(held_out[0], held_out[1], weight=held_out[2], reference=train_set))
+            valid_sets.append(Dataset(held_out[0], held_out[1], weight=held_out[2], reference=train_set,
+                                      init_score=held_out[3]))
             valid_names.append("validation")
         for i, pair in enumerate(eval_set or []):
             if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
                 raise ValueError(f"eval_set[{i}] must be a pair (X, y)")
             Xv, _ = check_features(pair[0], name=f"eval_set[{i}] X", n_features=Xc.shape[1])
             wv = None if eval_sample_weight is None else eval_sample_weight[i]
-            valid_sets.append(Dataset(Xv, eval_label_fn(pair[1]), weight=wv, reference=train_set))
+            valid_sets.append(Dataset(Xv, eval_label_fn(pair[1]), weight=wv, reference=train_set,
+                                      init_score=None if eval_offsets is None else eval_offsets[i]))
             valid_names.append(eval_names[i] if eval_names and i < len(eval_names) else f"valid_{i}")
         self.evals_result_ = {}
         if valid_sets:
@@ -361,7 +378,7 @@ class _GroveBase(BaseEstimator):
         self.best_iteration_ = self.booster_.best_iteration
         return self
 
-    def _cross_validate(self, X, y, w, names, objective: str, extra: dict, rounds: int, watch: str | None,
+    def _cross_validate(self, X, y, w, start, names, objective: str, extra: dict, rounds: int, watch: str | None,
                         init_model) -> tuple[int, dict]:
         """(rounds, parameters chosen) by cross-validation on the training rows: the rounds at the folds' best
         mean validation metric and, when min_data_in_leaf is None, the leaf size: the scaled minimum unless
@@ -375,7 +392,7 @@ class _GroveBase(BaseEstimator):
         for size in sizes:
             chosen = {} if size is None else {"min_data_in_leaf": size}
             stop = early_stopping(self._patience(PATIENCE_CV), verbose=False, metric_name=watch, per_output=False)
-            result = cv({**params, **chosen}, Dataset(X, y, weight=w, feature_names=names),
+            result = cv({**params, **chosen}, Dataset(X, y, weight=w, feature_names=names, init_score=start),
                         num_boost_round=rounds, nfold=int(self.cv_folds), callbacks=[stop],
                         init_model=_init_booster(init_model))
             curve = result[f"valid {watch}-mean"] if watch else next(iter(result.values()))
@@ -392,7 +409,8 @@ class _GroveBase(BaseEstimator):
         chosen = {k: v for k, v in self.cv_candidates_[pick].items() if k == "min_data_in_leaf"}
         return self.cv_candidates_[pick]["rounds"], chosen
 
-    def _fit_sparse(self, X, y, sample_weight, eval_set, eval_sample_weight, eval_names, callbacks, init_model):
+    def _fit_sparse(self, X, y, sample_weight, eval_set, eval_sample_weight, eval_names, callbacks, init_model,
+                    offsets=(None, None)):
         """Fit with a sparse-output objective: y and every eval_set y become CSR (n_samples, n_outputs)."""
         objective = self.objective
         n = X[0].shape[0]
@@ -415,7 +433,7 @@ class _GroveBase(BaseEstimator):
                 raise ValueError(f"eval_set y has {Yv.shape[1]} outputs, expected {self.n_outputs_}")
             return Yv
         return self._fit(X, Y, objective, {}, sample_weight, eval_set, eval_sample_weight, eval_names, callbacks,
-                         eval_label, init_model)
+                         eval_label, init_model, offsets)
 
     @property
     def feature_importances_(self) -> np.ndarray:
@@ -435,7 +453,7 @@ class GroveRegressor(RegressorMixin, _GroveBase):
 """ + _PARAMETERS + _ATTRIBUTES
 
     def fit(self, X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, eval_names=None,
-            callbacks=None, init_model=None):
+            callbacks=None, init_model=None, init_score=None, eval_init_score=None):
         """Fit the model.
 
         Parameters
@@ -452,6 +470,11 @@ class GroveRegressor(RegressorMixin, _GroveBase):
             See :func:`multigrove.early_stopping`, :func:`multigrove.log_evaluation`.
         init_model : Booster, path of a saved model, or a fitted estimator of this class, optional
             Continue training from this model (n_estimators more rounds).
+        init_score : array-like, shape (n_samples,) or (n_samples, n_outputs), optional
+            Raw scores each row starts from instead of the best constant (see :class:`multigrove.Dataset`);
+            ``predict`` does not add them: add them to ``predict(X, raw_score=True)`` yourself.
+        eval_init_score : list of arrays, optional
+            The same for each eval_set pair (None for one without).
 
         Returns
         -------
@@ -464,7 +487,7 @@ class GroveRegressor(RegressorMixin, _GroveBase):
             raise ValueError(f"objective must be None or 'sparse_squared' for GroveRegressor, got {self.objective!r}")
         if self.objective == "sparse_squared":
             return self._fit_sparse(Xc, y, sample_weight, eval_set, eval_sample_weight, eval_names, callbacks,
-                                    init_model)
+                                    init_model, (init_score, eval_init_score))
         y = _regression_target(y, Xc[0].shape[0])
         self.n_outputs_ = 1 if y.ndim == 1 else y.shape[1]
         n_out = self.n_outputs_
@@ -475,7 +498,7 @@ class GroveRegressor(RegressorMixin, _GroveBase):
                 raise ValueError(f"eval_set y has {1 if yv.ndim == 1 else yv.shape[1]} targets, expected {n_out}")
             return yv
         return self._fit(Xc, y, "regression", {}, sample_weight, eval_set, eval_sample_weight, eval_names,
-                         callbacks, eval_label, init_model)
+                         callbacks, eval_label, init_model, (init_score, eval_init_score))
 
     def predict(self, X, raw_score=False, num_iteration=None, pred_contrib=False):
         """Predicted targets; with ``pred_contrib=True`` the SHAP values of each prediction.
@@ -518,7 +541,7 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
 """
 
     def fit(self, X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, eval_names=None,
-            callbacks=None, init_model=None):
+            callbacks=None, init_model=None, init_score=None, eval_init_score=None):
         """Fit the model.
 
         Parameters
@@ -534,6 +557,11 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         callbacks : list of callables, optional
         init_model : Booster, path of a saved model, or a fitted estimator of this class, optional
             Continue training from this model (n_estimators more rounds); the classes must match.
+        init_score : array-like, shape (n_samples,) or (n_samples, n_outputs), optional
+            Raw scores each row starts from instead of the best constant (see :class:`multigrove.Dataset`);
+            ``predict`` does not add them: add them to ``predict(X, raw_score=True)`` yourself.
+        eval_init_score : list of arrays, optional
+            The same for each eval_set pair (None for one without).
 
         Returns
         -------
@@ -547,7 +575,8 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
             raise ValueError(f"objective must be None or 'sparse_hinge' for GroveClassifier, got {self.objective!r}")
         if self.objective == "sparse_hinge":
             self.multilabel_ = True
-            self._fit_sparse(Xc, y, sample_weight, eval_set, eval_sample_weight, eval_names, callbacks, init_model)
+            self._fit_sparse(Xc, y, sample_weight, eval_set, eval_sample_weight, eval_names, callbacks, init_model,
+                             (init_score, eval_init_score))
             self.classes_, self.n_classes_ = np.arange(self.n_outputs_), self.n_outputs_
             return self
         if sp.issparse(y):
@@ -573,7 +602,7 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
                     raise ValueError(f"eval_set y must be an indicator matrix with {n_lab} columns")
                 return Yv
             return self._fit(Xc, Y, "multilabel", {}, sample_weight, eval_set, eval_sample_weight, eval_names,
-                             callbacks, eval_label, init_model)
+                             callbacks, eval_label, init_model, (init_score, eval_init_score))
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
         classes, codes = np.unique(y, return_inverse=True)
@@ -582,7 +611,7 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         def eval_label(yv):
             return class_codes(classes, yv, "eval_set y")
         return self._fit(Xc, codes, objective, extra, sample_weight, eval_set, eval_sample_weight, eval_names,
-                         callbacks, eval_label, init_model)
+                         callbacks, eval_label, init_model, (init_score, eval_init_score))
 
     def _set_classes(self, classes: np.ndarray) -> tuple[str, dict]:
         """Record the classes of a 1-D y (the fitted attributes); return the objective and its extra

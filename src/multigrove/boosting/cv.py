@@ -37,6 +37,7 @@ def cv(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round: in
         ``seed`` also shuffles the rows into folds.
     train_set : Dataset with labels, not yet constructed
         Its features are binned once, with every row; each fold's rows are then binned with those bins.
+        Its weights and init_score go with each fold's rows.
     num_boost_round : int, default 100
         Rounds, at most (early stopping may end sooner).
     nfold : int, default 5
@@ -128,13 +129,13 @@ def fold_indices(config: Params, train_set: Dataset, nfold: int, folds, stratifi
 def _start_folds(config: Params, train_set: Dataset, splits: list, rounds: int, feval, threads: int,
                  base: Booster | None) -> list:
     """(booster, rounds generator) of each fold; the whole set is binned first and lends its bins."""
-    X, label, weight = train_set.data, train_set.label, train_set.weight
+    X, label, weight, offsets = train_set.data, train_set.label, train_set.weight, train_set.init_score
     loss, _ = make_loss(config.objective, config.num_class, config.num_outputs, label, train_set)
     train_set.construct(config, loss.n_outputs)
 
     def part(rows, reference):
         return Dataset(X[rows], label[rows], weight=None if weight is None else weight[rows], reference=reference,
-                       feature_names=train_set.feature_names)
+                       feature_names=train_set.feature_names, init_score=None if offsets is None else offsets[rows])
     runs = []
     for fit_rows, valid_rows in splits:
         fit_set = part(fit_rows, train_set)

@@ -142,6 +142,27 @@ def _start_scores(base: Booster, ds: Dataset, raw_features) -> np.ndarray:
     return out
 
 
+def _row_offsets(ds: Dataset, loss: Loss, name: str) -> np.ndarray | None:
+    """The Dataset's init_score (model units, (n_rows, n_outputs)), checked against the objective, or None."""
+    offsets = ds.init_score
+    if offsets is None:
+        return None
+    if loss.sparse_output:
+        raise ValueError(f"init_score is not available with objective '{loss.name}': its scores are sparse")
+    if offsets.shape[1] != loss.n_outputs:
+        raise ValueError(f"{name}'s init_score has {offsets.shape[1]} column(s) but objective '{loss.name}' has "
+                         f"{loss.n_outputs} output(s): give shape ({ds.n_rows}, {loss.n_outputs})"
+                         + (f" or ({ds.n_rows},)" if loss.n_outputs == 1 else ""))
+    return offsets
+
+
+def _start_raw(booster: Booster, base: Booster | None, ds: Dataset, raw_features, offsets) -> np.ndarray:
+    """The raw scores (model units) a Dataset's rows start from: the init model's predictions or the
+    booster's start score, plus the rows' init_score."""
+    start = _start_scores(base, ds, raw_features) if base is not None else np.tile(booster.init_score, (ds.n_rows, 1))
+    return start if offsets is None else start + offsets
+
+
 def binned_tree(tree: Tree, mapper) -> Tree:
     """The tree with threshold_bin taken from this mapper's bins (a ValueError when a threshold is not one
     of its bin bounds: the tree was trained on other bins)."""
@@ -181,7 +202,9 @@ def start_training(config: Params, ds: Dataset, rounds: int, valid_sets: list, v
     raw_features = ds.data if base is not None else None
     ds.construct(config, loss.n_outputs)
     info(config, f"binned {describe_store(ds)} in {time.perf_counter() - started:.2f} s; {loss.n_outputs} outputs")
-    booster = new_booster(config, loss, ds.n_features, ds.feature_names, loss.moments(y, ds.weight))
+    offsets = _row_offsets(ds, loss, "train_set")
+    booster = new_booster(config, loss, ds.n_features, ds.feature_names, loss.moments(y, ds.weight),
+                          from_average=offsets is None)
     layout = stat_layout(loss, ds.weight, config, bool(np.isnan(y).any()) if y.dtype.kind == "f" else False)
     rows = TrainingShard(ds.store, y, ds.weight, loss, booster.init_score, layout, threads,
                          deterministic=config.deterministic)
@@ -189,18 +212,23 @@ def start_training(config: Params, ds: Dataset, rounds: int, valid_sets: list, v
     first = 0
     if base is not None:
         _check_continues(base, booster)
-        rows.scores[...] = loss.rescale(_start_scores(base, ds, raw_features))
         rows.init_score[...] = loss.rescale(base.init_score.reshape(1, -1)).reshape(-1)
         base.params, base.best_iteration, base.best_score = booster.params, 0, {}
         first, booster = base.current_iteration(), base
+    if base is not None or offsets is not None:
+        rows.scores[...] = loss.rescale(_start_raw(booster, base, ds, raw_features, offsets))
     valids = []
     for name, vs, vy, valid_raw in _validation_sets(config, ds, loss, valid_sets, valid_names, base is not None):
         if vs is ds:
             valids.append(Validation(name, rows, ds))
             continue
         valid_rows = EvalShard(vs.store, vy, vs.weight, copy.copy(loss), rows.init_score)
-        if base is not None:
-            valid_rows.scores[...] = loss.rescale(_start_scores(base, vs, valid_raw))
+        valid_offsets = _row_offsets(vs, loss, f"validation set '{name}'")
+        if offsets is not None and valid_offsets is None:
+            warnings.warn(f"train_set has an init_score and validation set '{name}' has none: its metrics score the "
+                          "trees from the model's start alone", MultigroveWarning, stacklevel=4)
+        if base is not None or valid_offsets is not None:
+            valid_rows.scores[...] = loss.rescale(_start_raw(booster, base, vs, valid_raw, valid_offsets))
         valids.append(Validation(name, valid_rows, vs))
     return booster, boost_rounds(config, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads,
                                  first)
@@ -242,6 +270,9 @@ def _start_sparse_output(config: Params, loss: Loss, y, ds: Dataset, rounds: int
     if feval is not None:
         raise ValueError(f"feval is not available with objective '{loss.name}': its scores are sparse; use "
                          "metric='precision_at_k' or 'ndcg_at_k'")
+    for i, dataset in enumerate([ds, *valid_sets]):
+        if isinstance(dataset, Dataset):
+            _row_offsets(dataset, loss, "train_set" if i == 0 else f"valid_sets[{i - 1}]")  # refused: scores are sparse
     started = time.perf_counter()
     ds.construct(config, loss.n_outputs)
     info(config, f"binned {describe_store(ds)} in {time.perf_counter() - started:.2f} s; {loss.n_outputs} sparse "
@@ -254,9 +285,10 @@ def _start_sparse_output(config: Params, loss: Loss, y, ds: Dataset, rounds: int
     return booster, boost_rounds(config, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads)
 
 
-def new_booster(config: Params, loss: Loss, n_features: int, feature_names: list, moments: np.ndarray) -> Booster:
+def new_booster(config: Params, loss: Loss, n_features: int, feature_names: list, moments: np.ndarray,
+                from_average: bool = True) -> Booster:
     """An empty Booster for this objective, with the start score (the optimal constant, from the
-    labels' moments: see Loss.moments)."""
+    labels' moments: see Loss.moments; 0 without ``from_average``, as when the rows bring their own)."""
     n_outputs = loss.n_outputs
     booster = Booster()
     booster.objective, booster.n_features, booster.n_outputs = loss.name, n_features, n_outputs
@@ -265,7 +297,7 @@ def new_booster(config: Params, loss: Loss, n_features: int, feature_names: list
     booster.trees_per_iteration = 1 if config.multi_strategy == "multi_output" else n_outputs
     booster.feature_names = list(feature_names)
     booster.params = config.to_dict(model_only=True)
-    boost = config.boost_from_average and loss.name != "custom"
+    boost = from_average and config.boost_from_average and loss.name != "custom"
     # without boost_from_average: 0 in the model's units
     init = loss.init_from_moments(moments) if boost else loss.rescale(np.zeros((1, n_outputs))).reshape(n_outputs)
     booster.init_score = np.asarray(init, dtype=SCORE).reshape(n_outputs)  # training units: _train converts it

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_features, check_label, check_weight, default_feature_names
+from .._validation import check_features, check_init_score, check_label, check_weight, default_feature_names
 from ..params import DATASET_PARAMS, MultigroveWarning, Params
 from .binning import BinMapper
 from .bundling import plan_layout
@@ -40,6 +40,11 @@ class Dataset:
         indicator matrix (multilabel).  Required for training and validation sets.
     weight : array-like, shape (n_rows,), optional
         Non-negative row weights.
+    init_score : array-like, shape (n_rows,) or (n_rows, n_outputs), optional
+        Raw scores the boosting starts from, row by row (an offset, or another model's raw predictions:
+        log-odds, class logits, values), instead of the objective's best constant.  The trees learn what
+        they leave; the model does not hold them, so add them to ``predict(X, raw_score=True)`` yourself.
+        A validation set's own are used for its metrics.
     reference : Dataset, optional
         A validation set passes its training set here and reuses its bins and feature layout.
     feature_names : list of str, optional
@@ -65,7 +70,7 @@ class Dataset:
 
     def __init__(self, data: Any, label: Any = None, weight: Any = None,
                  reference: "Dataset | None" = None, feature_names: list[str] | None = None,
-                 params: Mapping[str, Any] | None = None):
+                 params: Mapping[str, Any] | None = None, init_score: Any = None):
         reference_names = reference.feature_names if isinstance(reference, Dataset) else None
         X, names = check_features(data, name="data", expected_by="the reference Dataset",
                                   expected_names=reference_names)
@@ -73,6 +78,7 @@ class Dataset:
         self.n_rows, self.n_features = X.shape
         self.label = None if label is None else check_label(label, self.n_rows)
         self.weight = check_weight(weight, self.n_rows)
+        self.init_score = check_init_score(init_score, self.n_rows)
         if reference is not None and not isinstance(reference, Dataset):
             raise TypeError(f"reference must be a Dataset, got {type(reference).__name__}")
         if reference is not None and reference.n_features != self.n_features:
@@ -175,3 +181,7 @@ class Dataset:
     def get_weight(self) -> np.ndarray | None:
         """The checked row weights, or None."""
         return self.weight
+
+    def get_init_score(self) -> np.ndarray | None:
+        """The checked start scores, (n_rows, n_outputs) float64, or None."""
+        return self.init_score
