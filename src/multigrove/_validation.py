@@ -87,7 +87,7 @@ def check_features(X, *, name: str = "X", n_features: int | None = None, allow_e
         _check_frame_columns(X, name)
         names = [str(c) for c in X.columns]
         if expected_names is not None:
-            _check_names_match(names, list(expected_names), name, expected_by)
+            check_feature_names(names, list(expected_names), name, expected_by)
         if X.shape[1] and all(_is_sparse_dtype(dt) for dt in X.dtypes):
             X = sp.csr_matrix(X.sparse.to_coo())
         else:
@@ -149,20 +149,25 @@ def _check_frame_columns(X, name: str) -> None:
                     f"be numeric or boolean{hint}")
 
 
-def _check_names_match(names: list[str], expected: list[str], name: str, expected_by: str) -> None:
-    """A DataFrame's column names against the model's feature names (skipped when the model's are the
-    defaults: it was trained on an array, so columns go by position)."""
-    if names == expected or expected == default_feature_names(len(expected)) or len(names) != len(expected):
+def check_feature_names(names: list[str], expected: list[str], name: str, expected_by: str) -> None:
+    """Named columns (a DataFrame's, a table file's header) against a model's feature names: the same
+    names in the same order.  Skipped when either side has the default names (f0, f1, ...: an array, a
+    file without a header, a model trained on one): columns then go by position."""
+    if names == expected or len(names) != len(expected) or default_feature_names(len(expected)) in (names, expected):
         return  # a different number of columns is reported by the shape check, with the numbers
     if sorted(names) == sorted(expected):
         first = next(i for i, (given, known) in enumerate(zip(names, expected)) if given != known)
         raise ValueError(f"{name}'s columns are {expected_by}'s features in another order (column {first} is "
-                         f"'{names[first]}', trained as '{expected[first]}'): reorder them to the training order "
-                         "(X[booster.feature_name()]) so that each feature is read from its own column")
+                         f"'{names[first]}', trained as '{expected[first]}'): put them in the training order "
+                         f"{_listed(expected)} so that each feature is read from its own column")
     missing = [n for n in expected if n not in names]
-    raise ValueError(f"{name}'s columns are not the features {expected_by} was trained on: "
-                     f"{missing[:5]} missing, {[n for n in names if n not in expected][:5]} not known; rename "
-                     "them, or pass X.to_numpy() to take the columns by position")
+    raise ValueError(f"{name}'s columns are not the features {expected_by} was trained on: {_listed(missing)} "
+                     f"missing, {_listed([n for n in names if n not in expected])} not known; name the columns as "
+                     "in training, or give the values without names (an array) to take the columns by position")
+
+
+def _listed(names: list[str], shown: int = 5) -> str:
+    return "[" + ", ".join(repr(n) for n in names[:shown]) + (", ..." if len(names) > shown else "") + "]"
 
 
 def _is_sparse_dtype(dt) -> bool:

@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import default_feature_names
+from ._validation import check_feature_names, default_feature_names
 
 FORMATS = ("csv", "tsv", "parquet", "arff", "npz", "libsvm", "xmc")
 _SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet", ".arff": "arff",
@@ -191,11 +191,19 @@ def _widen(matrix, width: int):
     return matrix
 
 
+def _model_input(bst, data: Data, path: str):
+    """The data file's features as the model reads them: a sparse file's columns widened to the model's, a
+    table's columns checked by name against the model's features (a file in another column order is refused)."""
+    if not data.label_sets:
+        check_feature_names(data.names, bst.feature_names, f"{path}", "the model")
+    return _widen(data.X, bst.n_features)
+
+
 def cmd_predict(args) -> int:
     import multigrove as mg
     bst = mg.Booster(model_file=args.model)
     data = read_data(args.data, args.targets, args.format)
-    X = _widen(data.X, bst.n_features)
+    X = _model_input(bst, data, args.data)
     P = bst.predict(X, raw_score=args.raw_score, pred_contrib=args.contributions)
     P = P.reshape(X.shape[0], -1)
     np.savetxt(args.out, P, delimiter=",", fmt="%.9g")
@@ -211,7 +219,7 @@ def cmd_evaluate(args) -> int:
     from .params import objective_default_metric
     bst = mg.Booster(model_file=args.model)
     data = read_data(args.data, args.targets, args.format)
-    X = _widen(data.X, bst.n_features)
+    X = _model_input(bst, data, args.data)
     Y = _labels(data, args.data)
     if data.label_sets:
         Y = _widen(Y, bst.n_outputs)

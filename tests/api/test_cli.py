@@ -50,6 +50,22 @@ def test_cli_errors(csv_files, tmp_path, capsys):
         main(["train", "--data", str(bad), "--model", str(tmp_path / "m.json")])
 
 
+def test_a_table_in_another_column_order_is_refused_not_read_by_position(csv_files, tmp_path, capsys):
+    path, _, _ = csv_files
+    model = tmp_path / "m.json"
+    assert main(["train", "--data", str(path), "--targets", "2", "--rounds", "5", "--model", str(model)]) == 0
+    header, *rows = path.read_text().splitlines()
+    swapped = tmp_path / "swapped.csv"  # columns c, a, b, y1, y2
+    swapped.write_text("\n".join(",".join(cells[i] for i in (2, 0, 1, 3, 4))
+                                 for cells in (line.split(",") for line in [header, *rows])) + "\n")
+    capsys.readouterr()
+    for command in (["predict", "--out", str(tmp_path / "p.csv")], ["evaluate", "--metric", "rmse"]):
+        assert main([command[0], "--model", str(model), "--data", str(swapped), "--targets", "2", *command[1:]]) == 2
+        assert "swapped.csv's columns are the model's features in another order (column 0 is 'c', trained as 'a')" \
+            in capsys.readouterr().err
+    assert not (tmp_path / "p.csv").exists()
+
+
 def test_a_sparse_arff_file_stays_sparse_and_trains_the_dense_model(tmp_path, rng):
     import scipy.sparse as sp
 
