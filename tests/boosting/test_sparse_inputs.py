@@ -8,6 +8,7 @@ import scipy.sparse as sp
 import multigrove as mg
 from multigrove.boosting import builder as builder_module
 from multigrove.boosting.sampling import bagging_rows, feature_mask, goss_rows
+from multigrove.boosting.shard import TrainingShard
 
 
 def _sparse_data(rng, n=3000):
@@ -142,6 +143,25 @@ def test_goss_trains_on_the_sample_and_updates_every_score(rng):
     bst = mg.train({"data_sample_strategy": "goss", "learning_rate": lr, "seed": 1}, ds, 12, valid_sets=[ds],
                    callbacks=[mg.record_evaluation(rec)])
     assert rec["training"]["l2"][-1] == pytest.approx(np.mean((bst.predict(X) - y) ** 2), rel=1e-9)
+
+
+@pytest.mark.parametrize("params", [{}, {"top_rate": 0.3, "other_rate": 0.15},  # factor 8, and 4.67 (inexact)
+                                    {"growth_policy": "depthwise", "num_threads": 1}, {"growth_policy": "symmetric"},
+                                    {"histogram_pool_size": 0.01}])  # leaves' histograms built again
+def test_goss_histograms_packed_in_two_columns_grow_the_same_model(rng, params, monkeypatch):
+    """Squared loss under GOSS: the sample's statistics go to the histogram kernels as two columns (gradient,
+    kept + 2**26 drawn rows) and come back as three; the model file is the same byte for byte."""
+    X, y, _ = _sparse_data(rng)
+    X = np.nan_to_num(X[:, list(range(12, 18)) + [-1]])  # dense and bundled columns (a compact store's kinds)
+    params = {"data_sample_strategy": "goss", "learning_rate": 0.5, "num_leaves": 15, **params}
+    built = []
+    real_unpack = builder_module.unpack_counts
+    monkeypatch.setattr(builder_module, "unpack_counts", lambda *a: (built.append(a[0].shape), real_unpack(*a)))
+    packed = mg.train(params, mg.Dataset(X, y), 8).model_to_string()
+    assert len(built) > 8 * 3  # the sampled trees' histograms went through the two-column path
+    monkeypatch.setattr(TrainingShard, "_packed_counts", lambda self: None)
+    three_columns = mg.train(params, mg.Dataset(X, y), 8).model_to_string()
+    assert packed == three_columns
 
 
 @pytest.mark.parametrize("params", [{"data_sample_strategy": "goss", "learning_rate": 0.5},

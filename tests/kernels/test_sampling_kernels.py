@@ -4,8 +4,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from multigrove.kernels.histogram import unpack_counts
 from multigrove.kernels.sampling import (
+    PACKED_AMPLIFIED_UNIT,
     gather_column_rows,
+    gather_packed_counts,
     gather_rows,
     goss_select,
     row_sq_norms,
@@ -121,3 +124,31 @@ def test_gather_rows_copies_rows_in_both_orders(n, m, seed):
     out_stats = np.empty((rows.size, 3), np.float32)
     gather_rows(stats, rows, out_stats)
     np.testing.assert_array_equal(out_stats, stats[rows])
+
+
+@SETTINGS
+@given(n=st.integers(1, 400), factor=st.sampled_from([8.0, 4.6666665, 2.5, 0.75]), seed=st.integers(0, 2**16))
+def test_packed_counts_give_back_the_three_statistic_columns(n, factor, seed):
+    """A GOSS sample's (gradient, Hessian, count) statistics packed in two columns, summed by bin and
+    unpacked, equal the three columns summed by bin (naive twin: np.add.at over the unpacked rows)."""
+    rng = np.random.default_rng(seed)
+    plain = np.float32(1.0)
+    amplified = plain * np.float32(factor)
+    drawn = rng.random(n) < 0.4
+    stats = np.column_stack([rng.normal(size=n), np.where(drawn, amplified, plain), np.ones(n)]).astype(np.float32)
+    stats[drawn, 0] *= np.float32(factor)
+    rows = np.flatnonzero(rng.random(n) < 0.7).astype(np.int32)
+    packed_rows = np.empty((rows.size, 2), np.float32)
+    gather_packed_counts(stats, rows, plain, packed_rows)
+    np.testing.assert_array_equal(packed_rows[:, 0], stats[rows, 0])
+    np.testing.assert_array_equal(packed_rows[:, 1], np.where(drawn[rows], PACKED_AMPLIFIED_UNIT, 1.0))
+    bins = rng.integers(0, 7, rows.size)
+    packed_hist = np.zeros((7, 2))
+    np.add.at(packed_hist, bins, packed_rows.astype(np.float64))
+    unpacked = np.empty((7, 3))
+    unpack_counts(packed_hist, PACKED_AMPLIFIED_UNIT, float(plain), float(amplified), unpacked)
+    expected = np.zeros((7, 3))
+    np.add.at(expected, bins, stats[rows].astype(np.float64))
+    np.testing.assert_array_equal(unpacked[:, 0], expected[:, 0])
+    np.testing.assert_array_equal(unpacked[:, 2], expected[:, 2])  # counts: exact
+    np.testing.assert_allclose(unpacked[:, 1], expected[:, 1], rtol=1e-15)

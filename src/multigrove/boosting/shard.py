@@ -21,7 +21,7 @@ from ..kernels.predict import predict_store
 from ..kernels.sampling import scale_rows, scale_rows_by
 from ..kernels.split import segment_sums
 from ..kernels.store import BinnedStore
-from .builder import LocalBuilder, SplitRequest
+from .builder import LocalBuilder, PackedCounts, SplitRequest
 from .leaves import StatLayout
 from .losses import Loss, observed
 from .metrics import MetricPart, metric_parts
@@ -88,6 +88,7 @@ class TrainingShard:
                 self._const_h = self._const_h * self.mask
         self._w32 = None if weight is None else weight.astype(STAT)[:, None]
         self.sample = ALL_ROWS
+        self._bootstrapped = False  # this round's rows carry Bayesian bootstrap weights
         self._frozen = np.zeros(0, np.int64)
         self.builder = LocalBuilder(store, n_threads, deterministic)
         self._buffers: dict[StatLayout, np.ndarray] = {}
@@ -173,6 +174,7 @@ class TrainingShard:
             self.sample = sample
         else:
             self.sample = ALL_ROWS
+        self._bootstrapped = spec.temperature > 0
         if spec.temperature > 0:
             self._weigh(bayesian_weights(self.n_rows, spec.temperature,
                                          np.random.default_rng((*spec.weight_seed, self.shard_id))))
@@ -191,7 +193,19 @@ class TrainingShard:
 
     # ------------------------------------------------------------------ the builder
     def begin_tree(self, max_leaves: int) -> None:
-        self.builder.begin(self.split_stats, self.sample.rows, max_leaves, self.sample.others)
+        self.builder.begin(self.split_stats, self.sample.rows, max_leaves, self.sample.others, self._packed_counts())
+
+    def _packed_counts(self) -> PackedCounts | None:
+        """What lets the builder pack a GOSS sample's statistics (see builder.PackedCounts): one output
+        whose Hessian is one constant on every row before GOSS (no weights, missing labels or Bayesian
+        bootstrap), split on its own statistics."""
+        layout, sample = self.layout, self.sample
+        if sample.amplified is None or self.split_stats is not self.stats or layout.k != 1 or layout.n_cols != 3 \
+                or self.loss.hess_constant is None or self.w is not None or self.mask is not None \
+                or self._bootstrapped:
+            return None
+        plain = np.float32(self.loss.hess_constant)
+        return PackedCounts(float(plain), float(plain * np.float32(sample.factor)))
 
     def root(self, out: np.ndarray) -> np.ndarray:
         return self.builder.root(out)

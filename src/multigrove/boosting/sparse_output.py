@@ -207,6 +207,10 @@ class SparseOutputShard(TrainingShard):
         self._bin_feature = np.repeat(np.arange(store.n_features, dtype=np.int32), np.diff(store.offsets))
         self._n_blocks = min(store.n_features, 4 * max(1, int(n_threads)))
 
+    def _packed_counts(self) -> None:
+        """GOSS samples keep their statistic columns here (builder.PackedCounts packs one dense output's)."""
+        return None
+
     # ------------------------------------------------------------------ gradients and sketches
     def compute_gradients(self) -> None:
         self.G = None  # the last round's gradients go before the new ones are made

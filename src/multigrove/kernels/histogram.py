@@ -700,3 +700,19 @@ def subtract_histogram(parent, child, out):
     for b in prange(n_bins):
         for c in range(n_cols):
             out[b, c] = parent[b, c] - child[b, c]
+
+
+@njit(parallel=True, cache=True)
+def unpack_counts(packed, unit, plain_hessian, amplified_hessian, out):
+    """The three statistic columns of a GOSS histogram built on two (see kernels.sampling.gather_packed_counts).
+
+    IN  packed (m, 2) float64: gradient sums, and n_kept + unit * n_drawn per cell (exact integers).
+    OUT out (m, 3) float64: gradient, Hessian (n_kept * plain_hessian + n_drawn * amplified_hessian),
+        row count (n_kept + n_drawn)."""
+    for b in prange(packed.shape[0]):
+        code = packed[b, 1]
+        drawn = np.floor(code / unit)
+        kept = code - drawn * unit
+        out[b, 0] = packed[b, 0]
+        out[b, 1] = kept * plain_hessian + drawn * amplified_hessian
+        out[b, 2] = kept + drawn

@@ -127,3 +127,25 @@ def gather_column_rows(matrix_cols, rows, out_cols):
         target = out_cols[:, j]
         for i in range(k):
             target[i] = source[rows[i]]
+
+
+#: a drawn (amplified) GOSS row counts this much in the packed count column (see gather_packed_counts):
+#: counts of both kinds stay exact in a float64 sum while each is below 2**26 rows
+PACKED_AMPLIFIED_UNIT = float(2 ** 26)
+
+
+@njit(parallel=True, cache=True)
+def gather_packed_counts(stats, rows, plain_hessian, out):
+    """The statistics of a GOSS sample under a constant Hessian in two columns instead of three.
+
+    IN  stats (n, 3) float32: gradient, Hessian, count (1) of every row; a kept row's Hessian is
+        plain_hessian, a drawn row's is amplified.  rows (k,) int32: the sample.
+    OUT out (k, 2) float32: row i holds the gradient of row rows[i] and 1 for a kept row or
+        PACKED_AMPLIFIED_UNIT for a drawn one, so that a histogram cell's second column sums to
+        n_kept + PACKED_AMPLIFIED_UNIT * n_drawn: both counts, hence the Hessian sum and the row
+        count (kernels.histogram.unpack_counts)."""
+    unit = np.float32(PACKED_AMPLIFIED_UNIT)
+    for i in prange(rows.shape[0]):
+        r = rows[i]
+        out[i, 0] = stats[r, 0]
+        out[i, 1] = np.float32(1.0) if stats[r, 1] == plain_hessian else unit
