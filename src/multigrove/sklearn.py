@@ -364,7 +364,8 @@ class _GroveBase(BaseEstimator):
         for i, pair in enumerate(eval_set or []):
             if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
                 raise ValueError(f"eval_set[{i}] must be a pair (X, y)")
-            Xv, _ = check_features(pair[0], name=f"eval_set[{i}] X", n_features=Xc.shape[1])
+            Xv, _ = check_features(pair[0], name=f"eval_set[{i}] X", n_features=Xc.shape[1], expected_names=names,
+                                   expected_by="the training X")
             wv = None if eval_sample_weight is None else eval_sample_weight[i]
             valid_sets.append(Dataset(Xv, eval_label_fn(pair[1]), weight=wv, reference=train_set,
                                       init_score=None if eval_offsets is None else eval_offsets[i]))

@@ -114,6 +114,8 @@ def test_frame_columns_must_be_the_trained_features(data):
         bst.refit(swapped, y)
     with pytest.raises(ValueError, match="data's columns are the reference Dataset's features in another order"):
         mg.Dataset(swapped, y, reference=mg.Dataset(frame, y))
+    with pytest.raises(ValueError, match="eval_set\\[0\\] X's columns are the training X's features in another order"):
+        mg.GroveRegressor(n_estimators=2).fit(frame, y, eval_set=[(swapped, y)])
     np.testing.assert_array_equal(bst.predict(swapped[["a", "b", "c"]]), bst.predict(X))
     by_position = mg.train({"min_data_in_leaf": 5}, mg.Dataset(X, y), 5)
     np.testing.assert_array_equal(by_position.predict(swapped), by_position.predict(X[:, ::-1]))
