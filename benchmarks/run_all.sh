@@ -41,6 +41,7 @@ $PY benchmarks/sparse_inputs.py bibtex --out benchmarks/results/sparse_inputs.js
 $PY benchmarks/sparse_inputs.py onehot --repeats 3 --out benchmarks/results/sparse_inputs.jsonl
 $PY benchmarks/sparse_inputs.py goss --repeats 2 --out benchmarks/results/sparse_inputs.jsonl
 $PY benchmarks/goss_rounds.py --repeats 6 --out benchmarks/results/goss_rounds.jsonl
+$PY benchmarks/dataset_construct.py --repeats 5 --out benchmarks/results/dataset_construct.jsonl
 # issue 21: SHAP speed against LightGBM
 $PY benchmarks/shap_speed.py --repeats 3 --out benchmarks/results/shap_speed.jsonl
 # issue 22: peak memory at 1M x 50 x 100 outputs, the cost of deterministic=True

@@ -64,12 +64,15 @@ def binned_problem(draw):
 
 
 @SETTINGS
-@given(st.integers(0, 2**31 - 1), st.integers(1, 400), st.integers(1, 5), st.integers(2, 20))
+@given(st.integers(0, 2**31 - 1), st.integers(1, 400), st.sampled_from([1, 5, 300]), st.sampled_from([2, 20, 255]))
 def test_bin_matrix_equals_naive(seed, n, F, max_bin):
+    """Up to 255 value bins (the search table's full width) and more features than one table block."""
     rng = np.random.default_rng(seed)
-    X = np.round(rng.normal(size=(n, F)), rng.integers(0, 3))
+    X = np.round(rng.normal(size=(n, F)), rng.integers(0, 4))
     X[rng.random((n, F)) < 0.1] = np.nan
     m = BinMapper(max_bin=max_bin).fit(X)
+    X[0] = m.bounds[m.bound_offsets[:-1]]  # values equal to a bound go to that bound's bin
+    X[-1, 0] = -np.inf if n > 1 else X[-1, 0]
     out = np.empty(X.shape, dtype=np.uint8)
     bin_matrix(X, m.bounds, m.bound_offsets, out)
     np.testing.assert_array_equal(out, naive.bin_matrix(X, m.bounds, m.bound_offsets))
