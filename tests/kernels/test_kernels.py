@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from multigrove.boosting.tree import Tree, stack_trees
 from multigrove.data.binning import BinMapper
-from multigrove.kernels.binning import bin_matrix
+from multigrove.kernels.binning import bin_matrix, count_distinct, distinct_runs
 from multigrove.kernels.histogram import (
     build_histogram_chunks,
     build_histogram_columns,
@@ -61,6 +61,28 @@ def binned_problem(draw):
     stats[:, -1] = 1.0
     rows = np.sort(rng.choice(n, size=rng.integers(1, n + 1), replace=False)).astype(np.int32)
     return rng, binned, offsets, n_vb, stats, rows
+
+
+@SETTINGS
+@given(st.integers(0, 2**31 - 1), st.integers(1, 300), st.integers(1, 6), st.floats(0, 1))
+def test_distinct_runs_equal_numpy_unique(seed, n, F, nan_share):
+    """Each feature's distinct values and their counts from its sorted column, NaNs counted apart
+    (naive twin: np.unique of the column's non-NaN values)."""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(F, n)), rng.integers(0, 3))
+    X[rng.random((F, n)) < nan_share] = np.nan
+    columns = np.sort(X, axis=1)
+    n_distinct, n_missing = np.empty(F, np.int64), np.empty(F, np.int64)
+    count_distinct(columns, n_distinct, n_missing)
+    starts = np.concatenate([[0], np.cumsum(n_distinct)]).astype(np.int64)
+    feats, vals, counts = np.empty(starts[-1], np.int64), np.empty(starts[-1]), np.empty(starts[-1], np.int64)
+    distinct_runs(columns, starts, feats, vals, counts)
+    for f in range(F):
+        values, value_counts = np.unique(X[f][~np.isnan(X[f])], return_counts=True)
+        assert n_missing[f] == np.isnan(X[f]).sum() and n_distinct[f] == values.size
+        np.testing.assert_array_equal(feats[starts[f]:starts[f + 1]], f)
+        np.testing.assert_array_equal(vals[starts[f]:starts[f + 1]], values)
+        np.testing.assert_array_equal(counts[starts[f]:starts[f + 1]], value_counts)
 
 
 @SETTINGS

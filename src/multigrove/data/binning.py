@@ -5,7 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._dtypes import BIN, MAX_VALUE_BINS
-from ..kernels.binning import bin_entries, bin_matrix
+from ..kernels.binning import bin_entries, bin_matrix, count_distinct, distinct_runs
 
 
 def feature_bounds(distinct: np.ndarray, counts: np.ndarray, max_bin: int) -> np.ndarray:
@@ -54,13 +54,15 @@ def _distinct_values(sample) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
         weights = np.concatenate([np.ones(feats.size - np.count_nonzero(implicit), np.int64), implicit[implicit > 0]])
         order = np.lexsort((vals, feats))
         feats, vals, weights = feats[order], vals[order], weights[order]
-    else:  # each column sorted in place: (feature, value) order without a global sort
-        vals = np.sort(np.asarray(sample, dtype=np.float64), axis=0).T.reshape(-1)  # NaN sorts last
-        feats = np.repeat(np.arange(F), n)
-        missing = np.isnan(vals)
-        n_missing = np.bincount(feats[missing], minlength=F)
-        feats, vals = feats[~missing], vals[~missing]
-        weights = np.ones(feats.size, np.int64)
+    else:  # each feature's values sorted in a row of their own (NaN last), then run-length counted
+        columns = np.ascontiguousarray(np.asarray(sample, dtype=np.float64).T)
+        columns.sort(axis=1)
+        n_distinct, n_missing = np.empty(F, np.int64), np.empty(F, np.int64)
+        count_distinct(columns, n_distinct, n_missing)
+        starts = np.concatenate([[0], np.cumsum(n_distinct)]).astype(np.int64)
+        feats, vals, counts = np.empty(starts[-1], np.int64), np.empty(starts[-1]), np.empty(starts[-1], np.int64)
+        distinct_runs(columns, starts, feats, vals, counts)
+        return feats, vals, counts, n_missing
     start = np.ones(feats.size, np.bool_)
     start[1:] = (feats[1:] != feats[:-1]) | (vals[1:] != vals[:-1])
     first = np.flatnonzero(start)

@@ -85,3 +85,47 @@ def bin_entries(values, features, bounds, bound_offsets, out):
     for i in prange(values.shape[0]):
         f = features[i]
         out[i] = _bin_of(values[i], bound_offsets[f], bound_offsets[f + 1], bounds)
+
+
+@njit(parallel=True, cache=True)
+def count_distinct(sorted_columns, n_distinct, n_missing):
+    """How many distinct values and NaNs each feature's column holds.
+
+    IN  sorted_columns (F, n) float64, each row (a feature's sample values) ascending, NaN last.
+    OUT n_distinct (F,) int64: distinct non-NaN values; n_missing (F,) int64: NaNs."""
+    n = sorted_columns.shape[1]
+    for f in prange(sorted_columns.shape[0]):
+        values = sorted_columns[f]
+        distinct = 0
+        end = n
+        for i in range(n):
+            if np.isnan(values[i]):
+                end = i
+                break
+            if i == 0 or values[i] != values[i - 1]:
+                distinct += 1
+        n_distinct[f] = distinct
+        n_missing[f] = n - end
+
+
+@njit(parallel=True, cache=True)
+def distinct_runs(sorted_columns, starts, out_features, out_values, out_counts):
+    """Each feature's distinct non-NaN values in ascending order, with their counts.
+
+    IN  sorted_columns (F, n) as count_distinct; starts (F + 1,) int64: feature f's values go to
+        ``starts[f]:starts[f+1]`` (the cumulative sum of count_distinct's n_distinct).
+    OUT out_features (m,) int64, out_values (m,) float64, out_counts (m,) int64."""
+    n = sorted_columns.shape[1]
+    for f in prange(sorted_columns.shape[0]):
+        values = sorted_columns[f]
+        k = starts[f] - 1
+        for i in range(n):
+            x = values[i]
+            if np.isnan(x):
+                break
+            if i == 0 or x != values[i - 1]:
+                k += 1
+                out_features[k] = f
+                out_values[k] = x
+                out_counts[k] = 0
+            out_counts[k] += 1
