@@ -29,6 +29,16 @@ def import_peers():
     return peers
 
 
+def regression_data(n_rows: int, n_outputs: int = 1):
+    """The shared harness's synthetic regression set of n_rows x 50 (its 80 / 20 split, seed 0, cached in
+    /tmp/peers_cache): (X_train, X_test, y_train, y_test) as the harness returns them."""
+    import argparse
+    spec = argparse.Namespace(task="regression", n_rows=n_rows, n_features=50, n_outputs=n_outputs, seed=0,
+                              cache_dir="/tmp/peers_cache")
+    Xtr, Xte, ytr, yte, _ = import_peers().get_data(spec)
+    return Xtr, Xte, ytr, yte
+
+
 def maxrss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 

@@ -14,7 +14,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import emit, import_peers  # noqa: E402
+from _common import emit, regression_data  # noqa: E402
 
 
 def main():
@@ -23,10 +23,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
-    peers = import_peers()
-    data = argparse.Namespace(task="regression", n_rows=a.n_rows, n_features=50, n_outputs=1, seed=0,
-                              cache_dir="/tmp/peers_cache")
-    Xtr, _, ytr, _, _ = peers.get_data(data)
+    Xtr, _, ytr, _ = regression_data(a.n_rows)
     ytr = np.ravel(ytr)
     import lightgbm as lgb
 

@@ -14,7 +14,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import emit, import_peers  # noqa: E402
+from _common import emit, regression_data  # noqa: E402
 
 
 def steady_seconds(mg, params, ds, rounds: int, warm: int = 5) -> float:
@@ -29,13 +29,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--out")
     a = ap.parse_args()
-    peers = import_peers()
     import multigrove as mg
     tasks = {}
     for name, n_rows, n_outputs in (("single-output 500k x 50", 625_000, 1), ("16 targets 200k x 50", 250_000, 16)):
-        spec = argparse.Namespace(task="regression", n_rows=n_rows, n_features=50, n_outputs=n_outputs, seed=0,
-                                  cache_dir="/tmp/peers_cache")
-        Xtr, _, ytr, _, _ = peers.get_data(spec)
+        Xtr, _, ytr, _ = regression_data(n_rows, n_outputs)
         tasks[name] = (Xtr, ytr)
     for name, (X, y) in tasks.items():
         base = dict(learning_rate=0.1, num_leaves=32 if np.ndim(y) == 1 else None, lambda_l2=1.0, num_threads=2)

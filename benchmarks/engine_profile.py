@@ -19,7 +19,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import import_peers  # noqa: E402
+from _common import regression_data  # noqa: E402
 
 
 def main():
@@ -30,10 +30,7 @@ def main():
     ap.add_argument("--params", default="{}",
                     help='extra training parameters as JSON, e.g. \'{"data_sample_strategy": "goss"}\'')
     a = ap.parse_args()
-    peers = import_peers()
-    data = argparse.Namespace(task="regression", n_rows=a.n_rows, n_features=50, n_outputs=1, seed=0,
-                              cache_dir="/tmp/peers_cache")
-    Xtr, _, ytr, _, _ = peers.get_data(data)
+    Xtr, _, ytr, _ = regression_data(a.n_rows)
     import multigrove as mg
     print("multigrove from", Path(mg.__file__).parent)
     defaults = dict(learning_rate=0.1, num_leaves=32, lambda_l2=1.0, max_bin=255, num_threads=2)

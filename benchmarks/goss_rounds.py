@@ -19,7 +19,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import emit, import_peers  # noqa: E402
+from _common import emit, regression_data  # noqa: E402
 
 WARM = 12  # 10 warm-up rounds of every row, then two more
 
@@ -37,10 +37,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=6)
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
-    peers = import_peers()
-    data = argparse.Namespace(task="regression", n_rows=a.n_rows, n_features=50, n_outputs=1, seed=0,
-                              cache_dir="/tmp/peers_cache")
-    Xtr, _, ytr, _, _ = peers.get_data(data)
+    Xtr, _, ytr, _ = regression_data(a.n_rows)
     import multigrove as mg
     from multigrove.boosting.shard import TrainingShard
     packed_counts = TrainingShard._packed_counts

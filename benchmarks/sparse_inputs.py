@@ -38,7 +38,7 @@ import scipy.sparse as sp
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import emit, import_peers  # noqa: E402
+from _common import emit, regression_data  # noqa: E402
 
 BASE = dict(learning_rate=0.1, num_leaves=32, lambda_l2=1.0, max_bin=255, num_threads=2)
 
@@ -234,10 +234,7 @@ def goss_data(name):
         X, y = load_otto()
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, stratify=y, random_state=0)
         return Xtr, Xte, ytr, yte, "multiclass"
-    peers = import_peers()
-    args = argparse.Namespace(task="regression", n_rows=int(name), n_features=50, n_outputs=1, seed=0,
-                              cache_dir="/tmp/peers_cache")
-    Xtr, Xte, ytr, yte, _ = peers.get_data(args)
+    Xtr, Xte, ytr, yte = regression_data(int(name))
     return Xtr, Xte, np.ravel(ytr), np.ravel(yte), "regression"
 
 

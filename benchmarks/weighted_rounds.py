@@ -21,7 +21,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import import_peers  # noqa: E402
+from _common import regression_data  # noqa: E402
 
 ROUNDS = 30
 WARM = 5
@@ -40,10 +40,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
-    peers = import_peers()
-    data = argparse.Namespace(task="regression", n_rows=625_000, n_features=50, n_outputs=1, seed=0,
-                              cache_dir="/tmp/peers_cache")
-    X_all, _, y_all, _, _ = peers.get_data(data)
+    X_all, _, y_all, _ = regression_data(625_000)
     import lightgbm as lgb
 
     import multigrove as mg
