@@ -213,9 +213,8 @@ def check_init_score(init_score, n_rows: int, name: str = "init_score") -> np.nd
     if scores.ndim != 2 or scores.shape[0] != n_rows:
         raise ValueError(f"{name} must have one row per data row: shape ({n_rows},) or ({n_rows}, n_outputs), "
                          f"got {np.shape(init_score)}")
-    bad = _first_inf(np.where(np.isnan(scores), np.inf, scores).reshape(-1))
-    if bad is not None:
-        row, col = divmod(bad, scores.shape[1])
+    if not np.all(np.isfinite(scores)):
+        row, col = np.argwhere(~np.isfinite(scores))[0]
         raise ValueError(f"{name} must be finite, got {scores[row, col]} at row {row}, output {col}")
     return np.ascontiguousarray(scores)
 

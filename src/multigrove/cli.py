@@ -195,7 +195,7 @@ def _model_input(bst, data: Data, path: str):
     """The data file's features as the model reads them: a sparse file's columns widened to the model's, a
     table's columns checked by name against the model's features (a file in another column order is refused)."""
     if not data.label_sets:
-        check_feature_names(data.names, bst.feature_names, f"{path}", "the model")
+        check_feature_names(data.names, bst.feature_names, path, "the model")
     return _widen(data.X, bst.n_features)
 
 

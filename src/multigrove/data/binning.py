@@ -43,18 +43,7 @@ def _distinct_values(sample) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     sorted by feature then value, and each feature's NaN count.  Implicit zeros of a sparse sample
     count as the value 0."""
     n, F = sample.shape
-    if sp.issparse(sample):
-        feats = np.repeat(np.arange(F), np.diff(sample.indptr))
-        vals = np.asarray(sample.data, dtype=np.float64)
-        missing = np.isnan(vals)
-        n_missing = np.bincount(feats[missing], minlength=F)
-        implicit = n - np.diff(sample.indptr)
-        feats = np.concatenate([feats[~missing], np.flatnonzero(implicit)])
-        vals = np.concatenate([vals[~missing], np.zeros(np.count_nonzero(implicit))])
-        weights = np.concatenate([np.ones(feats.size - np.count_nonzero(implicit), np.int64), implicit[implicit > 0]])
-        order = np.lexsort((vals, feats))
-        feats, vals, weights = feats[order], vals[order], weights[order]
-    else:  # each feature's values sorted in a row of their own (NaN last), then run-length counted
+    if not sp.issparse(sample):  # each feature's values sorted in a row of their own (NaN last), runs counted
         columns = np.ascontiguousarray(np.asarray(sample, dtype=np.float64).T)
         columns.sort(axis=1)
         n_distinct, n_missing = np.empty(F, np.int64), np.empty(F, np.int64)
@@ -63,6 +52,16 @@ def _distinct_values(sample) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
         feats, vals, counts = np.empty(starts[-1], np.int64), np.empty(starts[-1]), np.empty(starts[-1], np.int64)
         distinct_runs(columns, starts, feats, vals, counts)
         return feats, vals, counts, n_missing
+    feats = np.repeat(np.arange(F), np.diff(sample.indptr))
+    vals = np.asarray(sample.data, dtype=np.float64)
+    missing = np.isnan(vals)
+    n_missing = np.bincount(feats[missing], minlength=F)
+    implicit = n - np.diff(sample.indptr)
+    feats = np.concatenate([feats[~missing], np.flatnonzero(implicit)])
+    vals = np.concatenate([vals[~missing], np.zeros(np.count_nonzero(implicit))])
+    weights = np.concatenate([np.ones(feats.size - np.count_nonzero(implicit), np.int64), implicit[implicit > 0]])
+    order = np.lexsort((vals, feats))
+    feats, vals, weights = feats[order], vals[order], weights[order]
     start = np.ones(feats.size, np.bool_)
     start[1:] = (feats[1:] != feats[:-1]) | (vals[1:] != vals[:-1])
     first = np.flatnonzero(start)
