@@ -16,6 +16,19 @@ def bin_matrix(X, bounds, bound_offsets):
     return out
 
 
+def bundle_column(n_rows, feats, rows, codes):
+    """A bundle's column of codes and which entries it took, member by member (each member's rows are
+    distinct; a member's coded entry takes a row no earlier member took)."""
+    column = np.zeros(n_rows, np.uint8)
+    fits = np.zeros(rows.size, np.bool_)
+    for f in dict.fromkeys(feats.tolist()):  # the members in their order
+        own = np.flatnonzero(feats == f)
+        take = own[(codes[own] > 0) & (column[rows[own]] == 0)]
+        column[rows[take]] = codes[take]
+        fits[take] = True
+    return column, fits
+
+
 def histogram(binned, rows, stats, offsets):
     out = np.zeros((offsets[-1], stats.shape[1]))
     for r in rows:

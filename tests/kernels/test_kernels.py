@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from multigrove.boosting.tree import Tree, stack_trees
 from multigrove.data.binning import BinMapper
-from multigrove.kernels.binning import bin_matrix, count_distinct, distinct_runs
+from multigrove.kernels.binning import bin_matrix, bin_segments, count_distinct, distinct_runs, sort_short_segments
+from multigrove.kernels.bundling import fill_bundle_column
 from multigrove.kernels.histogram import (
     build_histogram_chunks,
     build_histogram_columns,
@@ -64,25 +65,85 @@ def binned_problem(draw):
 
 
 @SETTINGS
-@given(st.integers(0, 2**31 - 1), st.integers(1, 300), st.integers(1, 6), st.floats(0, 1))
-def test_distinct_runs_equal_numpy_unique(seed, n, F, nan_share):
-    """Each feature's distinct values and their counts from its sorted column, NaNs counted apart
-    (naive twin: np.unique of the column's non-NaN values)."""
+@given(st.integers(0, 2**31 - 1), st.integers(1, 300), st.integers(1, 6), st.floats(0, 1), st.booleans(),
+       st.sampled_from([0, 40, 300]))
+def test_distinct_runs_equal_numpy_unique(seed, n, F, nan_share, sparse, max_sorted):
+    """Each feature's distinct values and their counts from its sorted segment (sort_short_segments up to
+    max_sorted values, longer ones out of order flagged and sorted by NumPy), NaNs counted
+    apart; a sparse column's implicit zeros merged in (naive twin: np.unique of the whole column's non-NaN
+    values, zeros included)."""
     rng = np.random.default_rng(seed)
     X = np.round(rng.normal(size=(F, n)), rng.integers(0, 3))
     X[rng.random((F, n)) < nan_share] = np.nan
-    columns = np.sort(X, axis=1)
+    X[rng.random((F, n)) < 0.3] = -0.0 if seed % 2 else 0.0
+    if sparse:  # the stored entries: the non-zeros and a few explicit zeros, in a shuffled order
+        stored = (X != 0) | (rng.random((F, n)) < 0.1)
+        segments = [rng.permutation(X[f][stored[f]]) for f in range(F)]
+    else:
+        segments = list(X)
+    indptr = np.concatenate([[0], np.cumsum([seg.size for seg in segments])]).astype(np.int64)
+    values = np.concatenate(segments).astype(np.float64)
+    implicit_zeros = n - np.diff(indptr)
+    long_out_of_order = np.empty(F, np.bool_)
+    sort_short_segments(values, indptr, max_sorted, long_out_of_order)
+    for f in range(F):
+        segment = values[indptr[f]:indptr[f + 1]]
+        in_order = bool(np.all(segments[f][:-1] <= segments[f][1:]))  # a NaN next to a value counts as out of order
+        assert long_out_of_order[f] == (segment.size > max_sorted and not in_order)
+        if long_out_of_order[f]:
+            np.testing.assert_array_equal(segment, segments[f])  # left to the caller
+            segment.sort()
+        np.testing.assert_array_equal(segment, np.sort(segments[f]))
     n_distinct, n_missing = np.empty(F, np.int64), np.empty(F, np.int64)
-    count_distinct(columns, n_distinct, n_missing)
+    count_distinct(values, indptr, implicit_zeros, n_distinct, n_missing)
     starts = np.concatenate([[0], np.cumsum(n_distinct)]).astype(np.int64)
     feats, vals, counts = np.empty(starts[-1], np.int64), np.empty(starts[-1]), np.empty(starts[-1], np.int64)
-    distinct_runs(columns, starts, feats, vals, counts)
+    distinct_runs(values, indptr, implicit_zeros, starts, feats, vals, counts)
     for f in range(F):
-        values, value_counts = np.unique(X[f][~np.isnan(X[f])], return_counts=True)
-        assert n_missing[f] == np.isnan(X[f]).sum() and n_distinct[f] == values.size
+        uniq, value_counts = np.unique(X[f][~np.isnan(X[f])], return_counts=True)
+        assert n_missing[f] == np.isnan(X[f]).sum() and n_distinct[f] == uniq.size
         np.testing.assert_array_equal(feats[starts[f]:starts[f + 1]], f)
-        np.testing.assert_array_equal(vals[starts[f]:starts[f + 1]], values)
+        np.testing.assert_array_equal(vals[starts[f]:starts[f + 1]], uniq)
         np.testing.assert_array_equal(counts[starts[f]:starts[f + 1]], value_counts)
+
+
+@SETTINGS
+@given(st.integers(0, 2**31 - 1), st.integers(0, 400), st.sampled_from([1, 5, 300]), st.sampled_from([2, 20, 255]))
+def test_bin_segments_equal_naive(seed, n, F, max_bin):
+    """The values of each feature's segment binned as bin_matrix's naive twin bins a column."""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(max(n, 1), F)), rng.integers(0, 4))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    m = BinMapper(max_bin=max_bin).fit(X)
+    X[0] = m.bounds[m.bound_offsets[:-1]]  # values equal to a bound go to that bound's bin
+    lengths = rng.integers(0, n + 1, size=F)
+    segments = [X[:length, f] for f, length in enumerate(lengths)]
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    out = np.empty(indptr[-1], np.uint8)
+    bin_segments(np.concatenate(segments), indptr, m.bounds, m.bound_offsets, out)
+    expected = naive.bin_matrix(X, m.bounds, m.bound_offsets)
+    for f, length in enumerate(lengths):
+        np.testing.assert_array_equal(out[indptr[f]:indptr[f + 1]], expected[:length, f])
+
+
+@SETTINGS
+@given(st.integers(0, 2**31 - 1), st.integers(1, 200), st.integers(1, 5))
+def test_fill_bundle_column_equals_naive(seed, n, n_members):
+    """The first member (in code order) with a coded entry in a row takes the row; uncoded entries and
+    later members' entries in a taken row stay out."""
+    rng = np.random.default_rng(seed)
+    feats, rows, codes = [], [], []
+    for f in range(n_members):
+        member_rows = np.flatnonzero(rng.random(n) < rng.uniform(0.05, 0.6))
+        feats.append(np.full(member_rows.size, f))
+        rows.append(member_rows)
+        codes.append(rng.integers(-1, 20, member_rows.size))
+    feats, rows, codes = np.concatenate(feats), np.concatenate(rows).astype(np.int64), np.concatenate(codes)
+    column, fits = np.zeros(n, np.uint8), np.empty(rows.size, np.bool_)
+    fill_bundle_column(rows, codes.astype(np.int64), column, fits)
+    expected_column, expected_fits = naive.bundle_column(n, feats, rows, codes)
+    np.testing.assert_array_equal(column, expected_column)
+    np.testing.assert_array_equal(fits, expected_fits)
 
 
 @SETTINGS

@@ -184,3 +184,23 @@ def test_greedy_bundling_respects_the_conflict_budget():
             assert layout.code_offset.size - 1 == len(layout.bundles)
         assert np.all(np.diff(layout.code_offset) <= 256)
         assert sum(len(m) for m in layout.bundles) > 0
+
+
+@SETTINGS
+@given(st.integers(0, 2**31 - 1), st.integers(1, 200), st.integers(1, 30))
+def test_degree_order_equals_the_conflict_graph(seed, n, F):
+    """Alg. 3's ordering: each feature's weighted degree (the rows it shares with every other feature,
+    summed) from its rows' counts equals the row sums of the conflict matrix M'M less its diagonal (the
+    naive twin); ties by more non-default rows, then by feature order."""
+    rng = np.random.default_rng(seed)
+    density = rng.uniform(0, 0.5, F) * (rng.random(F) > 0.2)
+    lists = [np.flatnonzero(rng.random(n) < d) for d in density]
+    indptr = np.concatenate([[0], np.cumsum([rows.size for rows in lists])]).astype(np.int64)
+    rows = np.concatenate(lists).astype(np.int64)
+    features = np.sort(rng.choice(F, rng.integers(1, F + 1), replace=False))
+    M = sp.csc_matrix((np.ones(indptr[-1]), (rows, np.repeat(np.arange(F), np.diff(indptr)))), shape=(n, F))
+    conflicts = (M.T @ M).toarray()[np.ix_(features, features)]
+    nondefault = np.diag(conflicts)
+    degree = conflicts.sum(axis=1) - nondefault
+    expected = features[np.lexsort((-nondefault, -degree))]
+    np.testing.assert_array_equal(bundling._degree_order(features, indptr, rows, n), expected)

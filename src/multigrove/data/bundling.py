@@ -66,7 +66,7 @@ def _nondefault_rows(mapper: BinMapper, sample, features: np.ndarray) -> tuple[n
         by_column = sp.csc_matrix(sample)
         by_column.sort_indices()
         feats = np.repeat(np.arange(F), np.diff(by_column.indptr))
-        bins = mapper.bin_values(by_column.data, feats)
+        bins = mapper.bin_values(by_column.data, by_column.indptr)
         keep = wanted[feats] & (bins != mapper.default_bin[feats])
         feats, rows = feats[keep], by_column.indices[keep].astype(np.int64)
     else:
@@ -78,15 +78,17 @@ def _nondefault_rows(mapper: BinMapper, sample, features: np.ndarray) -> tuple[n
 
 
 def _degree_order(features: np.ndarray, indptr: np.ndarray, rows: np.ndarray, n_sample: int) -> np.ndarray:
-    """Features by descending weighted degree in the conflict graph (ties: more non-default rows first)."""
-    cols = [rows[indptr[f]:indptr[f + 1]] for f in features]
-    entry_rows = np.concatenate(cols) if cols else np.zeros(0, int)
-    entry_features = np.repeat(np.arange(len(features)), [c.size for c in cols])
-    M = sp.csc_matrix((np.ones(entry_rows.size), (entry_rows, entry_features)), shape=(n_sample, len(features)))
-    conflicts = (M.T @ M).tocsr()
-    nnz = np.asarray(conflicts.diagonal())
-    degree = np.asarray(conflicts.sum(axis=1)).ravel() - nnz
-    return features[np.lexsort((-nnz, -degree))]
+    """Features by descending weighted degree in the conflict graph (ties: more non-default rows first).
+
+    A feature's weighted degree, the rows it shares with each other feature summed over the others, is the
+    sum over its non-default rows of the other features non-default there: no feature-by-feature product."""
+    nondefault = indptr[features + 1] - indptr[features]
+    own_rows = np.concatenate([rows[indptr[f]:indptr[f + 1]] for f in features]) if features.size else rows[:0]
+    per_row = np.bincount(own_rows, minlength=n_sample)  # the features non-default in each row
+    shared = np.concatenate([[0], np.cumsum(per_row[own_rows] - 1)])
+    ends = np.cumsum(nondefault)
+    degree = shared[ends] - shared[ends - nondefault]
+    return features[np.lexsort((-nondefault, -degree))]
 
 
 def plan_layout(mapper: BinMapper, sample, enable_sparse: bool = True, enable_bundle: bool = True,

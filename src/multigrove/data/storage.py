@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..kernels.bundling import fill_bundle_column
 from ..kernels.store import FEATURE_DENSE, FEATURE_SPARSE, BinnedStore
 from .binning import BinMapper
 from .bundling import StoreLayout
@@ -15,8 +16,8 @@ from .bundling import StoreLayout
 
 class _Entries:
     """Every feature's bins: a dense matrix of bins (dense X), or the stored entries of a CSC matrix
-    as (feature, row, bin), grouped by feature with rows ascending, every other row being in the
-    feature's zero bin."""
+    as (row, bin), feature f's at ``indptr[f]:indptr[f+1]`` with rows ascending, every other row being
+    in the feature's zero bin."""
 
     def __init__(self, mapper: BinMapper, X):
         self.n_rows = X.shape[0]
@@ -25,9 +26,8 @@ class _Entries:
             C = sp.csc_matrix(X)
             C.sort_indices()
             self.indptr = C.indptr.astype(np.int64)
-            self.feats = np.repeat(np.arange(C.shape[1]), np.diff(self.indptr))
-            self.rows = C.indices.astype(np.int64)
-            self.bins = mapper.bin_values(C.data, self.feats)
+            self.rows = C.indices
+            self.bins = mapper.bin_values(C.data, self.indptr)
         else:
             self.B = mapper.transform(X)
 
@@ -42,12 +42,14 @@ class _Entries:
 
     def nondefault(self, features: np.ndarray, default_bin: np.ndarray):
         """(feature, row, bin) of the rows where each of ``features`` is not at its default bin,
-        grouped by feature, rows ascending."""
-        if self.sparse:
-            wanted = np.zeros(default_bin.size, np.bool_)
-            wanted[features] = True
-            keep = wanted[self.feats] & (self.bins != default_bin[self.feats])
-            return self.feats[keep], self.rows[keep], self.bins[keep]
+        feature by feature in the order given, rows ascending."""
+        if self.sparse:  # the features' slices of the entries, which are grouped by feature
+            lo, hi = self.indptr[features], self.indptr[features + 1]
+            lengths = hi - lo
+            positions = np.arange(lengths.sum()) + np.repeat(lo - (np.cumsum(lengths) - lengths), lengths)
+            feats, bins = np.repeat(features, lengths), self.bins[positions]
+            keep = bins != default_bin[feats]
+            return feats[keep], self.rows[positions[keep]].astype(np.int64), bins[keep]
         B = self.B[:, features]
         cols, rows = np.nonzero((B != default_bin[features]).T)
         return features[cols], rows.astype(np.int64), B[rows, cols]
@@ -93,22 +95,17 @@ def build_store(X, mapper: BinMapper, layout: StoreLayout) -> BinnedStore:
     for c, f in enumerate(layout.dense_features):
         dense[:, c] = entries.column(f, mapper.zero_bin[f])
     sparse = _SparseEntries()
-    bundle = np.zeros((n, len(layout.bundles)), np.uint8)
+    bundle_cols = np.zeros((n, len(layout.bundles)), np.uint8, order="F")  # filled column by column
     for j, members in enumerate(layout.bundles):
-        column = bundle[:, j]
-        feats, rows, bins = entries.nondefault(members, mapper.default_bin)
-        for f in members:  # in code order: the first member non-default in a row gets the column
-            own = feats == f
-            f_rows, f_bins = rows[own], bins[own].astype(np.int64)
-            codes = layout.bin_code[offsets[f] + f_bins]
-            fits = (codes > 0) & (column[f_rows] == 0)
-            column[f_rows[fits]] = codes[fits]
-            sparse.add(np.full(np.count_nonzero(~fits), f), f_rows[~fits], f_bins[~fits])  # conflicts, uncoded bins
+        feats, rows, bins = entries.nondefault(members, mapper.default_bin)  # members in code order
+        fits = np.empty(rows.size, np.bool_)
+        fill_bundle_column(rows, layout.bin_code[offsets[feats] + bins].astype(np.int64), bundle_cols[:, j], fits)
+        sparse.add(feats[~fits], rows[~fits], bins[~fits])  # conflicts and uncoded bins
     sparse.add(*entries.nondefault(np.flatnonzero(layout.kind == FEATURE_SPARSE), mapper.default_bin))
     indptr, sparse_bins, csc_indptr, csc_rows, csc_bins = sparse.stores(n, offsets)
     return BinnedStore(
         dense=dense, dense_cols=np.asfortranarray(dense), dense_base=offsets[layout.dense_features].astype(np.int64),
-        bundle=bundle, bundle_cols=np.asfortranarray(bundle), code_map=layout.code_map,
+        bundle=np.ascontiguousarray(bundle_cols), bundle_cols=bundle_cols, code_map=layout.code_map,
         code_offset=layout.code_offset, sparse_indptr=indptr, sparse_bins=sparse_bins, csc_indptr=csc_indptr,
         csc_rows=csc_rows, csc_bins=csc_bins, feature_kind=layout.kind, feature_slot=layout.slot,
         default_bin=mapper.default_bin.astype(np.int32), offsets=offsets.astype(np.int64),

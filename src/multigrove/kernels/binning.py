@@ -2,24 +2,6 @@
 import numpy as np
 from numba import njit, prange
 
-
-@njit(cache=True, inline="always")
-def _bin_of(x, lo, hi, bounds):
-    """Bin of value x of the feature whose bounds are bounds[lo:hi]: the first j with x <= bound_j;
-    NaN goes to the missing bin, the number of value bins (hi - lo)."""
-    if np.isnan(x):
-        return hi - lo
-    a = lo
-    b = hi - 1  # the last bound is +inf, so a bin always exists
-    while a < b:
-        mid = (a + b) >> 1
-        if x <= bounds[mid]:
-            b = mid
-        else:
-            a = mid + 1
-    return a - lo
-
-
 #: the bounds of a feature are searched in a row of this many (its value bins, at most 255, padded with +inf)
 SEARCH_WIDTH = 256
 #: features whose padded bounds are tabled at once (256 x 256 float64: 512 KB, cache-sized)
@@ -77,55 +59,103 @@ def bin_matrix(X, bounds, bound_offsets, out):
 
 
 @njit(parallel=True, cache=True)
-def bin_entries(values, features, bounds, bound_offsets, out):
-    """Bin a list of (value, feature) entries (the stored values of a sparse matrix).
+def bin_segments(values, indptr, bounds, bound_offsets, out):
+    """Bin the values of each feature, given feature by feature (the stored values of a CSC matrix).
 
-    IN  values (m,) float32/float64; features (m,) int32/int64; bounds, bound_offsets as bin_matrix.
-    OUT out (m,) uint8."""
-    for i in prange(values.shape[0]):
-        f = features[i]
-        out[i] = _bin_of(values[i], bound_offsets[f], bound_offsets[f + 1], bounds)
+    IN  values (m,) float64: feature f's values are ``values[indptr[f]:indptr[f+1]]``; indptr (F + 1,) int64.
+    IN  bounds, bound_offsets as bin_matrix.
+    OUT out (m,) uint8: as bin_matrix.
+
+    A feature's bounds padded with +inf into a row of SEARCH_WIDTH, then _padded_bin's fixed halvings: 5
+    million values of 10 features of 255 bins in 0.011 s, where a binary search whose steps branch on the
+    comparison took 0.095 s."""
+    for f in prange(indptr.shape[0] - 1):
+        first = bound_offsets[f]
+        n_bounds = bound_offsets[f + 1] - first
+        row = np.full(SEARCH_WIDTH, np.inf)
+        row[:n_bounds] = bounds[first:first + n_bounds]
+        for i in range(indptr[f], indptr[f + 1]):
+            x = values[i]
+            out[i] = n_bounds if np.isnan(x) else _padded_bin(x, row)
 
 
 @njit(parallel=True, cache=True)
-def count_distinct(sorted_columns, n_distinct, n_missing):
-    """How many distinct values and NaNs each feature's column holds.
+def sort_short_segments(values, indptr, max_length, out_long):
+    """Sort each feature's segment ``values[indptr[f]:indptr[f+1]]`` ascending, NaN last, up to max_length
+    values; leave a longer one out of order to the caller (NumPy's sort, many times as fast on long
+    arrays).  A segment already in order (a one-hot column's ones) is left as it is.
 
-    IN  sorted_columns (F, n) float64, each row (a feature's sample values) ascending, NaN last.
-    OUT n_distinct (F,) int64: distinct non-NaN values; n_missing (F,) int64: NaNs."""
-    n = sorted_columns.shape[1]
-    for f in prange(sorted_columns.shape[0]):
-        values = sorted_columns[f]
-        distinct = 0
-        end = n
-        for i in range(n):
-            if np.isnan(values[i]):
-                end = i
+    IN/OUT values (m,) float64, in place.  OUT out_long (F,) bool: the longer segments out of order."""
+    for f in prange(indptr.shape[0] - 1):
+        segment = values[indptr[f]:indptr[f + 1]]
+        in_order = True
+        for i in range(1, segment.shape[0]):
+            if not segment[i - 1] <= segment[i]:  # out of order, or a NaN before the end
+                in_order = False
                 break
-            if i == 0 or values[i] != values[i - 1]:
-                distinct += 1
-        n_distinct[f] = distinct
-        n_missing[f] = n - end
+        out_long[f] = not in_order and segment.shape[0] > max_length
+        if not in_order and segment.shape[0] <= max_length:
+            segment.sort()
+
+
+@njit(cache=True, inline="always")
+def _run_step(x, count, k, prev, feature, first, out_features, out_values, out_counts, write):
+    """Add count values x to the runs (the last one, k, of value prev); returns the last run's index."""
+    if k < 0 or x != prev:
+        k += 1
+        if write:
+            out_features[first + k] = feature
+            out_values[first + k] = x
+            out_counts[first + k] = 0
+    if write:
+        out_counts[first + k] += count
+    return k
+
+
+@njit(cache=True, inline="always")
+def _segment_runs(values, lo, hi, implicit_zeros, feature, first, out_features, out_values, out_counts, write):
+    """The distinct non-NaN values of one sorted segment merged with ``implicit_zeros`` more zeros (the
+    implicit zeros of a sparse column), ascending; with ``write``, run k's (feature, value, count) goes to
+    out_*[first + k].  Returns (the number of runs, the segment's NaNs)."""
+    end = hi
+    while end > lo and np.isnan(values[end - 1]):
+        end -= 1
+    zero_at = end + 1  # no implicit zeros: never reached
+    if implicit_zeros > 0:
+        zero_at = lo + np.searchsorted(values[lo:end], 0.0)  # before the stored values >= 0
+    k = -1
+    prev = 0.0
+    for i in range(lo, end + 1):
+        if i == zero_at:
+            k = _run_step(0.0, implicit_zeros, k, prev, feature, first, out_features, out_values, out_counts, write)
+            prev = 0.0
+        if i < end:
+            k = _run_step(values[i], 1, k, prev, feature, first, out_features, out_values, out_counts, write)
+            prev = values[i]
+    return k + 1, hi - end
 
 
 @njit(parallel=True, cache=True)
-def distinct_runs(sorted_columns, starts, out_features, out_values, out_counts):
+def count_distinct(sorted_values, indptr, implicit_zeros, n_distinct, n_missing):
+    """How many distinct values and NaNs each feature's sample holds.
+
+    IN  sorted_values (m,) float64: feature f's stored sample values ``sorted_values[indptr[f]:indptr[f+1]]``,
+        ascending, NaN last (sort_segments); implicit_zeros (F,) int64: the zeros it holds besides (a
+        sparse column's rows without an entry; 0 for a dense column).
+    OUT n_distinct (F,) int64: distinct non-NaN values; n_missing (F,) int64: NaNs."""
+    none_i, none_f = np.empty(0, np.int64), np.empty(0)
+    for f in prange(indptr.shape[0] - 1):
+        n_distinct[f], n_missing[f] = _segment_runs(sorted_values, indptr[f], indptr[f + 1], implicit_zeros[f], f,
+                                                    0, none_i, none_f, none_i, False)
+
+
+@njit(parallel=True, cache=True)
+def distinct_runs(sorted_values, indptr, implicit_zeros, starts, out_features, out_values, out_counts):
     """Each feature's distinct non-NaN values in ascending order, with their counts.
 
-    IN  sorted_columns (F, n) as count_distinct; starts (F + 1,) int64: feature f's values go to
-        ``starts[f]:starts[f+1]`` (the cumulative sum of count_distinct's n_distinct).
+    IN  sorted_values, indptr, implicit_zeros as count_distinct; starts (F + 1,) int64: feature f's
+        values go to ``starts[f]:starts[f+1]`` (the cumulative sum of count_distinct's n_distinct).
     OUT out_features (m,) int64, out_values (m,) float64, out_counts (m,) int64."""
-    n = sorted_columns.shape[1]
-    for f in prange(sorted_columns.shape[0]):
-        values = sorted_columns[f]
-        k = starts[f] - 1
-        for i in range(n):
-            x = values[i]
-            if np.isnan(x):
-                break
-            if i == 0 or x != values[i - 1]:
-                k += 1
-                out_features[k] = f
-                out_values[k] = x
-                out_counts[k] = 0
-            out_counts[k] += 1
+    for f in prange(indptr.shape[0] - 1):
+        _segment_runs(sorted_values, indptr[f], indptr[f + 1], implicit_zeros[f], f, starts[f], out_features,
+                      out_values, out_counts, True)

@@ -5,11 +5,15 @@ from numba import njit
 
 
 @njit(cache=True, inline="always")
-def _count_hits(bits, slot, rows, r0, r1):
+def _count_hits(bits, slot, rows, r0, r1, limit):
+    """The rows[r0:r1] marked in bundle slot's bitset, counted until the count passes limit (then the
+    feature does not fit: counting on would not change that)."""
     c = 0
     for p in range(r0, r1):
         r = rows[p]
         c += (bits[slot, r >> 6] >> np.uint64(r & 63)) & np.uint64(1)
+        if c > limit:
+            break
     return c
 
 
@@ -47,7 +51,7 @@ def greedy_bundles(order, rows_indptr, rows, n_codes, max_conflicts, max_codes, 
             slot = (n_bundles - 1 - k) % window  # most recent first
             if codes[slot] + n_codes[f] > max_codes:
                 continue
-            c = _count_hits(bits, slot, rows, r0, r1)
+            c = _count_hits(bits, slot, rows, r0, r1, max_conflicts - conflicts[slot])
             if conflicts[slot] + c <= max_conflicts:
                 _mark(bits, slot, rows, r0, r1)
                 conflicts[slot] += c
@@ -65,3 +69,20 @@ def greedy_bundles(order, rows_indptr, rows, n_codes, max_conflicts, max_codes, 
             out_bundle[f] = n_bundles
             n_bundles += 1
     return n_bundles
+
+
+@njit(cache=True)
+def fill_bundle_column(rows, codes, column, fits):
+    """Write a bundle's codes into its column, the first entry of a row winning.
+
+    IN  rows (m,) int64, codes (m,) int64: the bundle members' non-default entries, member by member
+        in code order (-1 or 0: a bin without a code).
+    OUT column (n,) uint8, zero on entry: the code of each row's first coded entry.
+    OUT fits (m,) bool: whether the entry went into the column (the others, conflicts and uncoded
+        bins, go to the CSR store).  In order, one entry after the other: which member gets a row
+    depends on the members before it."""
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        fits[i] = codes[i] > 0 and column[r] == 0
+        if fits[i]:
+            column[r] = codes[i]
