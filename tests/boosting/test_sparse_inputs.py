@@ -62,6 +62,21 @@ def test_a_sparse_model_predicts_dense_input_identically_and_vice_versa(rng):
                                       fitted.predict(sp.csc_matrix(X), pred_leaf=True))
 
 
+@pytest.mark.parametrize("policy", ["leafwise", "symmetric"])
+def test_csr_rows_over_several_predict_tasks_equal_the_dense_rows(rng, policy):
+    """CSR rows are predicted in tasks of at most SPARSE_TASK_ROWS, each row scattered into a dense row and
+    cleared after: rows past a task's end, and rows after one with many entries, read no value of another row."""
+    from multigrove.kernels.predict import SPARSE_TASK_ROWS
+    X, y, cats = _sparse_data(rng, n=2 * SPARSE_TASK_ROWS + 123)
+    params = dict(objective="multiclass", num_class=6, num_leaves=8, min_data_in_leaf=10, growth_policy=policy)
+    model = mg.train(params, mg.Dataset(X, cats[0]), 6)
+    M = sp.csr_matrix(X)
+    np.testing.assert_array_equal(model.predict(M, raw_score=True), model.predict(X, raw_score=True))
+    np.testing.assert_array_equal(model.predict(M, pred_leaf=True), model.predict(X, pred_leaf=True))
+    for dense_part, sparse_part in zip(model.predict(X, top_k=3), model.predict(M, top_k=3)):
+        np.testing.assert_array_equal(sparse_part, dense_part)
+
+
 def test_implicit_zero_is_zero_and_explicit_nan_is_missing(rng):
     n = 400
     x = np.where(rng.random(n) < 0.5, 0.0, rng.uniform(1, 2, n))
