@@ -108,6 +108,30 @@ def test_distinct_runs_equal_numpy_unique(seed, n, F, nan_share, sparse, max_sor
 
 
 @SETTINGS
+@given(st.integers(0, 2**31 - 1), st.integers(1, 300), st.integers(1, 8), st.sampled_from([3, 20, 255]), st.booleans())
+def test_bin_mapper_equals_naive(seed, n, F, max_bin, sparse):
+    """The bins learnt from a sample, dense or CSR: a feature of at most max_bin distinct values cuts halfway
+    between neighbours and ends with +inf; the default bin is the most frequent bin of the sample (the lowest
+    on ties, NaN counted in the missing bin), with its share; zero_bin is the bin of the value 0."""
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([np.round(rng.normal(size=n), digits) for digits in rng.integers(0, 3, size=F)])
+    X[rng.random((n, F)) < rng.uniform(0, 0.9, size=F)] = 0.0
+    X[rng.random((n, F)) < 0.05] = np.nan
+    m = BinMapper(max_bin=max_bin).fit(sp.csr_matrix(X) if sparse else X)
+    B = naive.bin_matrix(X, m.bounds, m.bound_offsets)
+    for f in range(F):
+        bounds = m.bounds[m.bound_offsets[f]:m.bound_offsets[f + 1]]
+        values = np.unique(X[:, f][~np.isnan(X[:, f])])
+        assert bounds[-1] == np.inf and np.all(np.diff(bounds) > 0) and bounds.size <= max(max_bin, 1)
+        if values.size <= max_bin:
+            np.testing.assert_array_equal(bounds[:-1], values[:-1] + (values[1:] - values[:-1]) / 2.0)
+        per_bin = np.bincount(B[:, f], minlength=bounds.size + 1)
+        assert m.default_bin[f] == np.argmax(per_bin) and m.default_fraction[f] == per_bin.max() / n
+        assert m.zero_bin[f] == naive.bin_matrix(np.zeros((1, 1)), bounds, np.array([0, bounds.size]))[0, 0]
+        assert m.missing_count[f] == np.isnan(X[:, f]).sum()
+
+
+@SETTINGS
 @given(st.integers(0, 2**31 - 1), st.integers(0, 400), st.sampled_from([1, 5, 300]), st.sampled_from([2, 20, 255]))
 def test_bin_segments_equal_naive(seed, n, F, max_bin):
     """The values of each feature's segment binned as bin_matrix's naive twin bins a column."""
