@@ -4,7 +4,8 @@ LightGBM, 255 bins, 2 threads; the two interleaved in one process, seconds of ea
 untimed run of each, which compiles).  Data (--data): the dense 500,000 x 50 regression set of
 ../shared/bench (default), or CSR matrices: issue 18's one-hot set (500,000 rows, 20 one-hot categorical
 columns of 50-200 levels and 10 dense columns: 2,624 columns, 15 M entries), its count set (500,000 x 100
-counts at density 0.1) and Delicious's training rows (12,920 x 500 word features).
+counts at density 0.1), Delicious's training rows (12,920 x 500 word features), and a wide set like the
+XMC sets' tf-idf (200,000 x 100,000, 20 M uniform values at uniform positions: a column holds about 200).
 
     python benchmarks/dataset_construct.py --repeats 5 --out benchmarks/results/dataset_construct.jsonl
     python benchmarks/dataset_construct.py --data onehot counts delicious --repeats 5 --out ...
@@ -15,6 +16,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -31,6 +33,13 @@ def load(name, n_rows):
         return make_onehot()
     if name == "counts":
         return make_counts()
+    if name == "wide":
+        rng = np.random.default_rng(0)
+        n, n_features, nnz = 200_000, 100_000, 20_000_000
+        X = sp.csr_matrix((rng.random(nnz), (rng.integers(0, n, nnz), rng.integers(0, n_features, nnz))),
+                          shape=(n, n_features))
+        X.sum_duplicates()
+        return X, np.asarray(X[:, :50].sum(axis=1)).ravel() + rng.normal(scale=0.1, size=n)
     from multigrove import datasets
     X, Y, _, _ = datasets.load_multi_label("delicious", sparse=True)
     return X, np.asarray(Y[:, 0].todense()).ravel()
@@ -38,7 +47,7 @@ def load(name, n_rows):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", nargs="+", default=["dense"], choices=["dense", "onehot", "counts", "delicious"])
+    ap.add_argument("--data", nargs="+", default=["dense"], choices=["dense", "onehot", "counts", "delicious", "wide"])
     ap.add_argument("--n-rows", type=int, default=625_000, help="dense set: rows before its 80 %% training split")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default=None)
