@@ -407,6 +407,10 @@ def test_fit_predict_learns(small):
     # dense input gives the same model and predictions as CSR input
     dense = LabelTreeClassifier(branching=8, random_state=1).fit(X.toarray(), Y.toarray())
     np.testing.assert_array_equal(dense.predict(Xt.toarray())[0], idx)
+    # predict_top_k, GroveClassifier's name for the same question, gives the same pair
+    for got, expected in zip(model.predict_top_k(Xt, 3), model.predict(Xt, top_k=3)):
+        np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(model.predict_top_k(Xt)[0], idx)
 
 
 def test_logistic_loss_learns_and_scores_probabilities(small):
@@ -550,6 +554,10 @@ def test_bad_input_errors(small):
         model.predict(Xt[:, :399])
     with pytest.raises(ValueError, match="top_k must be >= 1, got 0"):
         model.predict(Xt, top_k=0)
+    with pytest.raises(ValueError, match="k must be >= 1, got 0"):
+        model.predict_top_k(Xt, 0)
+    with pytest.raises(NotFittedError):
+        LabelTreeClassifier().predict_top_k(Xt, 3)
     assert clone(model).get_params() == model.get_params()
 
 

@@ -227,14 +227,34 @@ class LabelTreeClassifier(BaseEstimator):
         scores : ndarray of float64, shape (n_rows, top_k)
             0 in the empty slots.  The pair is what ``multigrove.xmc.metrics`` takes.
         """
+        return self._top_k(X, top_k, "top_k")
+
+    def predict_top_k(self, X, k: int = 5) -> tuple[np.ndarray, np.ndarray]:
+        """The k best labels of every row, best first, with their scores: ``predict(X, top_k=k)`` under the
+        name :meth:`multigrove.GroveClassifier.predict_top_k` has, so that code asking either model for its
+        top k takes both.
+
+        Parameters
+        ----------
+        X : sparse matrix or array-like, shape (n_rows, n_features)
+        k : int, default 5
+
+        Returns
+        -------
+        indices, scores : ndarray, shape (n_rows, k)
+            As :meth:`predict`.
+        """
+        return self._top_k(X, k, "k")
+
+    def _top_k(self, X, k, name: str) -> tuple[np.ndarray, np.ndarray]:
         self._check_fitted()
-        top_k = check_int(top_k, "top_k", 1)
+        k = check_int(k, name, 1)
         X = _check_X(X, self.n_features_in_)
         if self.normalize:
             X = _normalize_rows(X)
         if getattr(self, "_packed", None) is None:
             self._packed = pack_forest(self.trees_)
-        return search(self.trees_, X, self.n_labels_, float(self.bias), int(self.beam_size), int(top_k),
+        return search(self.trees_, X, self.n_labels_, float(self.bias), int(self.beam_size), int(k),
                       self._packed, logistic=self.loss == "log")
 
     # ------------------------------------------------------------------ persistence
