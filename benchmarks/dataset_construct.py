@@ -16,12 +16,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import emit, regression_data  # noqa: E402
-from sparse_inputs import make_counts, make_onehot  # noqa: E402
+from sparse_inputs import make_counts, make_onehot, make_wide  # noqa: E402
 
 
 def load(name, n_rows):
@@ -34,12 +33,7 @@ def load(name, n_rows):
     if name == "counts":
         return make_counts()
     if name == "wide":
-        rng = np.random.default_rng(0)
-        n, n_features, nnz = 200_000, 100_000, 20_000_000
-        X = sp.csr_matrix((rng.random(nnz), (rng.integers(0, n, nnz), rng.integers(0, n_features, nnz))),
-                          shape=(n, n_features))
-        X.sum_duplicates()
-        return X, np.asarray(X[:, :50].sum(axis=1)).ravel() + rng.normal(scale=0.1, size=n)
+        return make_wide()
     from multigrove import datasets
     X, Y, _, _ = datasets.load_multi_label("delicious", sparse=True)
     return X, np.asarray(Y[:, 0].todense()).ravel()

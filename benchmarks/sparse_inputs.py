@@ -8,6 +8,7 @@ learning rate 0.1, 32 leaves, lambda_l2 1, 255 bins, 2 threads; Numba compiled o
     python benchmarks/sparse_inputs.py bibtex    --out benchmarks/results/sparse_inputs.jsonl
     python benchmarks/sparse_inputs.py onehot --repeats 3 --out benchmarks/results/sparse_inputs.jsonl
     python benchmarks/sparse_inputs.py counts --repeats 3 --out benchmarks/results/sparse_inputs.jsonl
+    python benchmarks/sparse_inputs.py wide --repeats 2 --out benchmarks/results/sparse_inputs.jsonl
     python benchmarks/sparse_inputs.py goss --repeats 3 --out benchmarks/results/sparse_inputs.jsonl
 
 delicious: a full (unsketched, dense-leaf) 983-output tree from CSR X against the dense path (the same
@@ -21,6 +22,8 @@ onehot: 500,000 rows, 20 one-hot categorical columns of 50-200 levels plus 10 de
     over Dataset construction, freed heap returned first; X itself is held before and after).
 counts: 500,000 rows x 100 features of small counts at density 0.1 (CSR, 5 M non-zeros; every feature in
     multigrove's CSR part), a linear target, regression: as onehot.
+wide: 200,000 rows x 100,000 features, 20 M uniform values at uniform positions (about 200 a column, like
+    the tf-idf of the XMC sets), a target from 50 of them, regression: as onehot over 10 rounds.
 goss: top_rate 0.2, other_rate 0.1 on 500k and 1M x 50 regression (../shared/bench data) and Otto, each
     with and without GOSS, for multigrove and LightGBM: seconds per round, the test metric after the same
     rounds, and the time until the GOSS model reaches the no-GOSS model's final test loss (within 0.5 %).
@@ -175,6 +178,16 @@ def make_counts(n=500_000, n_features=100, density=0.1, seed=0):
     return X, X @ rng.normal(size=n_features) + rng.normal(size=n)
 
 
+def make_wide(n=200_000, n_features=100_000, nnz=20_000_000, seed=0):
+    """A CSR matrix of nnz uniform values at uniform positions, and a target: the sum of the first 50 columns
+    plus noise."""
+    rng = np.random.default_rng(seed)
+    X = sp.csr_matrix((rng.random(nnz), (rng.integers(0, n, nnz), rng.integers(0, n_features, nnz))),
+                      shape=(n, n_features))
+    X.sum_duplicates()
+    return X, np.asarray(X[:, :50].sum(axis=1)).ravel() + rng.normal(scale=0.1, size=n)
+
+
 def onehot_worker(system):
     return _regression_worker(*make_onehot(), system)
 
@@ -183,8 +196,11 @@ def counts_worker(system):
     return _regression_worker(*make_counts(), system)
 
 
-def _regression_worker(X, y, system):
-    rounds = 40
+def wide_worker(system):
+    return _regression_worker(*make_wide(), system, rounds=10)
+
+
+def _regression_worker(X, y, system, rounds=40):
     if system == "lgbm":
         import lightgbm as lgb
         before = resident_mb()
@@ -213,6 +229,10 @@ def onehot(a):
 
 def counts(a):
     _versus_lgbm(a, "counts", "counts_500k")
+
+
+def wide(a):
+    _versus_lgbm(a, "wide", "wide_200k_x_100k")
 
 
 def _versus_lgbm(a, bench, name):
@@ -300,7 +320,7 @@ def goss(a):
 
 # ---------------------------------------------------------------- plumbing
 WORKERS = {"delicious": delicious_worker, "bibtex": bibtex_worker, "onehot": onehot_worker, "counts": counts_worker,
-           "goss": goss_worker}
+           "wide": wide_worker, "goss": goss_worker}
 
 
 def _run(bench, system):
@@ -320,7 +340,8 @@ def main():
     if a.worker:
         print(json.dumps(WORKERS[a.bench](a.worker)))
         return
-    {"delicious": delicious, "bibtex": bibtex, "onehot": onehot, "counts": counts, "goss": goss}[a.bench](a)
+    benches = {"delicious": delicious, "bibtex": bibtex, "onehot": onehot, "counts": counts, "wide": wide, "goss": goss}
+    benches[a.bench](a)
 
 
 if __name__ == "__main__":

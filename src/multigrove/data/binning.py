@@ -43,7 +43,7 @@ def sample_rows(n_rows: int, sample_cnt: int, seed: int) -> np.ndarray | None:
 KERNEL_SORT_MAX_VALUES = 256
 
 
-def sort_segments(values: np.ndarray, indptr: np.ndarray) -> None:
+def _sort_segments(values: np.ndarray, indptr: np.ndarray) -> None:
     """Sort each feature's values ``values[indptr[f]:indptr[f+1]]`` in place, ascending, NaN last."""
     long_out_of_order = np.empty(indptr.size - 1, np.bool_)
     sort_short_segments(values, indptr, KERNEL_SORT_MAX_VALUES, long_out_of_order)
@@ -59,7 +59,7 @@ def _distinct_values(sample) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     if sp.issparse(sample):  # each feature's stored values sorted in place, its implicit zeros merged in
         values = np.array(sample.data, dtype=np.float64)
         indptr = sample.indptr.astype(np.int64)
-        sort_segments(values, indptr)
+        _sort_segments(values, indptr)
         implicit_zeros = n - np.diff(indptr)
     else:  # each feature's values sorted in a row of their own (NaN last)
         columns = np.ascontiguousarray(np.asarray(sample, dtype=np.float64).T)
