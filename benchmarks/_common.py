@@ -66,6 +66,17 @@ def emit(rec: dict, out: str | None) -> None:
             f.write(line + "\n")
 
 
+def print_time_ratio(label: str, what: str, seconds: dict) -> None:
+    """One line: multigrove / LightGBM of ``what`` time over interleaved repeats (median and range), and each
+    system's seconds; ``seconds`` maps "multigrove" and "lightgbm" to a list of seconds each."""
+    import numpy as np
+    ratio = np.array(seconds["multigrove"]) / np.array(seconds["lightgbm"])
+    print(f"{label}: multigrove / LightGBM {what} time: median {np.median(ratio):.2f} "
+          f"(range {ratio.min():.2f}-{ratio.max():.2f}), {ratio.size} repeats; multigrove "
+          f"{min(seconds['multigrove']):.3f}-{max(seconds['multigrove']):.3f} s, LightGBM "
+          f"{min(seconds['lightgbm']):.3f}-{max(seconds['lightgbm']):.3f} s")
+
+
 def run_worker(args: list[str], timeout: float | None = None) -> tuple[dict | None, str]:
     """Run `python <args>` in a fresh process and return (the last JSON object it printed, "") or
     (None, why it gave none): each system is measured in its own process (own peak RSS, no

@@ -19,7 +19,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import emit, regression_data  # noqa: E402
+from _common import emit, print_time_ratio, regression_data  # noqa: E402
 from sparse_inputs import make_counts, make_onehot, make_wide  # noqa: E402
 
 
@@ -72,11 +72,7 @@ def compare(name, X, y, repeats, out):
             seconds[system].append(time.perf_counter() - started)
         emit(dict(bench="dataset_construct", data=name, repeat=repeat, n_rows=X.shape[0],
                   **{f"s_{system}": round(values[-1], 4) for system, values in seconds.items()}), out)
-    ratio = np.array(seconds["multigrove"]) / np.array(seconds["lightgbm"])
-    print(f"{name} {X.shape}: multigrove / LightGBM construction time: median {np.median(ratio):.2f} "
-          f"(range {ratio.min():.2f}-{ratio.max():.2f}), {repeats} repeats; multigrove "
-          f"{min(seconds['multigrove']):.3f}-{max(seconds['multigrove']):.3f} s, LightGBM "
-          f"{min(seconds['lightgbm']):.3f}-{max(seconds['lightgbm']):.3f} s")
+    print_time_ratio(f"{name} {X.shape}", "construction", seconds)
 
 
 if __name__ == "__main__":

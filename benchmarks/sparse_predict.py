@@ -16,7 +16,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import emit  # noqa: E402
+from _common import emit, print_time_ratio  # noqa: E402
 from sparse_inputs import make_counts, make_onehot  # noqa: E402
 
 PARAMS = dict(num_leaves=31, learning_rate=0.1, max_bin=255, num_threads=2)
@@ -50,11 +50,7 @@ def main():
                       for system, p in predictions.items()}
                 emit(dict(bench="sparse_predict", data=name, form=form, repeat=repeat, **r2,
                           **{f"s_{system}": round(values[-1], 4) for system, values in seconds.items()}), a.out)
-            ratio = np.array(seconds["multigrove"]) / np.array(seconds["lightgbm"])
-            print(f"{name} {form} {X_test.shape}: multigrove / LightGBM predict time: median {np.median(ratio):.2f} "
-                  f"(range {ratio.min():.2f}-{ratio.max():.2f}), {a.repeats} repeats; multigrove "
-                  f"{min(seconds['multigrove']):.3f}-{max(seconds['multigrove']):.3f} s, LightGBM "
-                  f"{min(seconds['lightgbm']):.3f}-{max(seconds['lightgbm']):.3f} s")
+            print_time_ratio(f"{name} {form} {X_test.shape}", "predict", seconds)
 
 
 if __name__ == "__main__":
