@@ -51,10 +51,11 @@ def _sort_segments(values: np.ndarray, indptr: np.ndarray) -> None:
         values[indptr[f]:indptr[f + 1]].sort()
 
 
-def _distinct_values(sample) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _distinct_values(sample) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(feature, value, count) of every distinct non-missing value of every feature of the sample,
-    sorted by feature then value, and each feature's NaN count.  Implicit zeros of a sparse sample
-    (CSC, indices sorted) count as the value 0."""
+    sorted by feature then value, each feature's NaN count, and where each feature's values start
+    (F + 1,: feature f's are ``starts[f]:starts[f+1]``).  Implicit zeros of a sparse sample (CSC, indices
+    sorted) count as the value 0."""
     n, F = sample.shape
     if sp.issparse(sample):  # each feature's stored values sorted in place, its implicit zeros merged in
         values = np.array(sample.data, dtype=np.float64)
@@ -71,7 +72,7 @@ def _distinct_values(sample) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     starts = np.concatenate([[0], np.cumsum(n_distinct)]).astype(np.int64)
     feats, vals, counts = np.empty(starts[-1], np.int64), np.empty(starts[-1]), np.empty(starts[-1], np.int64)
     distinct_runs(values, indptr, implicit_zeros, starts, feats, vals, counts)
-    return feats, vals, counts, n_missing
+    return feats, vals, counts, n_missing, starts
 
 
 class BinMapper:
@@ -106,9 +107,8 @@ class BinMapper:
         """Learn the bins from X's sample (dense array, or any scipy.sparse matrix: never densified)."""
         rows_sample = self.sample(X)
         n_sample, F = rows_sample.shape
-        feats, vals, counts, self.missing_count = _distinct_values(rows_sample)
-        n_distinct = np.bincount(feats, minlength=F)
-        starts = np.concatenate([[0], np.cumsum(n_distinct)])
+        feats, vals, counts, self.missing_count, starts = _distinct_values(rows_sample)
+        n_distinct = np.diff(starts)
         # few distinct values (the usual case for sparse features): a bin each, cut halfway between
         # neighbours, for every such feature at once; the others by quantiles, one by one
         few = n_distinct[feats] <= self.max_bin
@@ -128,7 +128,7 @@ class BinMapper:
         # orders them (a merge of a few sorted runs, where sorting by value too took seconds for 20 M bounds)
         order = np.argsort(bf, kind="stable")
         self._set_bounds(bf[order], bv[order], F)
-        self._set_defaults(feats, vals, counts, n_sample)
+        self._set_defaults(feats, vals, counts, starts, n_sample)
         return self
 
     def _set_bounds(self, bound_feats: np.ndarray, bounds: np.ndarray, n_features: int) -> None:
@@ -139,10 +139,12 @@ class BinMapper:
         self.missing_bin = sizes.astype(np.int32)
         self.hist_offsets = np.concatenate([[0], np.cumsum(sizes + 1)]).astype(np.int64)
 
-    def _set_defaults(self, feats: np.ndarray, vals: np.ndarray, counts: np.ndarray, n_sample: int) -> None:
-        """The most frequent bin of every feature (the lowest on ties) and its share of the sample."""
+    def _set_defaults(self, feats: np.ndarray, vals: np.ndarray, counts: np.ndarray, starts: np.ndarray,
+                      n_sample: int) -> None:
+        """The most frequent bin of every feature (the lowest on ties) and its share of the sample, from the
+        sample's distinct values (see _distinct_values)."""
         F = self.n_value_bins.size
-        value_bins = self.bin_values(vals, np.concatenate([[0], np.cumsum(np.bincount(feats, minlength=F))]))
+        value_bins = self.bin_values(vals, starts)
         per_bin = np.bincount(self.hist_offsets[feats] + value_bins, weights=counts,
                               minlength=self.total_bins)
         per_bin[self.hist_offsets[:-1] + self.missing_bin] += self.missing_count
@@ -179,3 +181,44 @@ class BinMapper:
     def threshold(self, feature: int, bin_index: int) -> float:
         """The raw-value threshold of 'bin <= bin_index' (left when x <= threshold)."""
         return float(self.bounds[self.bound_offsets[feature] + bin_index])
+
+
+class BinnedEntries:
+    """Every feature's bins: a dense matrix of bins (dense X), or the stored entries of a CSC matrix
+    as (row, bin), feature f's at ``indptr[f]:indptr[f+1]`` with rows ascending, every other row being
+    in the feature's zero bin."""
+
+    def __init__(self, mapper: BinMapper, X):
+        self.n_rows = X.shape[0]
+        self.sparse = sp.issparse(X)
+        if self.sparse:
+            C = sp.csc_matrix(X)
+            C.sort_indices()
+            self.indptr = C.indptr.astype(np.int64)
+            self.rows = C.indices
+            self.bins = mapper.bin_values(C.data, self.indptr)
+        else:
+            self.B = mapper.transform(np.ascontiguousarray(X))
+
+    def column(self, f: int, zero_bin: int) -> np.ndarray:
+        """All n bins of feature f."""
+        if not self.sparse:
+            return self.B[:, f]
+        col = np.full(self.n_rows, zero_bin, np.uint8)
+        lo, hi = self.indptr[f], self.indptr[f + 1]
+        col[self.rows[lo:hi]] = self.bins[lo:hi]
+        return col
+
+    def nondefault(self, features: np.ndarray, default_bin: np.ndarray):
+        """(feature, row, bin) of the rows where each of ``features`` is not at its default bin,
+        feature by feature in the order given, rows ascending."""
+        if self.sparse:  # the features' slices of the entries, which are grouped by feature
+            lo, hi = self.indptr[features], self.indptr[features + 1]
+            lengths = hi - lo
+            positions = np.arange(lengths.sum()) + np.repeat(lo - (np.cumsum(lengths) - lengths), lengths)
+            feats, bins = np.repeat(features, lengths), self.bins[positions]
+            keep = bins != default_bin[feats]
+            return feats[keep], self.rows[positions[keep]].astype(np.int64), bins[keep]
+        B = self.B[:, features]
+        cols, rows = np.nonzero((B != default_bin[features]).T)
+        return features[cols], rows.astype(np.int64), B[rows, cols]

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 
 from ..kernels.bundling import greedy_bundles
 from ..kernels.store import FEATURE_BUNDLED, FEATURE_DENSE, FEATURE_SPARSE
-from .binning import BinMapper
+from .binning import BinMapper, BinnedEntries
 
 #: a bundle's column of codes is one byte: code 0 means "every member at its default bin"
 MAX_BUNDLE_CODES = 255
@@ -58,22 +58,9 @@ class StoreLayout(NamedTuple):
 
 def _nondefault_rows(mapper: BinMapper, sample, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """CSC-like (indptr over all F features, row ids) of the sample rows where each of ``features``
-    is not at its default bin (for a sparse sample: stored entries only, the zeros being default)."""
-    F = mapper.n_features
-    wanted = np.zeros(F, np.bool_)
-    wanted[features] = True
-    if sp.issparse(sample):
-        by_column = sp.csc_matrix(sample)
-        by_column.sort_indices()
-        feats = np.repeat(np.arange(F), np.diff(by_column.indptr))
-        bins = mapper.bin_values(by_column.data, by_column.indptr)
-        keep = wanted[feats] & (bins != mapper.default_bin[feats])
-        feats, rows = feats[keep], by_column.indices[keep].astype(np.int64)
-    else:
-        B = mapper.transform(np.ascontiguousarray(sample))[:, features]
-        cols, rows = np.nonzero((B != mapper.default_bin[features]).T)  # by feature, rows ascending
-        feats, rows = features[cols], rows.astype(np.int64)
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(feats, minlength=F))]).astype(np.int64)
+    (ascending) is not at its default bin (for a sparse sample: stored entries only, the zeros being default)."""
+    feats, rows, _ = BinnedEntries(mapper, sample).nondefault(features, mapper.default_bin)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(feats, minlength=mapper.n_features))]).astype(np.int64)
     return indptr, rows
 
 

@@ -10,49 +10,8 @@ import scipy.sparse as sp
 
 from ..kernels.bundling import fill_bundle_column
 from ..kernels.store import FEATURE_DENSE, FEATURE_SPARSE, BinnedStore
-from .binning import BinMapper
+from .binning import BinMapper, BinnedEntries
 from .bundling import StoreLayout
-
-
-class _Entries:
-    """Every feature's bins: a dense matrix of bins (dense X), or the stored entries of a CSC matrix
-    as (row, bin), feature f's at ``indptr[f]:indptr[f+1]`` with rows ascending, every other row being
-    in the feature's zero bin."""
-
-    def __init__(self, mapper: BinMapper, X):
-        self.n_rows = X.shape[0]
-        self.sparse = sp.issparse(X)
-        if self.sparse:
-            C = sp.csc_matrix(X)
-            C.sort_indices()
-            self.indptr = C.indptr.astype(np.int64)
-            self.rows = C.indices
-            self.bins = mapper.bin_values(C.data, self.indptr)
-        else:
-            self.B = mapper.transform(X)
-
-    def column(self, f: int, zero_bin: int) -> np.ndarray:
-        """All n bins of feature f."""
-        if not self.sparse:
-            return self.B[:, f]
-        col = np.full(self.n_rows, zero_bin, np.uint8)
-        lo, hi = self.indptr[f], self.indptr[f + 1]
-        col[self.rows[lo:hi]] = self.bins[lo:hi]
-        return col
-
-    def nondefault(self, features: np.ndarray, default_bin: np.ndarray):
-        """(feature, row, bin) of the rows where each of ``features`` is not at its default bin,
-        feature by feature in the order given, rows ascending."""
-        if self.sparse:  # the features' slices of the entries, which are grouped by feature
-            lo, hi = self.indptr[features], self.indptr[features + 1]
-            lengths = hi - lo
-            positions = np.arange(lengths.sum()) + np.repeat(lo - (np.cumsum(lengths) - lengths), lengths)
-            feats, bins = np.repeat(features, lengths), self.bins[positions]
-            keep = bins != default_bin[feats]
-            return feats[keep], self.rows[positions[keep]].astype(np.int64), bins[keep]
-        B = self.B[:, features]
-        cols, rows = np.nonzero((B != default_bin[features]).T)
-        return features[cols], rows.astype(np.int64), B[rows, cols]
 
 
 class _SparseEntries:
@@ -89,7 +48,7 @@ class _SparseEntries:
 def build_store(X, mapper: BinMapper, layout: StoreLayout) -> BinnedStore:
     """Bin X (a dense array or a scipy.sparse matrix) into the stores the layout assigns."""
     n = X.shape[0]
-    entries = _Entries(mapper, X)
+    entries = BinnedEntries(mapper, X)
     offsets = mapper.hist_offsets
     dense = np.empty((n, layout.dense_features.size), np.uint8)
     for c, f in enumerate(layout.dense_features):
