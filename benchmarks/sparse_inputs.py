@@ -9,6 +9,7 @@ learning rate 0.1, 32 leaves, lambda_l2 1, 255 bins, 2 threads; Numba compiled o
     python benchmarks/sparse_inputs.py onehot --repeats 3 --out benchmarks/results/sparse_inputs.jsonl
     python benchmarks/sparse_inputs.py counts --repeats 3 --out benchmarks/results/sparse_inputs.jsonl
     python benchmarks/sparse_inputs.py wide --repeats 2 --out benchmarks/results/sparse_inputs.jsonl
+    python benchmarks/sparse_inputs.py wide --repeats 2 --min-data-in-bin 3 --out benchmarks/results/sparse_inputs.jsonl
     python benchmarks/sparse_inputs.py goss --repeats 3 --out benchmarks/results/sparse_inputs.jsonl
 
 delicious: a full (unsketched, dense-leaf) 983-output tree from CSR X against the dense path (the same
@@ -24,6 +25,8 @@ counts: 500,000 rows x 100 features of small counts at density 0.1 (CSR, 5 M non
     multigrove's CSR part), a linear target, regression: as onehot.
 wide: 200,000 rows x 100,000 features, 20 M uniform values at uniform positions (about 200 a column, like
     the tf-idf of the XMC sets), a target from 50 of them, regression: as onehot over 10 rounds.
+--min-data-in-bin N gives both libraries the same min_data_in_bin (onehot, counts, wide; without it each
+    keeps its own default: multigrove's 1, LightGBM's 3).
 goss: top_rate 0.2, other_rate 0.1 on 500k and 1M x 50 regression (../shared/bench data) and Otto, each
     with and without GOSS, for multigrove and LightGBM: seconds per round, the test metric after the same
     rounds, and the time until the GOSS model reaches the no-GOSS model's final test loss (within 0.5 %).
@@ -188,23 +191,23 @@ def make_wide(n=200_000, n_features=100_000, nnz=20_000_000, seed=0):
     return X, np.asarray(X[:, :50].sum(axis=1)).ravel() + rng.normal(scale=0.1, size=n)
 
 
-def onehot_worker(system):
-    return _regression_worker(*make_onehot(), system)
+def onehot_worker(system, binning):
+    return _regression_worker(*make_onehot(), system, binning)
 
 
-def counts_worker(system):
-    return _regression_worker(*make_counts(), system)
+def counts_worker(system, binning):
+    return _regression_worker(*make_counts(), system, binning)
 
 
-def wide_worker(system):
-    return _regression_worker(*make_wide(), system, rounds=10)
+def wide_worker(system, binning):
+    return _regression_worker(*make_wide(), system, binning, rounds=10)
 
 
-def _regression_worker(X, y, system, rounds=40):
+def _regression_worker(X, y, system, binning, rounds=40):
     if system == "lgbm":
         import lightgbm as lgb
         before = resident_mb()
-        ds = lgb.Dataset(X, y, params=dict(max_bin=255, verbose=-1))
+        ds = lgb.Dataset(X, y, params=dict(max_bin=255, verbose=-1, **binning))
         ds.construct()
         memory_mb = resident_mb() - before
         stamps, cb = _stamps()
@@ -214,7 +217,7 @@ def _regression_worker(X, y, system, rounds=40):
     import multigrove as mg
     mg.train({"num_leaves": 4, "verbosity": -1}, mg.Dataset(X[:3000], y[:3000]), 2)
     before = resident_mb()
-    ds = mg.Dataset(X, y)
+    ds = mg.Dataset(X, y, params=binning)
     ds.construct(mg.Params())
     memory_mb = resident_mb() - before
     stamps, cb = _stamps()
@@ -237,10 +240,12 @@ def wide(a):
 
 def _versus_lgbm(a, bench, name):
     ratios = []
+    extra = [] if a.min_data_in_bin is None else ["--min-data-in-bin", str(a.min_data_in_bin)]
     for repeat in range(a.repeats):
-        got = {s: _run(bench, s) for s in ("mg", "lgbm")}
+        got = {s: _run(bench, s, extra) for s in ("mg", "lgbm")}
         ratios.append(got["mg"]["s_per_round"] / got["lgbm"]["s_per_round"])
-        emit(dict(bench=name, repeat=repeat, mg=got["mg"], lgbm=got["lgbm"], time_ratio=round(ratios[-1], 3),
+        emit(dict(bench=name, repeat=repeat, min_data_in_bin=a.min_data_in_bin, mg=got["mg"], lgbm=got["lgbm"],
+                  time_ratio=round(ratios[-1], 3),
                   memory_ratio=round(got["mg"]["dataset_mb"] / got["lgbm"]["dataset_mb"], 3)), a.out)
     print(f"{bench} s/round ratio: median {np.median(ratios):.2f}x (range {min(ratios):.2f}-{max(ratios):.2f})")
 
@@ -323,8 +328,9 @@ WORKERS = {"delicious": delicious_worker, "bibtex": bibtex_worker, "onehot": one
            "wide": wide_worker, "goss": goss_worker}
 
 
-def _run(bench, system):
-    done = subprocess.run([sys.executable, __file__, bench, "--worker", system], capture_output=True, text=True)
+def _run(bench, system, extra=()):
+    done = subprocess.run([sys.executable, __file__, bench, "--worker", system, *extra], capture_output=True,
+                          text=True)
     if done.returncode:
         sys.exit(f"{bench} {system} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -336,9 +342,17 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--worker", default=None)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--min-data-in-bin", type=int, default=None,
+                    help="min_data_in_bin for both libraries (onehot, counts, wide); default: each its own")
     a = ap.parse_args()
+    if a.min_data_in_bin is not None and a.bench not in ("onehot", "counts", "wide"):
+        ap.error("--min-data-in-bin applies to onehot, counts and wide")
     if a.worker:
-        print(json.dumps(WORKERS[a.bench](a.worker)))
+        if a.bench in ("onehot", "counts", "wide"):
+            binning = {} if a.min_data_in_bin is None else {"min_data_in_bin": a.min_data_in_bin}
+            print(json.dumps(WORKERS[a.bench](a.worker, binning)))
+        else:
+            print(json.dumps(WORKERS[a.bench](a.worker)))
         return
     benches = {"delicious": delicious, "bibtex": bibtex, "onehot": onehot, "counts": counts, "wide": wide, "goss": goss}
     benches[a.bench](a)

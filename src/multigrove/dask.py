@@ -521,7 +521,7 @@ class _Run(NamedTuple):
 
 def _global_bins(config: Params, training: ShardActors, n_rows: int, n_outputs: int):
     """Bins and the feature layout learnt from a sample of every worker's rows."""
-    mapper = BinMapper(config.max_bin, config.bin_construct_sample_cnt, config.seed)
+    mapper = BinMapper(config.max_bin, config.bin_construct_sample_cnt, config.seed, config.min_data_in_bin)
     share = min(1.0, config.bin_construct_sample_cnt / n_rows)
     sample = np.concatenate(training.ask("sample", share, config.seed))
     mapper.fit(sample)

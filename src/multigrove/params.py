@@ -100,8 +100,8 @@ SYMMETRIC_MAX_DEPTH = 16
 MAX_BAGGING_TEMPERATURE = 10.0
 
 #: parameters that decide how a Dataset is binned (the rest only affect training)
-DATASET_PARAMS = ("max_bin", "bin_construct_sample_cnt", "seed", "enable_bundle", "max_conflict_rate",
-                  "is_enable_sparse", "sparse_threshold")
+DATASET_PARAMS = ("max_bin", "min_data_in_bin", "bin_construct_sample_cnt", "seed", "enable_bundle",
+                  "max_conflict_rate", "is_enable_sparse", "sparse_threshold")
 
 
 #: parameters of a training run that do not shape the model (left out of model files)
@@ -147,6 +147,9 @@ class Params:
     #                                        scaled min_data_in_leaf, 14 of 18; large leaves barely feel it
     min_gain_to_split: float = 0.0
     max_bin: int = 255
+    min_data_in_bin: int = 1               # sample rows a value bin holds at least.  LightGBM's 3 made the
+    #                                        accuracy panel's Otto, edm and rf1 worse (BENCHMARKS.md, stop 41);
+    #                                        it makes wide sparse histograms several times smaller
     bin_construct_sample_cnt: int = 200_000
     is_enable_sparse: bool = True          # a feature whose most frequent bin holds >= sparse_threshold of the
     sparse_threshold: Any = None           # rows never visits that bin (its sums come from the node totals);
@@ -284,6 +287,7 @@ class Params:
         set_("lambda_l2", _real("lambda_l2", self.lambda_l2, low=0.0))
         set_("min_gain_to_split", _real("min_gain_to_split", self.min_gain_to_split, low=0.0))
         set_("max_bin", _int("max_bin", self.max_bin, low=2, high=MAX_VALUE_BINS))
+        set_("min_data_in_bin", _int("min_data_in_bin", self.min_data_in_bin, low=1))
         set_("bin_construct_sample_cnt", _int("bin_construct_sample_cnt", self.bin_construct_sample_cnt, low=1))
         set_("num_class", _int("num_class", self.num_class, low=0))
         if self.num_class == 1:

@@ -21,6 +21,7 @@ def data(rng):
     ({"max_bin": 256}, ValueError, "max_bin must be <= 255, got 256"),
     ({"max_bin": 1}, ValueError, "max_bin must be >= 2, got 1"),
     ({"min_data_in_leaf": 0}, ValueError, "min_data_in_leaf must be >= 1, got 0"),
+    ({"min_data_in_bin": 0}, ValueError, "min_data_in_bin must be >= 1, got 0"),
     ({"num_leaves": 2.5}, TypeError, "num_leaves must be an integer, got 2.5"),
     ({"objective": "poisson"}, ValueError, "objective must be one of"),
     ({"multi_strategy": "chain"}, ValueError, r"multi_strategy must be one of \('multi_output', 'one_vs_all'\)"),

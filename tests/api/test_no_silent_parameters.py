@@ -65,6 +65,28 @@ def test_binning_given_to_train_after_construction_warns(multi):
     X, Y = multi
     ds = mg.Dataset(X, Y)
     mg.train({"num_leaves": 4}, ds, 1)
-    for name, value in (("max_bin", 15), ("bin_construct_sample_cnt", 100), ("seed", 3)):
+    for name, value in (("max_bin", 15), ("min_data_in_bin", 5), ("bin_construct_sample_cnt", 100), ("seed", 3)):
         with pytest.warns(MultigroveWarning, match=f"{name}={value} given to train\\(\\) is ignored"):
             mg.train({"num_leaves": 4, name: value}, ds, 1)
+
+
+def _fewest_rows_in_a_value_bin(ds, X):
+    mapper = ds.bin_mapper
+    binned = mapper.transform(X)
+    return min(np.bincount(binned[:, f], minlength=mapper.n_value_bins[f])[:mapper.n_value_bins[f]].min()
+               for f in range(X.shape[1]))
+
+
+def test_min_data_in_bin_acts(multi):
+    """Set, every value bin holds that many rows (from Dataset params, train's params and the estimators)."""
+    X, Y = multi
+    for ds in (mg.Dataset(X, Y, params={"min_data_in_bin": 25}).construct(), mg.Dataset(X, Y)):
+        mg.train({"num_leaves": 4, "min_data_in_bin": 25, "verbosity": -1}, ds, 1)
+        assert _fewest_rows_in_a_value_bin(ds, X) >= 25 and ds.bin_mapper.n_value_bins.max() <= 300 // 25
+    thresholds = {}
+    for min_data_in_bin in (1, 100):  # 300 rows: at most three value bins a feature, two thresholds
+        reg = mg.GroveRegressor(n_estimators=10, num_leaves=8, min_data_in_leaf=1, early_stopping=False,
+                                min_data_in_bin=min_data_in_bin).fit(X, Y)
+        thresholds[min_data_in_bin] = [{float(t) for tree in reg.booster_.trees
+                                        for t in tree.threshold[tree.split_feature == f]} for f in range(4)]
+    assert max(len(t) for t in thresholds[100]) <= 2 < max(len(t) for t in thresholds[1])

@@ -16,6 +16,21 @@ def bin_matrix(X, bounds, bound_offsets):
     return out
 
 
+def filled_cuts(counts, candidates, min_count):
+    """The cuts kept of one feature's candidate cuts (indices after which a bin may close), so that every bin
+    holds at least min_count rows: the bins grow value by value, and a bin left short at the end joins the
+    one before it."""
+    kept, filled = [], 0
+    for i, count in enumerate(counts):
+        filled += count
+        if i in candidates and filled >= min_count:
+            kept.append(i)
+            filled = 0
+    if filled < min_count and kept:
+        kept.pop()
+    return kept
+
+
 def bundle_column(n_rows, feats, rows, codes):
     """A bundle's column of codes and which entries it took, member by member (each member's rows are
     distinct; a member's coded entry takes a row no earlier member took)."""

@@ -7,7 +7,14 @@ from hypothesis import strategies as st
 
 from multigrove.boosting.tree import Tree, stack_trees
 from multigrove.data.binning import BinMapper
-from multigrove.kernels.binning import bin_matrix, bin_segments, count_distinct, distinct_runs, sort_short_segments
+from multigrove.kernels.binning import (
+    bin_matrix,
+    bin_segments,
+    count_distinct,
+    distinct_runs,
+    keep_filled_cuts,
+    sort_short_segments,
+)
 from multigrove.kernels.bundling import fill_bundle_column
 from multigrove.kernels.histogram import (
     build_histogram_chunks,
@@ -108,24 +115,49 @@ def test_distinct_runs_equal_numpy_unique(seed, n, F, nan_share, sparse, max_sor
 
 
 @SETTINGS
-@given(st.integers(0, 2**31 - 1), st.integers(1, 300), st.integers(1, 8), st.sampled_from([3, 20, 255]), st.booleans())
-def test_bin_mapper_equals_naive(seed, n, F, max_bin, sparse):
+@given(st.integers(0, 2**31 - 1), st.integers(0, 6), st.sampled_from([1, 2, 3, 10]))
+def test_keep_filled_cuts_equal_naive(seed, F, min_count):
+    """The cuts kept so that every bin of a feature holds min_count rows (the last short bin joining the
+    one before), feature by feature as the naive twin keeps them."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(0, 12, size=F)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    counts = rng.integers(1, 6, size=starts[-1]).astype(np.int64)
+    cut_after = rng.random(starts[-1]) < 0.7
+    cut_after[starts[1:][sizes > 0] - 1] = False  # never after a feature's last value
+    candidates = cut_after.copy()
+    keep_filled_cuts(counts, starts, min_count, cut_after)
+    for f in range(F):
+        lo, hi = starts[f], starts[f + 1]
+        expected = naive.filled_cuts(counts[lo:hi], set(np.flatnonzero(candidates[lo:hi])), min_count)
+        np.testing.assert_array_equal(np.flatnonzero(cut_after[lo:hi]), expected)
+
+
+@SETTINGS
+@given(st.integers(0, 2**31 - 1), st.integers(1, 300), st.integers(1, 8), st.sampled_from([3, 20, 255]), st.booleans(),
+       st.sampled_from([1, 3, 7]))
+def test_bin_mapper_equals_naive(seed, n, F, max_bin, sparse, min_data_in_bin):
     """The bins learnt from a sample, dense or CSR: a feature of at most max_bin distinct values cuts halfway
-    between neighbours and ends with +inf; the default bin is the most frequent bin of the sample (the lowest
-    on ties, NaN counted in the missing bin), with its share; zero_bin is the bin of the value 0."""
+    between neighbours, closing a bin once it holds min_data_in_bin sample rows, and ends with +inf; every
+    value bin holds min_data_in_bin rows where the feature has as many; the default bin is the most frequent
+    bin of the sample (the lowest on ties, NaN counted in the missing bin), with its share; zero_bin is the
+    bin of the value 0."""
     rng = np.random.default_rng(seed)
     X = np.column_stack([np.round(rng.normal(size=n), digits) for digits in rng.integers(0, 3, size=F)])
     X[rng.random((n, F)) < rng.uniform(0, 0.9, size=F)] = 0.0
     X[rng.random((n, F)) < 0.05] = np.nan
-    m = BinMapper(max_bin=max_bin).fit(sp.csr_matrix(X) if sparse else X)
+    m = BinMapper(max_bin=max_bin, min_data_in_bin=min_data_in_bin).fit(sp.csr_matrix(X) if sparse else X)
     B = naive.bin_matrix(X, m.bounds, m.bound_offsets)
     for f in range(F):
         bounds = m.bounds[m.bound_offsets[f]:m.bound_offsets[f + 1]]
-        values = np.unique(X[:, f][~np.isnan(X[:, f])])
+        values, counts = np.unique(X[:, f][~np.isnan(X[:, f])], return_counts=True)
         assert bounds[-1] == np.inf and np.all(np.diff(bounds) > 0) and bounds.size <= max(max_bin, 1)
         if values.size <= max_bin:
-            np.testing.assert_array_equal(bounds[:-1], values[:-1] + (values[1:] - values[:-1]) / 2.0)
+            cuts = naive.filled_cuts(counts, set(range(values.size - 1)), min_data_in_bin)
+            np.testing.assert_array_equal(bounds[:-1], values[cuts] + (values[1:][cuts] - values[cuts]) / 2.0)
         per_bin = np.bincount(B[:, f], minlength=bounds.size + 1)
+        if counts.sum() >= min_data_in_bin:
+            assert per_bin[:bounds.size].min() >= min_data_in_bin
         assert m.default_bin[f] == np.argmax(per_bin) and m.default_fraction[f] == per_bin.max() / n
         assert m.zero_bin[f] == naive.bin_matrix(np.zeros((1, 1)), bounds, np.array([0, bounds.size]))[0, 0]
         assert m.missing_count[f] == np.isnan(X[:, f]).sum()

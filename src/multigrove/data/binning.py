@@ -5,30 +5,28 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._dtypes import BIN, MAX_VALUE_BINS
-from ..kernels.binning import bin_matrix, bin_segments, count_distinct, distinct_runs, sort_short_segments
+from ..kernels.binning import (
+    bin_matrix,
+    bin_segments,
+    count_distinct,
+    distinct_runs,
+    keep_filled_cuts,
+    sort_short_segments,
+)
 
 
-def feature_bounds(distinct: np.ndarray, counts: np.ndarray, max_bin: int) -> np.ndarray:
-    """Ascending upper bounds of the value bins of one feature, the last one +inf.
+def quantile_cuts(counts: np.ndarray, max_bin: int) -> np.ndarray:
+    """Where the value bins of a feature of more than ``max_bin`` distinct values end: the indices i of the
+    distinct values after which a bin closes (ascending, below the last value).
 
-    ``distinct`` are the ascending distinct non-missing sample values, ``counts`` how often each
-    occurs.  With at most ``max_bin`` distinct values each gets its own bin (bounds halfway
-    between neighbours); otherwise bins hold about equal numbers of sample rows, always cut
-    between two distinct values so that a heavy value never straddles two bins.
+    ``counts`` are the sample rows of each ascending distinct value.  Bins hold about equal numbers of
+    sample rows and are always cut between two distinct values, so that a heavy value never straddles two
+    bins.
     """
-    if distinct.size <= 1:
-        return np.array([np.inf])
-    if distinct.size <= max_bin:
-        cut = np.arange(distinct.size - 1)
-    else:
-        cum = np.cumsum(counts)
-        targets = cum[-1] * np.arange(1, max_bin) / max_bin
-        cut = np.unique(np.searchsorted(cum, targets, side="left"))
-        cut = cut[cut < distinct.size - 1]
-    lo, hi = distinct[cut], distinct[cut + 1]
-    mid = lo + (hi - lo) / 2.0
-    mid = np.where(mid >= hi, lo, mid)  # neighbours one ulp apart: cut at the lower value
-    return np.append(mid, np.inf)
+    cum = np.cumsum(counts)
+    targets = cum[-1] * np.arange(1, max_bin) / max_bin
+    cut = np.unique(np.searchsorted(cum, targets, side="left"))
+    return cut[cut < counts.size - 1]
 
 
 def sample_rows(n_rows: int, sample_cnt: int, seed: int) -> np.ndarray | None:
@@ -83,13 +81,18 @@ class BinMapper:
     each feature's bins (value bins + missing bin) in a flat histogram; ``default_bin`` (F,) the
     most frequent bin in the sample, ``default_fraction`` (F,) its share of the sample rows,
     ``missing_count`` (F,) the sample's NaN count, and ``zero_bin`` (F,) the bin of the value 0
-    (an implicit zero of a sparse matrix).
+    (an implicit zero of a sparse matrix).  Every value bin holds at least ``min_data_in_bin`` sample rows
+    (where the feature's sample has as many non-missing values).
     """
 
-    def __init__(self, max_bin: int = MAX_VALUE_BINS, sample_cnt: int = 200_000, seed: int = 0):
+    def __init__(self, max_bin: int = MAX_VALUE_BINS, sample_cnt: int = 200_000, seed: int = 0,
+                 min_data_in_bin: int = 1):
         if not 2 <= max_bin <= MAX_VALUE_BINS:
             raise ValueError(f"max_bin must be between 2 and {MAX_VALUE_BINS}, got {max_bin}")
+        if min_data_in_bin < 1:
+            raise ValueError(f"min_data_in_bin must be >= 1, got {min_data_in_bin}")
         self.max_bin = int(max_bin)
+        self.min_data_in_bin = int(min_data_in_bin)
         self.sample_cnt = int(sample_cnt)
         self.seed = int(seed)
 
@@ -109,23 +112,24 @@ class BinMapper:
         n_sample, F = rows_sample.shape
         feats, vals, counts, self.missing_count, starts = _distinct_values(rows_sample)
         n_distinct = np.diff(starts)
-        # few distinct values (the usual case for sparse features): a bin each, cut halfway between
-        # neighbours, for every such feature at once; the others by quantiles, one by one
-        few = n_distinct[feats] <= self.max_bin
-        pair = few[:-1] & (feats[:-1] == feats[1:])
-        lo, hi = vals[:-1][pair], vals[1:][pair]
+        # a bin closes after distinct value i where cut_after[i]: after each value of a feature of few
+        # distinct values (the usual case for sparse features), for all such features at once; at the
+        # quantiles of the others, one by one
+        cut_after = np.zeros(feats.size, np.bool_)
+        cut_after[:-1] = (n_distinct[feats[:-1]] <= self.max_bin) & (feats[:-1] == feats[1:])
+        for f in np.flatnonzero(n_distinct > self.max_bin):
+            cut_after[starts[f] + quantile_cuts(counts[starts[f]:starts[f + 1]], self.max_bin)] = True
+        if self.min_data_in_bin > 1:
+            keep_filled_cuts(counts, starts, self.min_data_in_bin, cut_after)
+        cut = np.flatnonzero(cut_after)
+        lo, hi = vals[cut], vals[cut + 1]
         mid = lo + (hi - lo) / 2.0
         mid = np.where(mid >= hi, lo, mid)  # neighbours one ulp apart: cut at the lower value
-        bound_feats, bound_vals = [feats[:-1][pair]], [mid]
-        for f in np.flatnonzero(n_distinct > self.max_bin):
-            b = feature_bounds(vals[starts[f]:starts[f + 1]], counts[starts[f]:starts[f + 1]], self.max_bin)
-            bound_feats.append(np.full(b.size - 1, f))
-            bound_vals.append(b[:-1])
-        bound_feats.append(np.arange(F))  # every feature's last bound, +inf
-        bound_vals.append(np.full(F, np.inf))
-        bf, bv = np.concatenate(bound_feats), np.concatenate(bound_vals)
-        # each feature's bounds come ascending in the lists above, its +inf last: a stable sort by feature
-        # orders them (a merge of a few sorted runs, where sorting by value too took seconds for 20 M bounds)
+        # the bounds come ordered by feature then value; each feature's last one, +inf, goes after them (a
+        # stable sort by feature: a merge of two sorted runs, where sorting by value too took seconds for
+        # 20 M bounds)
+        bf = np.concatenate([feats[cut], np.arange(F)])
+        bv = np.concatenate([mid, np.full(F, np.inf)])
         order = np.argsort(bf, kind="stable")
         self._set_bounds(bf[order], bv[order], F)
         self._set_defaults(feats, vals, counts, starts, n_sample)

@@ -49,9 +49,9 @@ class Dataset:
         A validation set passes its training set here and reuses its bins and feature layout.
     feature_names : list of str, optional
     params : dict, optional
-        Binning parameters (``max_bin``, ``bin_construct_sample_cnt``, ``seed``, ``enable_bundle``,
-        ``max_conflict_rate``, ``is_enable_sparse``, ``sparse_threshold`` or their aliases); those
-        not given here are taken from the parameters passed to ``train``.
+        Binning parameters (``max_bin``, ``min_data_in_bin``, ``bin_construct_sample_cnt``, ``seed``,
+        ``enable_bundle``, ``max_conflict_rate``, ``is_enable_sparse``, ``sparse_threshold`` or their
+        aliases); those not given here are taken from the parameters passed to ``train``.
 
     Binning is lazy: it happens at :meth:`construct`, which ``train`` calls.  The raw features are
     released afterwards (the binned store is all training needs).
@@ -148,7 +148,7 @@ class Dataset:
             self.binning = self.reference.binning
         else:
             b = self.binning = self._binning_values(params, n_outputs)
-            mapper = BinMapper(b["max_bin"], b["bin_construct_sample_cnt"], b["seed"])
+            mapper = BinMapper(b["max_bin"], b["bin_construct_sample_cnt"], b["seed"], b["min_data_in_bin"])
             sample = mapper.sample(self.data)
             self.bin_mapper = mapper.fit(sample)
             self.layout = plan_layout(mapper, sample, b["is_enable_sparse"], b["enable_bundle"],

@@ -159,3 +159,27 @@ def distinct_runs(sorted_values, indptr, implicit_zeros, starts, out_features, o
     for f in prange(indptr.shape[0] - 1):
         _segment_runs(sorted_values, indptr[f], indptr[f + 1], implicit_zeros[f], f, starts[f], out_features,
                       out_values, out_counts, True)
+
+
+@njit(parallel=True, cache=True)
+def keep_filled_cuts(counts, starts, min_count, cut_after):
+    """Drop the cuts that would leave a bin with fewer than ``min_count`` sample rows (in place).
+
+    IN  counts (m,) int64: the sample rows of each distinct value, feature f's ascending at
+        ``starts[f]:starts[f+1]`` (F + 1,) int64; min_count int.
+    IN/OUT cut_after (m,) bool: True where a bin ends after value i (never at a feature's last value).
+        Walking a feature's values upwards, a candidate cut is kept once the bin it closes holds at least
+        min_count rows; the rows after the last kept cut, if fewer, join the bin before it."""
+    for f in prange(starts.shape[0] - 1):
+        filled = 0
+        last_kept = -1
+        for i in range(starts[f], starts[f + 1]):
+            filled += counts[i]
+            if cut_after[i]:
+                if filled >= min_count:
+                    last_kept = i
+                    filled = 0
+                else:
+                    cut_after[i] = False
+        if filled < min_count and last_kept >= 0:
+            cut_after[last_kept] = False
