@@ -25,6 +25,11 @@ FEATURE_VALUE = np.float64
 #: largest number of value bins per feature (one more bin is kept for missing values)
 MAX_VALUE_BINS = 255
 
+#: min_data_in_bin=None: value bins hold one sample row or more while the features' value bins number up to
+#: WIDE_HISTOGRAM_BINS in all, and at least LightGBM's 3 rows beyond
+WIDE_HISTOGRAM_BINS = 1 << 20
+WIDE_MIN_DATA_IN_BIN = 3
+
 #: the largest magnitude a weight or a regression target may have: gradient statistics are float32
 #: (largest 3.4e38), and a weight times a gradient must stay finite
 STAT_INPUT_LIMIT = 1e30

@@ -147,9 +147,8 @@ class Params:
     #                                        scaled min_data_in_leaf, 14 of 18; large leaves barely feel it
     min_gain_to_split: float = 0.0
     max_bin: int = 255
-    min_data_in_bin: int = 1               # sample rows a value bin holds at least.  LightGBM's 3 made the
-    #                                        accuracy panel's Otto, edm and rf1 worse (BENCHMARKS.md, stop 41);
-    #                                        it makes wide sparse histograms several times smaller
+    min_data_in_bin: Any = None            # sample rows a value bin holds at least; None: 1, or LightGBM's 3
+    #                                        where the bins would number over 2^20 (see BinMapper)
     bin_construct_sample_cnt: int = 200_000
     is_enable_sparse: bool = True          # a feature whose most frequent bin holds >= sparse_threshold of the
     sparse_threshold: Any = None           # rows never visits that bin (its sums come from the node totals);
@@ -287,7 +286,8 @@ class Params:
         set_("lambda_l2", _real("lambda_l2", self.lambda_l2, low=0.0))
         set_("min_gain_to_split", _real("min_gain_to_split", self.min_gain_to_split, low=0.0))
         set_("max_bin", _int("max_bin", self.max_bin, low=2, high=MAX_VALUE_BINS))
-        set_("min_data_in_bin", _int("min_data_in_bin", self.min_data_in_bin, low=1))
+        if self.min_data_in_bin is not None:
+            set_("min_data_in_bin", _int("min_data_in_bin", self.min_data_in_bin, low=1))
         set_("bin_construct_sample_cnt", _int("bin_construct_sample_cnt", self.bin_construct_sample_cnt, low=1))
         set_("num_class", _int("num_class", self.num_class, low=0))
         if self.num_class == 1:

@@ -109,9 +109,9 @@ _PARAMETERS = """
         0: dense leaves; k: each leaf keeps its top-k outputs.
     sparse_split : {"unrestricted", "restricted"}, default "unrestricted"
     max_bin, bin_construct_sample_cnt : int, default 255 and 200000
-    min_data_in_bin : int, default 1
-        The fewest sampled rows a value bin of a feature holds (LightGBM's default is 3: on wide
-        sparse data it makes the histograms several times smaller).
+    min_data_in_bin : int or None, default None
+        The fewest sampled rows a value bin of a feature holds; None: 1, or LightGBM's 3 where the
+        features' bins would number over 2^20 in all (wide sparse data).
     is_enable_sparse, sparse_threshold, enable_bundle, max_conflict_rate
         Sparse features and exclusive feature bundling (see multigrove.Params).
     data_sample_strategy : {"bagging", "goss"}, default "bagging"

@@ -3,6 +3,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import multigrove as mg
 from multigrove import MultigroveWarning
@@ -78,7 +79,9 @@ def _fewest_rows_in_a_value_bin(ds, X):
 
 
 def test_min_data_in_bin_acts(multi):
-    """Set, every value bin holds that many rows (from Dataset params, train's params and the estimators)."""
+    """Set, every value bin holds that many rows (from Dataset params, train's params and the estimators);
+    None keeps a bin per distinct value up to 2^20 value bins in all, and 3 rows a bin (LightGBM's default)
+    beyond."""
     X, Y = multi
     for ds in (mg.Dataset(X, Y, params={"min_data_in_bin": 25}).construct(), mg.Dataset(X, Y)):
         mg.train({"num_leaves": 4, "min_data_in_bin": 25, "verbosity": -1}, ds, 1)
@@ -90,3 +93,23 @@ def test_min_data_in_bin_acts(multi):
         thresholds[min_data_in_bin] = [{float(t) for tree in reg.booster_.trees
                                         for t in tree.threshold[tree.split_feature == f]} for f in range(4)]
     assert max(len(t) for t in thresholds[100]) <= 2 < max(len(t) for t in thresholds[1])
+    X_rare = np.round(np.random.default_rng(1).normal(size=(2_000, 2)), 2)  # values seen once or twice
+    ds = mg.Dataset(X_rare, X_rare[:, 0]).construct()
+    assert _fewest_rows_in_a_value_bin(ds, X_rare) == 1 and ds.bin_mapper.bin_min_rows == 1
+    # 20,000 sparse features of ~60 distinct values: 1.2 M value bins at one row a bin, 0.6 M for half of them
+    rng = np.random.default_rng(2)
+    at = (rng.integers(0, 20_000, 1_200_000), rng.integers(0, 20_000, 1_200_000))
+    X_wide = sp.csr_matrix((rng.random(1_200_000), at), shape=(20_000, 20_000))  # (sp.random takes 20 s)
+    y = np.asarray(X_wide[:, :10].sum(axis=1)).ravel()
+    ds = mg.Dataset(X_wide, y).construct()
+    mapper = ds.bin_mapper
+    assert mapper.bin_min_rows == 3 and mapper.total_bins < 500_000
+    columns = X_wide.tocsc()  # every row is in the sample: each value bin's rows, implicit zeros included
+    feature = np.repeat(np.arange(columns.shape[1]), np.diff(columns.indptr))
+    per_bin = np.bincount(mapper.hist_offsets[feature] + mapper.bin_values(columns.data, columns.indptr),
+                          minlength=mapper.total_bins)
+    per_bin[mapper.hist_offsets[:-1] + mapper.zero_bin] += columns.shape[0] - np.diff(columns.indptr)
+    value_bins = np.ones(mapper.total_bins, bool)
+    value_bins[mapper.hist_offsets[1:] - 1] = False  # the missing bins
+    assert per_bin[value_bins].min() >= 3
+    assert mg.Dataset(X_wide[:, :10_000], y).construct().bin_mapper.bin_min_rows == 1

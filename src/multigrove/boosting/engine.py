@@ -61,7 +61,8 @@ def describe_store(ds: Dataset) -> str:
     n_sparse = int((st.feature_kind == 2).sum())
     return (f"{ds.n_rows:,} rows x {ds.n_features:,} features: {st.dense.shape[1]:,} dense columns, "
             f"{st.bundle.shape[1]:,} bundles of {int((st.feature_kind == 1).sum()):,} features, {n_sparse:,} sparse "
-            f"features ({st.sparse_bins.shape[0] / max(ds.n_rows, 1):.1f} stored bins per row)")
+            f"features ({st.sparse_bins.shape[0] / max(ds.n_rows, 1):.1f} stored bins per row); "
+            f"{ds.bin_mapper.total_bins:,} bins of at least {ds.bin_mapper.bin_min_rows} sampled rows")
 
 
 def train(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round: int = 100,

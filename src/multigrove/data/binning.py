@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._dtypes import BIN, MAX_VALUE_BINS
+from .._dtypes import BIN, MAX_VALUE_BINS, WIDE_HISTOGRAM_BINS, WIDE_MIN_DATA_IN_BIN
 from ..kernels.binning import (
     bin_matrix,
     bin_segments,
@@ -81,18 +81,24 @@ class BinMapper:
     each feature's bins (value bins + missing bin) in a flat histogram; ``default_bin`` (F,) the
     most frequent bin in the sample, ``default_fraction`` (F,) its share of the sample rows,
     ``missing_count`` (F,) the sample's NaN count, and ``zero_bin`` (F,) the bin of the value 0
-    (an implicit zero of a sparse matrix).  Every value bin holds at least ``min_data_in_bin`` sample rows
-    (where the feature's sample has as many non-missing values).
+    (an implicit zero of a sparse matrix).  Every value bin holds at least ``bin_min_rows`` sample rows
+    (where the feature's sample has as many non-missing values): ``min_data_in_bin``, or for None 1 while
+    the features' value bins number at most 2^20 in all, and 3 (LightGBM's default) beyond.
+
+    Why None: a bin per distinct value gives the trees every threshold, which small sets use (LightGBM's 3
+    made the accuracy panel's Otto, edm and rf1 worse); where the histogram holds millions of bins (wide
+    sparse data, each feature's rare values a bin each) every split moves all of them through memory,
+    and 3 rows a bin makes the histograms about three times smaller (BENCHMARKS.md, stop 41).
     """
 
     def __init__(self, max_bin: int = MAX_VALUE_BINS, sample_cnt: int = 200_000, seed: int = 0,
-                 min_data_in_bin: int = 1):
+                 min_data_in_bin: int | None = None):
         if not 2 <= max_bin <= MAX_VALUE_BINS:
             raise ValueError(f"max_bin must be between 2 and {MAX_VALUE_BINS}, got {max_bin}")
-        if min_data_in_bin < 1:
+        if min_data_in_bin is not None and min_data_in_bin < 1:
             raise ValueError(f"min_data_in_bin must be >= 1, got {min_data_in_bin}")
         self.max_bin = int(max_bin)
-        self.min_data_in_bin = int(min_data_in_bin)
+        self.min_data_in_bin = min_data_in_bin
         self.sample_cnt = int(sample_cnt)
         self.seed = int(seed)
 
@@ -119,8 +125,12 @@ class BinMapper:
         cut_after[:-1] = (n_distinct[feats[:-1]] <= self.max_bin) & (feats[:-1] == feats[1:])
         for f in np.flatnonzero(n_distinct > self.max_bin):
             cut_after[starts[f] + quantile_cuts(counts[starts[f]:starts[f + 1]], self.max_bin)] = True
-        if self.min_data_in_bin > 1:
-            keep_filled_cuts(counts, starts, self.min_data_in_bin, cut_after)
+        self.bin_min_rows = self.min_data_in_bin
+        if self.bin_min_rows is None:
+            n_value_bins = int(np.count_nonzero(cut_after)) + F
+            self.bin_min_rows = WIDE_MIN_DATA_IN_BIN if n_value_bins > WIDE_HISTOGRAM_BINS else 1
+        if self.bin_min_rows > 1:
+            keep_filled_cuts(counts, starts, self.bin_min_rows, cut_after)
         cut = np.flatnonzero(cut_after)
         lo, hi = vals[cut], vals[cut + 1]
         mid = lo + (hi - lo) / 2.0
