@@ -186,6 +186,11 @@ _ATTRIBUTES = """
 """
 
 
+def _rows_of(rows: np.ndarray, *arrays) -> tuple:
+    """The given rows of each array (None for a None array)."""
+    return tuple(None if array is None else array[rows] for array in arrays)
+
+
 def _is_default(name: str, value) -> bool:
     default = _D[name]
     return value is default or (type(value) is type(default) and value == default)
@@ -357,10 +362,8 @@ class _GroveBase(BaseEstimator):
             if not eval_set:  # hold out validation_fraction of the training rows
                 fit_rows, valid_rows = self._validation_split(y_internal, objective)
                 self.validation_indices_ = valid_rows
-                held_out = (Xc[valid_rows], y_internal[valid_rows], None if w is None else w[valid_rows],
-                            None if start is None else start[valid_rows])
-                Xc, y_internal, w = Xc[fit_rows], y_internal[fit_rows], None if w is None else w[fit_rows]
-                start = None if start is None else start[fit_rows]
+                held_out = _rows_of(valid_rows, Xc, y_internal, w, start)
+                Xc, y_internal, w, start = _rows_of(fit_rows, Xc, y_internal, w, start)
         train_set = Dataset(Xc, y_internal, weight=w, feature_names=names, init_score=start)
         if held_out is not None:
             valid_sets.append(Dataset(held_out[0], held_out[1], weight=held_out[2], reference=train_set,
