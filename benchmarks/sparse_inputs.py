@@ -26,7 +26,7 @@ counts: 500,000 rows x 100 features of small counts at density 0.1 (CSR, 5 M non
 wide: 200,000 rows x 100,000 features, 20 M uniform values at uniform positions (about 200 a column, like
     the tf-idf of the XMC sets), a target from 50 of them, regression: as onehot over 10 rounds.
 --min-data-in-bin N gives both libraries the same min_data_in_bin (onehot, counts, wide; without it each
-    keeps its own default: multigrove's 1, LightGBM's 3).
+    keeps its own default: LightGBM's 3; multigrove's 1, or 3 where the bins would number over 2^20, as on wide).
 goss: top_rate 0.2, other_rate 0.1 on 500k and 1M x 50 regression (../shared/bench data) and Otto, each
     with and without GOSS, for multigrove and LightGBM: seconds per round, the test metric after the same
     rounds, and the time until the GOSS model reaches the no-GOSS model's final test loss (within 0.5 %).
