@@ -86,9 +86,10 @@ class BinMapper:
     the features' value bins number at most 2^20 in all, and 3 (LightGBM's default) beyond.
 
     Why None: a bin per distinct value gives the trees every threshold, which small sets use (LightGBM's 3
-    made the accuracy panel's Otto, edm and rf1 worse); where the histogram holds millions of bins (wide
-    sparse data, each feature's rare values a bin each) every split moves all of them through memory,
-    and 3 rows a bin makes the histograms about three times smaller (BENCHMARKS.md, stop 41).
+    made the accuracy panel's emotions, edm, rf1 and Otto worse, four other sets better); where the
+    histogram holds millions of bins (wide sparse data, each feature's rare values a bin each) every split
+    moves all of them through memory, and 3 rows a bin makes the histograms about three times smaller
+    (BENCHMARKS.md, stop 41).
     """
 
     def __init__(self, max_bin: int = MAX_VALUE_BINS, sample_cnt: int = 200_000, seed: int = 0,
