@@ -328,6 +328,10 @@ WORKERS = {"delicious": delicious_worker, "bibtex": bibtex_worker, "onehot": one
            "wide": wide_worker, "goss": goss_worker}
 
 
+#: the benches whose workers take the binning parameters (--min-data-in-bin)
+BINNING_BENCHES = ("onehot", "counts", "wide")
+
+
 def _run(bench, system, extra=()):
     done = subprocess.run([sys.executable, __file__, bench, "--worker", system, *extra], capture_output=True,
                           text=True)
@@ -345,10 +349,10 @@ def main():
     ap.add_argument("--min-data-in-bin", type=int, default=None,
                     help="min_data_in_bin for both libraries (onehot, counts, wide); default: each its own")
     a = ap.parse_args()
-    if a.min_data_in_bin is not None and a.bench not in ("onehot", "counts", "wide"):
-        ap.error("--min-data-in-bin applies to onehot, counts and wide")
+    if a.min_data_in_bin is not None and a.bench not in BINNING_BENCHES:
+        ap.error(f"--min-data-in-bin applies to {', '.join(BINNING_BENCHES)}")
     if a.worker:
-        if a.bench in ("onehot", "counts", "wide"):
+        if a.bench in BINNING_BENCHES:
             binning = {} if a.min_data_in_bin is None else {"min_data_in_bin": a.min_data_in_bin}
             print(json.dumps(WORKERS[a.bench](a.worker, binning)))
         else:

@@ -7,6 +7,7 @@ import scipy.sparse as sp
 
 import multigrove as mg
 from multigrove import MultigroveWarning
+from multigrove.data.binning import BinnedEntries
 
 
 @pytest.fixture(scope="module")
@@ -72,10 +73,10 @@ def test_binning_given_to_train_after_construction_warns(multi):
 
 
 def _fewest_rows_in_a_value_bin(ds, X):
-    mapper = ds.bin_mapper
-    binned = mapper.transform(X)
-    return min(np.bincount(binned[:, f], minlength=mapper.n_value_bins[f])[:mapper.n_value_bins[f]].min()
-               for f in range(X.shape[1]))
+    """The fewest rows of X (dense or sparse) in any value bin of any feature of the Dataset's bins."""
+    mapper, entries = ds.bin_mapper, BinnedEntries(ds.bin_mapper, X)
+    return min(np.bincount(entries.column(f, mapper.zero_bin[f]), minlength=mapper.n_value_bins[f])
+               [:mapper.n_value_bins[f]].min() for f in range(X.shape[1]))
 
 
 def test_min_data_in_bin_acts(multi):
@@ -102,14 +103,6 @@ def test_min_data_in_bin_acts(multi):
     X_wide = sp.csr_matrix((rng.random(1_200_000), at), shape=(20_000, 20_000))  # (sp.random takes 20 s)
     y = np.asarray(X_wide[:, :10].sum(axis=1)).ravel()
     ds = mg.Dataset(X_wide, y).construct()
-    mapper = ds.bin_mapper
-    assert mapper.bin_min_rows == 3 and mapper.total_bins < 500_000
-    columns = X_wide.tocsc()  # every row is in the sample: each value bin's rows, implicit zeros included
-    feature = np.repeat(np.arange(columns.shape[1]), np.diff(columns.indptr))
-    per_bin = np.bincount(mapper.hist_offsets[feature] + mapper.bin_values(columns.data, columns.indptr),
-                          minlength=mapper.total_bins)
-    per_bin[mapper.hist_offsets[:-1] + mapper.zero_bin] += columns.shape[0] - np.diff(columns.indptr)
-    value_bins = np.ones(mapper.total_bins, bool)
-    value_bins[mapper.hist_offsets[1:] - 1] = False  # the missing bins
-    assert per_bin[value_bins].min() >= 3
+    assert ds.bin_mapper.bin_min_rows == 3 and ds.bin_mapper.total_bins < 500_000
+    assert _fewest_rows_in_a_value_bin(ds, X_wide) >= 3  # every row is in the sample
     assert mg.Dataset(X_wide[:, :10_000], y).construct().bin_mapper.bin_min_rows == 1
