@@ -217,6 +217,26 @@ def test_bagging_draws_a_new_sample_every_bagging_freq_rounds(rng):
     assert not np.array_equal(s[0], s[2]) and s[0].size == 30
 
 
+@pytest.mark.parametrize("fraction", [0.3, 0.7])  # the kept rows drawn, or the left-out ones
+def test_bagging_draws_every_row_alike_and_splits_the_rows(fraction):
+    n, n_draws = 10, 2000
+    counts = np.zeros(n)
+    pair_counts = np.zeros((n, n))
+    for seed in range(n_draws):
+        sample = bagging_rows(n, fraction, np.random.default_rng(seed))
+        assert np.all(np.diff(sample.rows) > 0) and np.all(np.diff(sample.others) > 0)
+        np.testing.assert_array_equal(np.sort(np.concatenate([sample.rows, sample.others])), np.arange(n))
+        counts[sample.rows] += 1
+        pair_counts[np.ix_(sample.rows, sample.rows)] += 1
+    size = round(fraction * n)
+    expected = n_draws * size / n
+    assert np.all(np.abs(counts - expected) < 5 * np.sqrt(expected))
+    # every pair of rows is drawn together as often: a uniform draw of size rows of n
+    expected_pair = n_draws * size * (size - 1) / (n * (n - 1))
+    off_diagonal = pair_counts[~np.eye(n, dtype=bool)]
+    assert np.all(np.abs(off_diagonal - expected_pair) < 5 * np.sqrt(expected_pair))
+
+
 def test_feature_fraction_restricts_every_tree_to_its_features(rng):
     mask = feature_mask(40, 0.25, np.random.default_rng(0))
     assert mask.sum() == 10

@@ -14,7 +14,7 @@ from multigrove.kernels.sampling import (
     row_sq_norms,
     scale_rows,
     scale_rows_by,
-    uniform_select,
+    split_marked,
 )
 
 SETTINGS = settings(max_examples=30, deadline=None)
@@ -30,21 +30,14 @@ def test_row_sq_norms_equal_numpy(n, k, seed):
 
 
 @SETTINGS
-@given(n=st.integers(1, 300), frac=st.floats(0, 1), seed=st.integers(0, 2**16))
-def test_uniform_select_draws_exactly_n_take_rows_in_order(n, frac, seed):
-    n_take = int(round(frac * n))
-    uniforms = np.random.default_rng(seed).random(n)
-    rows, left_out = np.empty(n_take, np.int32), np.empty(n - n_take, np.int32)
-    uniform_select(uniforms, n_take, rows, left_out)
-    # the twin: row i is drawn when its uniform is below still-needed / still-left
-    drawn, needed = [], n_take
-    for i in range(n):
-        if needed and uniforms[i] < needed / (n - i):
-            drawn.append(i)
-            needed -= 1
-    np.testing.assert_array_equal(rows, drawn)
-    np.testing.assert_array_equal(np.sort(np.concatenate([rows, left_out])), np.arange(n))
-    assert np.all(np.diff(left_out) > 0)
+@given(n=st.integers(0, 300), frac=st.floats(0, 1), seed=st.integers(0, 2**16))
+def test_split_marked_equals_its_twin(n, frac, seed):
+    marked = np.random.default_rng(seed).random(n) < frac
+    n_marked = int(marked.sum())
+    rows, left_out = np.full(n_marked + 1, -7, np.int32), np.full(n - n_marked + 1, -7, np.int32)
+    split_marked(marked, rows, left_out)
+    np.testing.assert_array_equal(rows[:-1], np.flatnonzero(marked))  # the twin
+    np.testing.assert_array_equal(left_out[:-1], np.flatnonzero(~marked))
 
 
 @SETTINGS
@@ -71,16 +64,6 @@ def test_goss_select_equals_its_twin(n, top, other, levels, seed):
     np.testing.assert_array_equal(rows[:-1], kept)
     np.testing.assert_array_equal(other_rows[:-1], expect_other)
     np.testing.assert_array_equal(left_out[:-1], np.setdiff1d(np.arange(n), kept))
-
-
-def test_uniform_select_is_uniform():
-    counts = np.zeros(10)
-    for seed in range(2000):
-        rows, rest = np.empty(3, np.int32), np.empty(7, np.int32)
-        uniform_select(np.random.default_rng(seed).random(10), 3, rows, rest)
-        counts[rows] += 1
-    expected = 2000 * 3 / 10
-    assert np.all(np.abs(counts - expected) < 5 * np.sqrt(expected))
 
 
 @SETTINGS

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._dtypes import INDEX
-from ..kernels.sampling import goss_select, row_sq_norms, uniform_select
+from ..kernels.sampling import goss_select, row_sq_norms, split_marked
 
 
 class RowSample(NamedTuple):
@@ -41,9 +41,14 @@ def bagging_rows(n_rows: int, fraction: float, rng: np.random.Generator) -> RowS
     if fraction >= 1.0:
         return ALL_ROWS
     size = max(1, int(round(fraction * n_rows)))
-    rows, left_out = np.empty(size, INDEX), np.empty(n_rows - size, INDEX)
-    uniform_select(rng.random(n_rows), size, rows, left_out)
-    return RowSample(rows, left_out)
+    # NumPy draws the smaller side (its cost grows with the number drawn); every subset of size rows is
+    # equally likely either way
+    draw_kept = size <= n_rows - size
+    marked = np.zeros(n_rows, np.bool_) if draw_kept else np.ones(n_rows, np.bool_)
+    marked[rng.choice(n_rows, size if draw_kept else n_rows - size, replace=False, shuffle=False)] = draw_kept
+    rows, left_out = np.empty(size + 1, INDEX), np.empty(n_rows - size + 1, INDEX)  # a slot of slack each
+    split_marked(marked, rows, left_out)
+    return RowSample(rows[:-1], left_out[:-1])
 
 
 def goss_rows(magnitude: np.ndarray, top_rate: float, other_rate: float, rng: np.random.Generator) -> RowSample:

@@ -59,25 +59,24 @@ def goss_select(magnitude, threshold, n_top, drawn, out_rows, out_left_out, out_
 
 
 @njit(cache=True)
-def uniform_select(uniforms, n_take, out_rows, out_left_out):
-    """Draw n_take of n rows uniformly without replacement (Knuth's selection sampling: row i is taken
-    with probability still-needed / still-left, so exactly n_take are drawn).
+def split_marked(marked, out_rows, out_left_out):
+    """Split the rows by a mark, each side in ascending row order.
 
-    IN  uniforms (n,) float64 in [0, 1).
-    OUT out_rows (n_take,) int32 and out_left_out (n - n_take,) int32: the drawn and the other rows, ascending.
-    """
-    n = uniforms.shape[0]
-    needed = n_take
+    IN  marked (n,) bool.
+    OUT out_rows (n_marked + 1,) int32: the marked rows, then one slot of slack.
+    OUT out_left_out (n - n_marked + 1,) int32: the other rows, then one slot of slack.
+
+    Branch-free, as goss_select: every row is written to both outputs and only the counter of its
+    side advances (a bagging draw is a coin flip for the branch predictor; Knuth's selection
+    sampling, which decided row by row, took 3.5 ms at 500k rows and half of them drawn)."""
     k = 0
     q = 0
-    for i in range(n):
-        if needed > 0 and uniforms[i] * (n - i) < needed:
-            out_rows[k] = i
-            k += 1
-            needed -= 1
-        else:
-            out_left_out[q] = i
-            q += 1
+    for i in range(marked.shape[0]):
+        m = np.int64(marked[i])
+        out_rows[k] = i
+        out_left_out[q] = i
+        k += m
+        q += 1 - m
 
 
 @njit(parallel=True, cache=True)
