@@ -59,7 +59,7 @@ def main():
             for system, train in trainers.items():
                 params = dict(BASE) if fraction == 1.0 else dict(BASE, bagging_fraction=fraction, bagging_freq=1)
                 stamps = []
-                model = train(params, SKIP + a.rounds, lambda env: stamps.append(time.perf_counter()))
+                model = train(params, SKIP + a.rounds, lambda env, clock=stamps: clock.append(time.perf_counter()))
                 steady = float(np.median(np.diff(stamps[SKIP:])))
                 r2 = 1.0 - float(np.mean((model.predict(Xte) - yte) ** 2)) / float(np.var(yte))
                 times[system, fraction].append(steady)
@@ -72,7 +72,8 @@ def main():
     if len(trainers) == 2:
         for fraction in FRACTIONS:
             r = np.array(times["mg", fraction]) / np.array(times["lgbm", fraction])
-            print(f"multigrove / LightGBM s/round at fraction {fraction}: {np.median(r):.2f} ({r.min():.2f}-{r.max():.2f})")
+            print(f"multigrove / LightGBM s/round at fraction {fraction}: "
+                  f"{np.median(r):.2f} ({r.min():.2f}-{r.max():.2f})")
 
 
 if __name__ == "__main__":
