@@ -15,31 +15,38 @@ from numba import njit, prange
 
 
 @njit(cache=True)
-def _extend(path_feature, path_zero, path_one, path_weight, start, length, zero, one, feature):
-    """Append (feature, zero, one) to the path at [start, start + length); the new length is length + 1."""
+def _extend(path_feature, path_zero, path_one, path_weight, start, length, zero, one, feature, reciprocal):
+    """Append (feature, zero, one) to the path at [start, start + length); the new length is length + 1.
+    ``reciprocal[k]`` is 1 / k: the walk multiplies where the algorithm divides (a division costs several
+    multiplications' time, and these loops run O(depth^2) times a leaf)."""
     at = start + length
     path_feature[at] = feature
     path_zero[at] = zero
     path_one[at] = one
     path_weight[at] = 1.0 if length == 0 else 0.0
+    per_length = reciprocal[length + 1]
     for i in range(length - 1, -1, -1):
-        path_weight[start + i + 1] += one * path_weight[start + i] * (i + 1) / (length + 1)
-        path_weight[start + i] = zero * path_weight[start + i] * (length - i) / (length + 1)
+        path_weight[start + i + 1] += one * path_weight[start + i] * (i + 1) * per_length
+        path_weight[start + i] = zero * path_weight[start + i] * (length - i) * per_length
 
 
 @njit(cache=True)
-def _unwind(path_feature, path_zero, path_one, path_weight, start, length, index):
+def _unwind(path_feature, path_zero, path_one, path_weight, start, length, index, reciprocal):
     """Remove element ``index`` from the path of ``length`` elements (undo its extension)."""
     one = path_one[start + index]
     zero = path_zero[start + index]
     carry = path_weight[start + length - 1]
-    for j in range(length - 2, -1, -1):
-        if one != 0.0:
+    if one != 0.0:
+        length_per_one = length / one
+        zero_per_length = zero * reciprocal[length]
+        for j in range(length - 2, -1, -1):
             kept = path_weight[start + j]
-            path_weight[start + j] = carry * length / ((j + 1) * one)
-            carry = kept - path_weight[start + j] * zero * (length - 1 - j) / length
-        else:
-            path_weight[start + j] = path_weight[start + j] * length / (zero * (length - 1 - j))
+            path_weight[start + j] = carry * length_per_one * reciprocal[j + 1]
+            carry = kept - path_weight[start + j] * zero_per_length * (length - 1 - j)
+    else:
+        length_per_zero = length / zero
+        for j in range(length - 2, -1, -1):
+            path_weight[start + j] = path_weight[start + j] * length_per_zero * reciprocal[length - 1 - j]
     for j in range(index, length - 1):
         path_feature[start + j] = path_feature[start + j + 1]
         path_zero[start + j] = path_zero[start + j + 1]
@@ -47,26 +54,40 @@ def _unwind(path_feature, path_zero, path_one, path_weight, start, length, index
 
 
 @njit(cache=True)
-def _unwound_sum(path_zero, path_one, path_weight, start, length, index):
-    """The sum of the path's weights once element ``index`` is unwound (the path is not changed)."""
-    one = path_one[start + index]
-    zero = path_zero[start + index]
-    total = 0.0
-    if one != 0.0:
-        carry = path_weight[start + length - 1]
-        for j in range(length - 2, -1, -1):
-            weight = carry * length / ((j + 1) * one)
-            total += weight
-            carry = path_weight[start + j] - weight * zero * (length - 1 - j) / length
-    else:
-        for j in range(length - 2, -1, -1):
-            total += path_weight[start + j] * length / (zero * (length - 1 - j))
-    return total
+def _unwound_sums(path_zero, path_one, path_weight, start, length, reciprocal, scratch, follows, sums):
+    """OUT sums[i], i in [1, length): the sum of the path's weights once element i is unwound (the path
+    is not changed).  OUT scratch (3, >= length) float64, follows (>= length,) bool.
+
+    Unwinding one element is a chain of dependent multiply-adds, one step per weight; the elements'
+    chains are independent, so all of them take their step j together (the inner loop runs across the
+    elements, and the CPU overlaps their chains where one element's would wait on each step).  An
+    element the row did not follow (one == 0) has no chain: each weight adds alone; both forms are
+    computed for every element and its own is selected (the other may be inf or NaN, never added)."""
+    carry, ratio, shrink = scratch[0], scratch[1], scratch[2]
+    last = path_weight[start + length - 1]
+    for i in range(1, length):
+        one = path_one[start + i]
+        zero = path_zero[start + i]
+        follows[i] = one != 0.0
+        ratio[i] = length / one if one != 0.0 else length / zero
+        shrink[i] = zero * reciprocal[length] if one != 0.0 else 0.0
+        carry[i] = last
+        sums[i] = 0.0
+    for j in range(length - 2, -1, -1):
+        weight_j = path_weight[start + j]
+        per_step = reciprocal[j + 1]
+        per_rest = reciprocal[length - 1 - j]
+        rest = length - 1 - j
+        for i in range(1, length):
+            chained = carry[i] * ratio[i] * per_step
+            alone = weight_j * ratio[i] * per_rest
+            sums[i] += chained if follows[i] else alone
+            carry[i] = weight_j - chained * shrink[i] * rest
 
 
 @njit(cache=True)
 def _explain_tree(x, t, forest, child_fraction, path_feature, path_zero, path_one, path_weight, frames,
-                  frame_fractions, phi):
+                  frame_fractions, reciprocal, scratch, follows, sums, phi):
     """Add tree t's SHAP values for row x to phi (F + 1, d).  The recursion of the algorithm runs on an
     explicit stack (Numba's cache cannot hold a recursive function): a frame is (child, its parent's path
     start and length, feature) in ``frames`` and (zero, one) fractions in ``frame_fractions``; frames are
@@ -85,13 +106,13 @@ def _explain_tree(x, t, forest, child_fraction, path_feature, path_zero, path_on
             path_zero[start + i] = path_zero[parent_start + i]
             path_one[start + i] = path_one[parent_start + i]
             path_weight[start + i] = path_weight[parent_start + i]
-        _extend(path_feature, path_zero, path_one, path_weight, start, parent_length, zero, one, feature)
+        _extend(path_feature, path_zero, path_one, path_weight, start, parent_length, zero, one, feature, reciprocal)
         length = parent_length + 1
         if child < 0:
             row = leaf_base + ~child
+            _unwound_sums(path_zero, path_one, path_weight, start, length, reciprocal, scratch, follows, sums)
             for i in range(1, length):
-                scale = _unwound_sum(path_zero, path_one, path_weight, start, length, i) * \
-                    (path_one[start + i] - path_zero[start + i])
+                scale = sums[i] * (path_one[start + i] - path_zero[start + i])
                 f = path_feature[start + i]
                 for p in range(forest.leaf_ptr[row], forest.leaf_ptr[row + 1]):
                     phi[f, forest.leaf_cols[p]] += scale * forest.leaf_vals[p]
@@ -109,7 +130,7 @@ def _explain_tree(x, t, forest, child_fraction, path_feature, path_zero, path_on
             if path_feature[start + k] == split:
                 incoming_zero = path_zero[start + k]
                 incoming_one = path_one[start + k]
-                _unwind(path_feature, path_zero, path_one, path_weight, start, length, k)
+                _unwind(path_feature, path_zero, path_one, path_weight, start, length, k, reciprocal)
                 length -= 1
                 break
         for target, zero_share, one_share in ((cold, incoming_zero * (1.0 - hot_fraction), 0.0),
@@ -134,9 +155,16 @@ def tree_shap(X, forest, child_fraction, max_depth, out):
         path_weight = np.empty(size, np.float64)
         frames = np.empty((2 * max_depth + 2, 4), np.int64)
         frame_fractions = np.empty((2 * max_depth + 2, 2), np.float64)
+        reciprocal = np.empty(max_depth + 3, np.float64)  # 1 / k for the path lengths k
+        scratch = np.empty((3, max_depth + 2), np.float64)  # the leaves' unwound sums (_unwound_sums)
+        follows = np.empty(max_depth + 2, np.bool_)
+        sums = np.empty(max_depth + 2, np.float64)
+        reciprocal[0] = 0.0
+        for k in range(1, max_depth + 3):
+            reciprocal[k] = 1.0 / k
         phi = out[i]
         for t in range(n_trees):
             if forest.tree_node_offset[t + 1] == forest.tree_node_offset[t]:
                 continue  # a single leaf explains nothing beyond the expected value
             _explain_tree(X[i], t, forest, child_fraction, path_feature, path_zero, path_one, path_weight, frames,
-                          frame_fractions, phi)
+                          frame_fractions, reciprocal, scratch, follows, sums, phi)
