@@ -39,6 +39,14 @@ def regression_data(n_rows: int, n_outputs: int = 1):
     return Xtr, Xte, ytr, yte
 
 
+def above_median(y_train, *others):
+    """The benchmarks' binary task from a regression target: each of y_train, *others above y_train's median,
+    as 0/1 float64 (raveled)."""
+    import numpy as np
+    cut = np.median(y_train)
+    return tuple((np.ravel(y) > cut).astype(np.float64) for y in (y_train, *others))
+
+
 def maxrss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 

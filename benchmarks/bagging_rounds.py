@@ -21,7 +21,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import emit, regression_data  # noqa: E402
+from _common import above_median, emit, regression_data  # noqa: E402
 
 BASE = dict(learning_rate=0.1, num_leaves=32, lambda_l2=1.0, max_bin=255, num_threads=2, verbose=-1)
 FRACTIONS = (1.0, 0.8, 0.5)
@@ -30,10 +30,8 @@ SKIP = 5  # rounds left out of the steady time
 
 def _test_score(objective, model, Xte, yte):
     """Test R^2 (regression) or ROC AUC (binary) of a trained model."""
-    if objective == "binary":
-        from sklearn.metrics import roc_auc_score
-        return float(roc_auc_score(yte, model.predict(Xte)))
-    return 1.0 - float(np.mean((model.predict(Xte) - yte) ** 2)) / float(np.var(yte))
+    from sklearn.metrics import r2_score, roc_auc_score
+    return float((roc_auc_score if objective == "binary" else r2_score)(yte, model.predict(Xte)))
 
 
 def _trainers(systems, Xtr, ytr, base):
@@ -63,10 +61,7 @@ def main():
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     Xtr, Xte, ytr, yte = regression_data(a.n_rows)
-    ytr, yte = np.ravel(ytr), np.ravel(yte)
-    if a.objective == "binary":
-        cut = np.median(ytr)
-        ytr, yte = (ytr > cut).astype(np.float64), (yte > cut).astype(np.float64)
+    ytr, yte = above_median(ytr, yte) if a.objective == "binary" else (np.ravel(ytr), np.ravel(yte))
     base = dict(BASE, objective=a.objective)
     trainers = _trainers(a.systems, Xtr, ytr, base)
     times = {(s, f): [] for s in trainers for f in FRACTIONS}

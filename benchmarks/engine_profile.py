@@ -20,7 +20,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import regression_data  # noqa: E402
+from _common import above_median, regression_data  # noqa: E402
 
 
 def main():
@@ -32,8 +32,8 @@ def main():
                     help='extra training parameters as JSON, e.g. \'{"data_sample_strategy": "goss"}\'')
     a = ap.parse_args()
     Xtr, _, ytr, _ = regression_data(a.n_rows)
-    if json.loads(a.params).get("objective") == "binary":  # the regression target above its median
-        ytr = (np.ravel(ytr) > np.median(ytr)).astype(np.float64)
+    if json.loads(a.params).get("objective") == "binary":
+        ytr, = above_median(ytr)
     import multigrove as mg
     print("multigrove from", Path(mg.__file__).parent)
     defaults = dict(learning_rate=0.1, num_leaves=32, lambda_l2=1.0, max_bin=255, num_threads=2)
