@@ -70,28 +70,44 @@ def default_feature_names(n_features: int) -> list[str]:
 
 
 def check_features(X, *, name: str = "X", n_features: int | None = None, allow_empty: bool = False,
-                   expected_by: str = "the model", expected_names: list[str] | None = None
-                   ) -> tuple[np.ndarray, list[str] | None]:
+                   expected_by: str = "the model", expected_names: list[str] | None = None,
+                   categories: dict | None = None) -> tuple[np.ndarray, list[str] | None]:
     """Return (X as a C-ordered float32/float64 2-D array or a CSR/CSC matrix, feature names or None).
 
     Accepts NumPy arrays (any real dtype), array-likes, pandas DataFrames of numeric (or sparse
-    numeric) columns and scipy.sparse matrices.  NaN marks a missing value (an implicit zero of a
-    sparse matrix is the value 0); +-inf is rejected.  With ``expected_names`` (the names a model was
-    trained with), a DataFrame's columns must carry them in that order; arrays are taken by position,
-    as are the columns of a model trained without names.
+    numeric) and category columns, and scipy.sparse matrices.  NaN marks a missing value (an implicit
+    zero of a sparse matrix is the value 0); +-inf is rejected.  With ``expected_names`` (the names a
+    model was trained with), a DataFrame's columns must carry them in that order; arrays are taken by
+    position, as are the columns of a model trained without names.  A DataFrame's categorical columns
+    become codes (``data.categories``): of ``categories`` ({feature: category list}: the training
+    data's, for a validation set or a prediction), else of the columns' own categories.
     """
+    return check_features_and_categories(X, name=name, n_features=n_features, allow_empty=allow_empty,
+                                         expected_by=expected_by, expected_names=expected_names,
+                                         categories=categories)[:2]
+
+
+def check_features_and_categories(X, *, name: str = "X", n_features: int | None = None, allow_empty: bool = False,
+                                  expected_by: str = "the model", expected_names: list[str] | None = None,
+                                  categories: dict | None = None) -> tuple[np.ndarray, list[str] | None, dict]:
+    """check_features, and the category lists of a DataFrame's category columns ({feature: list}: the ones
+    ``categories`` gives, else the columns' own; {} for other data)."""
+    from .data.categories import frame_categories  # data/ imports this module: resolved at call time
     names = None
+    found: dict = {}
     if X is None:
         raise TypeError(f"{name} must be a 2-D array of numbers, got None")
     if _is_dataframe(X):
-        _check_frame_columns(X, name)
         names = [str(c) for c in X.columns]
         if expected_names is not None:
             check_feature_names(names, list(expected_names), name, expected_by)
+        found = frame_categories(X) if categories is None else {f: v for f, v in categories.items()
+                                                                 if v is not None and f < X.shape[1]}
+        _check_frame_columns(X, name, found, categories)
         if X.shape[1] and all(_is_sparse_dtype(dt) for dt in X.dtypes):
             X = sp.csr_matrix(X.sparse.to_coo())
         else:
-            X = X.to_numpy(dtype=np.float64, na_value=np.nan)
+            X = _frame_values(X, found)
     if sp.issparse(X):
         X = check_sparse_features(X, name)
     else:
@@ -119,7 +135,7 @@ def check_features(X, *, name: str = "X", n_features: int | None = None, allow_e
         raise ValueError(f"{name} has {X.shape[1]} features, but {expected_by} is expecting {n_features} "
                          "features as input (the number it was trained with)")
     if sp.issparse(X):
-        return X, names
+        return X, names, found
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
     X = np.ascontiguousarray(X)
@@ -128,25 +144,47 @@ def check_features(X, *, name: str = "X", n_features: int | None = None, allow_e
         i, j = np.argwhere(infinite)[0]
         raise ValueError(f"{name} must not contain +-inf (NaN marks a missing value), got {X[i, j]} at row {i}, "
                          f"column {j}")
-    return X, names
+    return X, names, found
 
 
-def _check_frame_columns(X, name: str) -> None:
-    """Every column of a DataFrame holds numbers: NumPy's numeric and bool dtypes, pandas' nullable ones
+def _frame_values(X, categories: dict) -> np.ndarray:
+    """A DataFrame as float64, its categorical columns (``categories``' keys) as codes of their lists."""
+    from .data.categories import encode_column
+    out = np.empty(X.shape, dtype=np.float64)
+    for j in range(X.shape[1]):
+        column = X.iloc[:, j]
+        if j in categories:
+            out[:, j] = encode_column(column, categories[j])
+        else:
+            out[:, j] = column.to_numpy(dtype=np.float64, na_value=np.nan)
+    return out
+
+
+def _check_frame_columns(X, name: str, categorical: dict, model_categories: dict | None) -> None:
+    """Every column of a DataFrame holds numbers -- NumPy's numeric and bool dtypes, pandas' nullable ones
     (``Int64``, ``Float64``, ``boolean``: a missing value becomes NaN), Arrow-backed numbers and sparse
-    numeric columns.  Categorical, text and date columns are refused by name: the trees split on
-    numbers only."""
+    numeric columns -- or is categorical (``categorical``: a category column, or a column the model reads
+    by its category list).  Text and date columns are refused by name, and a category column the model
+    trained as a number."""
     from pandas.api.types import is_bool_dtype, is_numeric_dtype  # X is a pandas DataFrame
 
-    bad = [(str(column), dtype) for column, dtype in zip(X.columns, X.dtypes)
-           if not (is_numeric_dtype(dtype) or is_bool_dtype(dtype))]
+    from .data.categories import is_category_column
+    if model_categories is not None:
+        numeric_only = [str(c) for j, (c, dt) in enumerate(zip(X.columns, X.dtypes))
+                        if is_category_column(dt) and j not in model_categories]
+        if numeric_only:
+            raise TypeError(f"{name} column(s) {numeric_only[:5]} hold categories, but the model was trained on "
+                            "them as numbers: give their numeric values, as in training")
+    bad = [(str(column), dtype) for j, (column, dtype) in enumerate(zip(X.columns, X.dtypes))
+           if j not in categorical and not (is_numeric_dtype(dtype) or is_bool_dtype(dtype))]
     if not bad:
         return
     described = ", ".join(f"'{column}' ({dtype})" for column, dtype in bad[:5]) + (" ..." if len(bad) > 5 else "")
-    hint = "; multigrove splits on numbers only: encode categorical columns first (one-hot, or the category " \
-           "codes where their order means something)" if any(str(dtype) == "category" for _, dtype in bad) else ""
-    raise TypeError(f"{name} has {len(bad)} column(s) that do not hold numbers: {described}; every column must "
-                    f"be numeric or boolean{hint}")
+    text = any(str(dtype) in ("object", "string", "str") or "string" in str(dtype) for _, dtype in bad)
+    hint = "; a column of categories is split on as such when it is a pandas 'category' column " \
+           "(df[column].astype('category'))" if text else ""
+    raise TypeError(f"{name} has {len(bad)} column(s) that hold neither numbers nor categories: {described}; every "
+                    f"column must be numeric, boolean or categorical{hint}")
 
 
 def check_feature_names(names: list[str], expected: list[str], name: str, expected_by: str) -> None:

@@ -1,4 +1,4 @@
-"""Command line: ``multigrove train | predict | evaluate | xmc train | xmc predict | demo``.
+"""Command line: ``multigrove train | predict | evaluate | xmc train | xmc predict | demo | compile``.
 
 Data files, by suffix (``.gz`` allowed for the text formats) or ``--format``:
 
@@ -114,12 +114,26 @@ def read_data(path: str, targets: int = 1, fmt: str | None = None) -> Data:
             return _split_targets(arff.X, arff.names, targets, path)
     except ValueError as exc:  # the readers name the file and the line
         raise _fail(str(exc)) from None
-    from .data.tables import numeric_columns, read_table
+    from .data.tables import categorical_columns, numeric_columns, read_table
     try:
         table = read_table(path, fmt)
+        if categorical_columns(table):  # a Parquet file's dictionary columns: categorical features
+            return _split_frame(table, targets, path)
         return _split_targets(numeric_columns(table, path), table.column_names, targets, path)
     except (ValueError, ImportError) as exc:  # the reader names the file and the line
         raise _fail(str(exc)) from None
+
+
+def _split_frame(table, targets: int, path: str) -> Data:
+    """A table with categorical (dictionary) columns: the features as a pandas DataFrame (its category
+    columns are the categorical features), the last ``targets`` columns as numbers."""
+    from .data.tables import numeric_columns
+    names = table.column_names
+    if targets and not 0 < targets < len(names):
+        raise _fail(f"--targets must be between 1 and {len(names) - 1} for {path}, got {targets}")
+    features = table.select(names[:len(names) - targets])
+    Y = numeric_columns(table.select(names[len(names) - targets:]), path) if targets else None
+    return Data(features.to_pandas(), Y, list(features.column_names), False)
 
 
 def _params(items: list[str] | None, config: str | None) -> dict:
@@ -193,8 +207,18 @@ def _widen(matrix, width: int):
 
 def _model_input(bst, data: Data, path: str):
     """The data file's features as the model reads them: a sparse file's columns widened to the model's, a
-    table's columns checked by name against the model's features (a file in another column order is refused)."""
+    table's columns checked by name against the model's features (a file in another column order is refused).
+    A table with more columns than the model, all of the model's named among them (a test file that still
+    holds its targets), gives the model's columns, and the others are named as left out."""
     if not data.label_sets:
+        names, wanted = list(data.names), list(bst.feature_names)
+        if len(names) > len(wanted) and wanted != default_feature_names(len(wanted)) and set(wanted) <= set(names):
+            left_out = [n for n in names if n not in wanted]
+            print(f"{path}: using the model's {len(wanted)} feature columns; left out {left_out[:10]}"
+                  f"{' ...' if len(left_out) > 10 else ''}", file=sys.stderr)
+            if hasattr(data.X, "iloc"):
+                return data.X[wanted]
+            return data.X[:, [names.index(n) for n in wanted]]
         check_feature_names(data.names, bst.feature_names, path, "the model")
     return _widen(data.X, bst.n_features)
 
@@ -311,6 +335,13 @@ def cmd_demo(args) -> int:
     return 0 if acc > 0.9 and same else 1
 
 
+def cmd_compile(args) -> int:
+    """Compile every kernel into Numba's cache (multigrove.warmup)."""
+    from .warmup import compile_kernels
+    compile_kernels(args.processes)
+    return 0
+
+
 def _data_options(parser, targets_default: int, targets_help: str, *, data_help: str) -> None:
     parser.add_argument("--data", required=True, help=data_help)
     parser.add_argument("--format", choices=FORMATS, help="the data files' format (default: from the suffix)")
@@ -366,12 +397,16 @@ def _parser() -> argparse.ArgumentParser:
     xmc_predict.add_argument("--top-k", type=int, default=5, help="labels kept per row (default 5)")
     xmc_predict.add_argument("--out", help="output file: per row 'label:score' pairs, best first")
     commands.add_parser("demo", help="train on bundled / generated data")
+    compile_cmd = commands.add_parser("compile", help="compile every kernel into Numba's cache (for a Dockerfile or a "
+                                      "CI step: later first fits then start at once)")
+    compile_cmd.add_argument("--processes", type=int, help="processes compiling side by side (default: the cores)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     commands = {"train": cmd_train, "predict": cmd_predict, "evaluate": cmd_evaluate, "demo": cmd_demo,
+                "compile": cmd_compile,
                 "xmc": lambda args: {"train": cmd_xmc_train, "predict": cmd_xmc_predict}[args.xmc_command](args)}
     try:
         return commands[args.command](args)

@@ -10,6 +10,11 @@ histogram per split and worker, (bins x statistic columns) float64, which a sket
 (bins x (k + 2)) whatever the number of outputs.  ``ShardActors`` sends each request to every worker at
 once, straight to the workers where the client can reach them.
 
+A dask DataFrame's ``category`` columns are categorical features: their categories must be known
+(``X.categorize()``), and every partition is encoded with the training data's category lists, by
+value, before it reaches a worker (validation sets and predictions too).  They are split on sets
+(ordered target statistics, ``cat_encoding='statistics'``, need the rows in one process).
+
 What is global is computed globally: bin boundaries and the feature layout from a sample of every
 worker's rows (all of them up to ``bin_construct_sample_cnt``), the start score and target scaling
 from summed label moments, sketches from summed column norms and Gram products, metrics from summed
@@ -32,7 +37,7 @@ import numpy as np
 
 from ._validation import default_feature_names
 from .boosting.booster import Booster
-from .boosting.engine import Validation, boost, new_booster, stat_layout
+from .boosting.engine import Validation, boost, check_categorical, new_booster, stat_layout
 from .boosting.leaves import StatLayout
 from .boosting.losses import make_loss
 from .boosting.metrics import add_parts
@@ -102,8 +107,10 @@ class ShardActor:
         rows = np.sort(np.random.default_rng((seed, self.shard_id)).choice(n, take, replace=False))
         return self.X[rows]
 
-    def setup(self, params: dict, num_class: int, mapper, layout) -> np.ndarray:
-        """Bin the rows, check the labels with the run's loss; return the labels' moments."""
+    def setup(self, params: dict, num_class: int, mapper, layout, integer_coded: list) -> np.ndarray:
+        """Bin the rows, check the labels with the run's loss; return the labels' moments.  ``integer_coded``:
+        the categorical features given as integer codes (checked; a negative code is missing)."""
+        from .data.categories import check_codes
         from .data.storage import build_store
         config = Params.from_dict(params)
         some_label = self.y if self.y is not None else next(v[1] for v in self.valid if v is not None)
@@ -114,11 +121,14 @@ class ShardActor:
             raise ValueError(f"{exc} [a row number here counts the {held} rows of the worker holding shard "
                              f"{self.shard_id}, its partitions in order]") from None
         self.label = label if self.y is not None else None
+        names = default_feature_names(mapper.n_features)
         with self._threads():
-            self.store = None if self.X is None else build_store(self.X, mapper, layout)
+            self.store = None if self.X is None else \
+                build_store(check_codes(self.X, integer_coded, names, "X"), mapper, layout)
             self.valid_stores = []
             for v in self.valid:
-                self.valid_stores.append(None if v is None else build_store(v[0], mapper, layout))
+                self.valid_stores.append(None if v is None else
+                                         build_store(check_codes(v[0], integer_coded, names, "X"), mapper, layout))
         self.X = None  # the binned store is all training needs
         return None if self.label is None else self.loss.moments(self.label, self.w)
 
@@ -401,6 +411,52 @@ def _blocks(collection, name: str):
     return collection
 
 
+#: what dask puts in place of the categories of a category column whose categories it has not computed
+UNKNOWN_CATEGORIES = "__UNKNOWN_CATEGORIES__"
+
+
+def _frame_codes(frame, categories: dict):
+    """A pandas partition with its categorical columns (``categories``' keys) as float64 codes."""
+    from .data.categories import encode_column
+    frame = frame.copy()
+    for j, values in categories.items():
+        column = frame.columns[j]
+        frame[column] = encode_column(frame[column], values)
+    return frame
+
+
+def _encode_categories(X, config: Params, categories: dict | None = None, what: str = "X"):
+    """(X with its categorical columns as float codes, {feature: category list or None}, feature names or None).
+
+    A dask DataFrame's category columns take their known categories (``categories`` given: the training
+    data's lists, for a validation set or a prediction); ``categorical_feature`` adds integer-coded columns.
+    A dask array passes through (its categorical columns, if any, hold codes)."""
+    from .data.categories import is_category_column, resolve_features
+    names = [str(c) for c in X.columns] if hasattr(X, "columns") and hasattr(X, "dtypes") else None
+    if names is None:
+        n_features = int(X.shape[1]) if getattr(X, "ndim", 2) == 2 else 1
+        found = dict(categories) if categories is not None else \
+            resolve_features(config.categorical_feature, default_feature_names(n_features), {})
+        return X, found, None
+    if categories is None:
+        found = {}
+        for j, dtype in enumerate(X.dtypes):
+            if is_category_column(dtype):
+                values = [v.item() if isinstance(v, np.generic) else v for v in dtype.categories]
+                if values == [UNKNOWN_CATEGORIES]:
+                    raise ValueError(f"{what} column {names[j]!r} is categorical with unknown categories: call "
+                                     f"{what}.categorize() (or astype a CategoricalDtype) first")
+                found[j] = values
+        categories = resolve_features(config.categorical_feature, names, found)
+    listed = {j: v for j, v in categories.items() if v is not None}
+    if not listed:
+        return X, categories, names
+    meta = X._meta.copy()
+    for j in listed:
+        meta[meta.columns[j]] = np.zeros(len(meta), np.float64)
+    return X.map_partitions(_frame_codes, listed, meta=meta), categories, names
+
+
 def _aligned_parts(client, X, y, w, what: str):
     """Futures of (X, y, w) blocks, one per row partition, with the worker that holds each."""
     X = _blocks(X, f"{what} X")
@@ -483,20 +539,26 @@ def train(client, params: Mapping[str, Any] | None, X, y, num_boost_round: int =
     if config.objective in SPARSE_OUTPUT_OBJECTIVES:
         raise ValueError(f"multigrove.dask.train does not train objective '{config.objective}' (sparse outputs): use "
                          "multigrove.train")
+    if config.cat_encoding == "statistics":
+        raise ValueError("cat_encoding='statistics' is not available in multigrove.dask.train: ordered target "
+                         "statistics walk every training row in one permutation; its categorical features are split "
+                         "on sets (cat_encoding 'auto' or 'sets')")
     if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) or num_boost_round < 0:
         raise ValueError(f"num_boost_round must be an integer >= 0, got {num_boost_round!r}")
     valid_sets = list(valid_sets or [])
     valid_names = list(valid_names or [])
+    X, categories, names = _encode_categories(X, config)
     placed = _by_worker(_aligned_parts(client, X, y, sample_weight, "training data"))
     valid_placed = []
     for i, vs in enumerate(valid_sets):
         if not isinstance(vs, (tuple, list)) or len(vs) not in (2, 3):
             raise ValueError(f"valid_sets[{i}] must be (X, y) or (X, y, sample_weight)")
-        valid_placed.append(_by_worker(_aligned_parts(client, vs[0], vs[1], vs[2] if len(vs) == 3 else None,
+        Xv, _, _ = _encode_categories(vs[0], config, categories, f"valid_sets[{i}] X")
+        valid_placed.append(_by_worker(_aligned_parts(client, Xv, vs[1], vs[2] if len(vs) == 3 else None,
                                                       f"valid_sets[{i}]")))
     actors = _start_actors(client, config, placed, valid_placed)
     return _train_on(config, actors, valid_names, len(valid_placed), int(num_boost_round),
-                     list(callbacks or []))
+                     list(callbacks or []), categories, names)
 
 
 def _start_actors(client, config: Params, placed: dict, valid_placed: list) -> ShardActors:
@@ -519,18 +581,23 @@ class _Run(NamedTuple):
     everyone: DistributedRows  # every worker (validation rows included)
 
 
-def _global_bins(config: Params, training: ShardActors, n_rows: int, n_outputs: int):
+def _global_bins(config: Params, training: ShardActors, n_rows: int, n_outputs: int, categories: dict):
     """Bins and the feature layout learnt from a sample of every worker's rows."""
+    from .data.categories import check_codes
     mapper = BinMapper(config.max_bin, config.bin_construct_sample_cnt, config.seed, config.min_data_in_bin)
     share = min(1.0, config.bin_construct_sample_cnt / n_rows)
     sample = np.concatenate(training.ask("sample", share, config.seed))
-    mapper.fit(sample)
+    integer_coded = [f for f, values in categories.items() if values is None]
+    sample = check_codes(sample, integer_coded, default_feature_names(sample.shape[1]), "X")
+    categorical = np.zeros(sample.shape[1], np.bool_)
+    categorical[list(categories)] = True
+    mapper.fit(sample, categorical)
     layout = plan_layout(mapper, sample, config.is_enable_sparse, config.enable_bundle, config.max_conflict_rate,
                          config.sparse_threshold_for(n_outputs))
     return mapper, layout
 
 
-def _prepare(config: Params, actors: ShardActors) -> _Run:
+def _prepare(config: Params, actors: ShardActors, categories: dict, names: list | None) -> _Run:
     """Learn the bins, bin every worker's rows, compute the start score and target scaling from the
     summed label moments, and start every worker's shards.  Workers whose partitions turn out to be
     empty take no further part."""
@@ -549,13 +616,18 @@ def _prepare(config: Params, actors: ShardActors) -> _Run:
         num_class = int(max(s["label_max"] for s in summaries)) + 1
     label_stub = _label_stub(summaries, num_class, config)
     loss, _ = make_loss(config.objective, num_class, config.num_outputs, label_stub, None)
-    mapper, layout = _global_bins(config, training, n_rows, loss.n_outputs)
-    shard_moments = actors.ask("setup", config.to_dict(), num_class, mapper, layout)
+    if any(f >= n_features for f in categories):
+        raise ValueError(f"categorical_feature names feature {max(categories)}, but X has {n_features} features")
+    mapper, layout = _global_bins(config, training, n_rows, loss.n_outputs, categories)
+    shard_moments = actors.ask("setup", config.to_dict(), num_class, mapper, layout,
+                               [f for f, values in categories.items() if values is None])
     moments = np.sum([m for m in shard_moments if m is not None], axis=0)
     if loss.name == "regression" and config.scales_targets(loss.n_outputs):
         loss.standardize(moments)
     scaling = (loss.shift, loss.scale) if loss.name == "regression" and loss.scale is not None else None
-    booster = new_booster(config, loss, n_features, default_feature_names(n_features), moments)
+    booster = new_booster(config, loss, n_features, names or default_feature_names(n_features), moments)
+    booster.categories = dict(categories)
+    check_categorical(config, categories, booster.feature_names, loss)
     weighted, missing = any(s["weighted"] for s in summaries), any(s["missing"] for s in summaries)
     layout_stats = stat_layout(loss, np.ones(1) if weighted else None, config, missing)
     actors.ask("start", scaling, booster.init_score, layout_stats)
@@ -566,8 +638,8 @@ def _prepare(config: Params, actors: ShardActors) -> _Run:
 
 
 def _train_on(config: Params, actors: ShardActors, valid_names: list, n_valid: int, rounds: int,
-              callbacks: list) -> Booster:
-    run = _prepare(config, actors)
+              callbacks: list, categories: dict, names: list | None) -> Booster:
+    run = _prepare(config, actors, categories, names)
     valids = [Validation(valid_names[i] if i < len(valid_names) else f"valid_{i}", DistributedEval(run.everyone, i),
                          None) for i in range(n_valid)]
     started = time.perf_counter()
@@ -600,10 +672,13 @@ def _client(client):
         raise ValueError("no Dask client: pass client= to fit, or create a distributed.Client first") from None
 
 
-def _map_predict(X, predict, n_out: int):
-    """predict(block) over the row blocks of a dask collection (a dask array comes back), or on X directly."""
+def _map_predict(X, predict, n_out: int, categories: dict):
+    """predict(block) over the row blocks of a dask collection (a dask array comes back), or on X directly; a
+    dask DataFrame's categorical columns are first encoded with the model's category lists."""
     _, da, _ = _dask()
     if hasattr(X, "to_dask_array"):
+        if hasattr(X, "dtypes"):
+            X, _, _ = _encode_categories(X, Params(), categories)
         X = X.to_dask_array(lengths=True)
     if not isinstance(X, da.Array):
         return predict(X)
@@ -701,7 +776,7 @@ def _make_estimators():
             """
             booster = self.booster_
             return _map_predict(X, lambda b: booster.predict(b, raw_score=raw_score, num_iteration=num_iteration),
-                                self.n_outputs_)
+                                self.n_outputs_, booster.categories)
 
         def to_local(self):
             """The fitted model as a :class:`multigrove.GroveRegressor` (same parameters and fit)."""
@@ -766,7 +841,7 @@ def _make_estimators():
             def proba(b):
                 prob = booster.predict(b, num_iteration=num_iteration)
                 return np.column_stack([1.0 - prob, prob]) if binary else prob
-            return _map_predict(X, proba, self.n_classes_)
+            return _map_predict(X, proba, self.n_classes_, booster.categories)
 
         def predict(self, X, num_iteration=None):
             """Predicted classes, or a 0/1 matrix for multi-label y; a dask array for a Dask collection X.

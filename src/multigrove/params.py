@@ -70,6 +70,10 @@ ALIASES = {
     "subsample_freq": "bagging_freq",
     "sub_feature": "feature_fraction", "colsample_bytree": "feature_fraction",
     "data_sample_strategy_name": "data_sample_strategy",
+    "cat_feature": "categorical_feature", "categorical_column": "categorical_feature",
+    "cat_column": "categorical_feature", "categorical_features": "categorical_feature",
+    "cat_features": "categorical_feature",
+    "one_hot_max_size": "max_cat_to_onehot",
 }
 
 #: default sparse thresholds: measured on Otto, s/round 0.0102 (0.8) vs 0.0112 (0.5) for a binary tree,
@@ -101,7 +105,9 @@ MAX_BAGGING_TEMPERATURE = 10.0
 
 #: parameters that decide how a Dataset is binned (the rest only affect training)
 DATASET_PARAMS = ("max_bin", "min_data_in_bin", "bin_construct_sample_cnt", "seed", "enable_bundle",
-                  "max_conflict_rate", "is_enable_sparse", "sparse_threshold")
+                  "max_conflict_rate", "is_enable_sparse", "sparse_threshold", "categorical_feature", "cat_encoding")
+#: cat_encoding's values: see Params
+CAT_ENCODINGS = ("auto", "sets", "statistics")
 
 
 #: parameters of a training run that do not shape the model (left out of model files)
@@ -174,6 +180,23 @@ class Params:
     deterministic: bool = False            # the same model file whatever num_threads: histograms are summed in
     #                                        row order on every thread count (no per-thread partial sums), at
     #                                        some cost in speed on large nodes (BENCHMARKS.md, determinism)
+    categorical_feature: Any = "auto"      # features split on sets of categories: "auto" (a DataFrame's category
+    #                                        columns, an Arrow table's dictionary columns), or also these columns of
+    #                                        integer codes (names or indices; see Dataset)
+    max_cat_to_onehot: int = 4             # a categorical feature of at most this many categories in a node: one
+    #                                        category against the rest; more: sets of categories (LightGBM's)
+    max_cat_threshold: int = 32            # the most categories a set split sends left
+    cat_smooth: float = 10.0               # categories are ordered by their gradient over (Hessian + cat_smooth), and
+    #                                        a set split considers categories of at least cat_smooth rows
+    cat_l2: float = 10.0                   # added to lambda_l2 in the scores of set splits
+    min_data_per_group: int = 100          # rows a set split's side holds at least, and rows between two of its
+    #                                        candidate thresholds
+    cat_encoding: str = "auto"             # how a categorical feature is split: "sets" (set splits of its categories
+    #                                        with a bin: at most max_bin), "statistics" (ordered target statistics in
+    #                                        its place: numbers, one per target column; data.target_statistics), or
+    #                                        "auto": statistics for a feature of more categories than max_bin, where
+    #                                        they won (flights' 4,043 planes: 0.6367 against 0.6437 test loss;
+    #                                        BENCHMARKS.md), sets for the others
     seed: int = 0
     metric: Any = None                     # None = the objective's own metric; str or list of str
     eval_at: tuple = (1, 3, 5)             # k values of precision_at_k, ndcg_at_k and psprecision_at_k
@@ -293,9 +316,24 @@ class Params:
         if self.num_class == 1:
             raise ValueError("num_class must be >= 2 (or 0 to infer it), got 1")
         set_("num_outputs", _int("num_outputs", self.num_outputs, low=0))
+        if isinstance(self.objective, str):  # a custom objective takes either to know its outputs
+            if self.num_class and self.objective != "multiclass":
+                raise ValueError(f"num_class={self.num_class} applies to objective 'multiclass' (or a custom "
+                                 f"objective), got objective '{self.objective}': drop num_class, or use "
+                                 "objective='multiclass'")
+            if self.num_outputs:
+                raise ValueError(f"num_outputs={self.num_outputs} applies to a custom objective, got objective "
+                                 f"'{self.objective}', whose outputs come from the label")
         set_("num_threads", _int("num_threads", self.num_threads, low=0))
         set_("histogram_pool_size", _real("histogram_pool_size", self.histogram_pool_size))
         set_("seed", _int("seed", self.seed, low=0))
+        set_("categorical_feature", _categorical_feature(self.categorical_feature))
+        set_("max_cat_to_onehot", _int("max_cat_to_onehot", self.max_cat_to_onehot, low=1))
+        set_("max_cat_threshold", _int("max_cat_threshold", self.max_cat_threshold, low=1))
+        set_("cat_smooth", _real("cat_smooth", self.cat_smooth, low=0.0))
+        set_("cat_l2", _real("cat_l2", self.cat_l2, low=0.0))
+        set_("min_data_per_group", _int("min_data_per_group", self.min_data_per_group, low=1))
+        _choice("cat_encoding", self.cat_encoding, CAT_ENCODINGS)
         set_("verbosity", _int("verbosity", self.verbosity, low=-1))
         for name in ("boost_from_average", "is_enable_sparse", "enable_bundle", "metric_per_output", "deterministic"):
             set_(name, _bool(name, getattr(self, name)))
@@ -472,6 +510,28 @@ def _int(name: str, value: Any, low: int | None = None, high: int | None = None)
 
 def _real(name: str, value: Any, low: float | None = None, low_open: bool = False) -> float:
     return check_real(value, name, low, low_open)
+
+
+def _categorical_feature(value: Any) -> str | tuple:
+    """"auto", or a tuple of column names (str) and indices (int); a comma-separated string (a config file's)
+    is split into names, integers among them become indices."""
+    if isinstance(value, str):
+        if value == "auto":
+            return value
+        value = [part.strip() for part in value.split(",") if part.strip()]
+        value = [int(part) if part.lstrip("-").isdigit() else part for part in value]
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, (list, tuple, np.ndarray)):
+        raise TypeError(f"categorical_feature must be 'auto' or a list of column names or indices, got {value!r}")
+    out = []
+    for item in value:
+        if isinstance(item, (bool, np.bool_)) or not isinstance(item, (str, int, np.integer)):
+            raise TypeError(f"categorical_feature must list column names (str) or indices (int), got {item!r}")
+        if isinstance(item, (int, np.integer)) and item < 0:
+            raise ValueError(f"categorical_feature indices must be >= 0, got {item}")
+        out.append(item if isinstance(item, str) else int(item))
+    return tuple(out)
 
 
 def _metrics(value: Any) -> tuple | None:

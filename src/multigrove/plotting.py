@@ -172,10 +172,28 @@ def _tree_layout(tree: Tree) -> tuple[dict, dict]:
     return x, depth
 
 
+#: categories a set split's label lists before "..."
+SHOWN_CATEGORIES = 6
+
+
+def _split_label(booster, tree: Tree, node: int, names: Sequence[str], precision: int) -> str:
+    """'feature <= threshold', or for a set split 'feature in {categories}' (their names where the model has
+    the feature's category list, else their codes)."""
+    feature = int(tree.split_feature[node])
+    codes = tree.left_categories(node)
+    if codes.size == 0:
+        return f"{names[feature]} <= {tree.threshold[node]:.{precision}g}"
+    values = booster.categories.get(feature)
+    shown = [str(values[c]) if values is not None else str(int(c)) for c in codes[:SHOWN_CATEGORIES]]
+    more = f", ... ({codes.size} in all)" if codes.size > SHOWN_CATEGORIES else ""
+    return f"{names[feature]} in {{{', '.join(shown)}{more}}}"
+
+
 def plot_tree(model: Any, tree_index: int = 0, show_outputs: int = 3, output_names: Sequence[str] | None = None,
               precision: int = 3, ax=None, figsize=None):
     """Draw one tree: each split with its feature, threshold and rows; each leaf with its largest
     values (the ``show_outputs`` outputs of largest magnitude, for vector and k-sparse leaves alike).
+    A set split of a categorical feature shows the categories it sends left ("in {a, b, ...}").
 
     Parameters
     ----------
@@ -211,12 +229,12 @@ def plot_tree(model: Any, tree_index: int = 0, show_outputs: int = 3, output_nam
     if figsize is None and ax is None:
         figsize = (max(6.0, 2.2 * tree.n_leaves), max(3.0, 1.8 * n_levels))
     ax = _axes(ax, figsize)
-    names = booster.feature_name() or default_feature_names(booster.n_features)
+    names = booster.model_feature_names()
     box = dict(boxstyle="round,pad=0.3", fc="#e8eef7", ec="#4a6fa5")
     leaf_box = dict(boxstyle="round,pad=0.3", fc="#f3f3e6", ec="#8a8a5c")
     for ref in x:
         if ref >= 0:
-            label = (f"{names[tree.split_feature[ref]]} <= {tree.threshold[ref]:.{precision}g}\n"
+            label = (f"{_split_label(booster, tree, ref, names, precision)}\n"
                      f"gain {tree.split_gain[ref]:.3g}  n={int(tree.internal_count[ref])}\n"
                      f"missing -> {'left' if tree.default_left[ref] else 'right'}")
             style = box

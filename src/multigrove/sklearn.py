@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from ._validation import (
     check_features,
+    check_features_and_categories,
     check_indicator,
     check_init_score,
     check_int,
@@ -114,6 +115,15 @@ _PARAMETERS = """
         features' bins would number over 2^20 in all (wide sparse data).
     is_enable_sparse, sparse_threshold, enable_bundle, max_conflict_rate
         Sparse features and exclusive feature bundling (see multigrove.Params).
+    categorical_feature : "auto" or list of str or int, default "auto"
+        Features split on sets of categories: a DataFrame's ``category`` columns, and the columns of
+        integer codes listed here (names or indices).
+    max_cat_to_onehot, max_cat_threshold, cat_smooth, cat_l2, min_data_per_group
+        The set splits of categorical features (LightGBM's names and defaults 4, 32, 10.0, 10.0, 100; see
+        multigrove.Params).
+    cat_encoding : {"auto", "sets", "statistics"}, default "auto"
+        Set splits, or ordered target statistics in a categorical feature's place; "auto": statistics for
+        a feature of more categories than max_bin, sets for the others.
     data_sample_strategy : {"bagging", "goss"}, default "bagging"
     bagging_fraction, bagging_freq : float and int, default 1.0 and 0
     top_rate, other_rate : float, default 0.2 and 0.1
@@ -207,7 +217,11 @@ class _GroveBase(BaseEstimator):
                  min_data_in_bin=_D["min_data_in_bin"], bin_construct_sample_cnt=_D["bin_construct_sample_cnt"],
                  is_enable_sparse=_D["is_enable_sparse"],
                  sparse_threshold=_D["sparse_threshold"], enable_bundle=_D["enable_bundle"],
-                 max_conflict_rate=_D["max_conflict_rate"], data_sample_strategy=_D["data_sample_strategy"],
+                 max_conflict_rate=_D["max_conflict_rate"], categorical_feature=_D["categorical_feature"],
+                 max_cat_to_onehot=_D["max_cat_to_onehot"], max_cat_threshold=_D["max_cat_threshold"],
+                 cat_smooth=_D["cat_smooth"], cat_l2=_D["cat_l2"], min_data_per_group=_D["min_data_per_group"],
+                 cat_encoding=_D["cat_encoding"],
+                 data_sample_strategy=_D["data_sample_strategy"],
                  bagging_fraction=_D["bagging_fraction"], bagging_freq=_D["bagging_freq"], top_rate=_D["top_rate"],
                  other_rate=_D["other_rate"], feature_fraction=_D["feature_fraction"],
                  bagging_temperature=_D["bagging_temperature"], random_strength=_D["random_strength"],
@@ -239,6 +253,13 @@ class _GroveBase(BaseEstimator):
         self.sparse_threshold = sparse_threshold
         self.enable_bundle = enable_bundle
         self.max_conflict_rate = max_conflict_rate
+        self.categorical_feature = categorical_feature
+        self.max_cat_to_onehot = max_cat_to_onehot
+        self.max_cat_threshold = max_cat_threshold
+        self.cat_smooth = cat_smooth
+        self.cat_l2 = cat_l2
+        self.min_data_per_group = min_data_per_group
+        self.cat_encoding = cat_encoding
         self.data_sample_strategy = data_sample_strategy
         self.bagging_fraction = bagging_fraction
         self.bagging_freq = bagging_freq
@@ -270,12 +291,13 @@ class _GroveBase(BaseEstimator):
         return params
 
     def _check_X(self, X, reset: bool):
-        """(X as check_features returns it, feature names or None).  scikit-learn's validate_data only
-        keeps its bookkeeping (n_features_in_, feature_names_in_ and their messages); the checks and
-        the conversion are multigrove's one check_features."""
+        """(X as check_features returns it, feature names or None, categories): a DataFrame's category columns
+        as codes of their own lists when fitting, of the model's when predicting.  scikit-learn's
+        validate_data only keeps its bookkeeping (n_features_in_, feature_names_in_ and their messages); the
+        checks and the conversion are multigrove's one check_features."""
         if not reset:
             check_is_fitted(self, "booster_")
-        checked = check_features(X, name="X")
+        checked = check_features_and_categories(X, name="X", categories=None if reset else self.booster_.categories)
         validate_data(self, X, skip_check_array=True, reset=reset)
         return checked
 
@@ -338,7 +360,7 @@ class _GroveBase(BaseEstimator):
     def _fit(self, X, y_internal, objective, extra, sample_weight, eval_set, eval_sample_weight,
              eval_names, callbacks, eval_label_fn, init_model=None, offsets=(None, None)):
         self._check_estimator_params()
-        Xc, names = X
+        Xc, names, categories = X
         w = check_weight(sample_weight, Xc.shape[0], name="sample_weight")
         start = check_init_score(offsets[0], Xc.shape[0])
         eval_offsets = offsets[1]
@@ -354,8 +376,8 @@ class _GroveBase(BaseEstimator):
         watch = SPARSE_STOPPING_METRIC if objective in SPARSE_OUTPUT_OBJECTIVES else None
         self.cv_results_ = self.cv_candidates_ = None
         if stopping == "cv":
-            rounds, chosen = self._cross_validate(Xc, y_internal, w, start, names, objective, extra, rounds, watch,
-                                                  init_model)
+            rounds, chosen = self._cross_validate(Xc, y_internal, w, start, names, categories, objective, extra,
+                                                  rounds, watch, init_model)
             extra = {**extra, **chosen}
         if stopping == "validation":
             cbs.append(early_stopping(self._patience(PATIENCE_HELD_OUT), verbose=False, metric_name=watch))
@@ -364,7 +386,7 @@ class _GroveBase(BaseEstimator):
                 self.validation_indices_ = valid_rows
                 held_out = _rows_of(valid_rows, Xc, y_internal, w, start)
                 Xc, y_internal, w, start = _rows_of(fit_rows, Xc, y_internal, w, start)
-        train_set = Dataset(Xc, y_internal, weight=w, feature_names=names, init_score=start)
+        train_set = Dataset(Xc, y_internal, weight=w, feature_names=names, init_score=start, categories=categories)
         if held_out is not None:
             valid_sets.append(Dataset(held_out[0], held_out[1], weight=held_out[2], reference=train_set,
                                       init_score=held_out[3]))
@@ -373,7 +395,7 @@ class _GroveBase(BaseEstimator):
             if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
                 raise ValueError(f"eval_set[{i}] must be a pair (X, y)")
             Xv, _ = check_features(pair[0], name=f"eval_set[{i}] X", n_features=Xc.shape[1], expected_names=names,
-                                   expected_by="the training X")
+                                   expected_by="the training X", categories=categories)
             wv = None if eval_sample_weight is None else eval_sample_weight[i]
             valid_sets.append(Dataset(Xv, eval_label_fn(pair[1]), weight=wv, reference=train_set,
                                       init_score=None if eval_offsets is None else eval_offsets[i]))
@@ -387,8 +409,8 @@ class _GroveBase(BaseEstimator):
         self.best_iteration_ = self.booster_.best_iteration
         return self
 
-    def _cross_validate(self, X, y, w, start, names, objective: str, extra: dict, rounds: int, watch: str | None,
-                        init_model) -> tuple[int, dict]:
+    def _cross_validate(self, X, y, w, start, names, categories, objective: str, extra: dict, rounds: int,
+                        watch: str | None, init_model) -> tuple[int, dict]:
         """(rounds, parameters chosen) by cross-validation on the training rows: the rounds at the folds' best
         mean validation metric and, when min_data_in_leaf is None, the leaf size: the scaled minimum unless
         one of CV_LEAF_SIZES scores better by CV_MARGIN.  Sets cv_results_ and cv_candidates_."""
@@ -401,7 +423,8 @@ class _GroveBase(BaseEstimator):
         for size in sizes:
             chosen = {} if size is None else {"min_data_in_leaf": size}
             stop = early_stopping(self._patience(PATIENCE_CV), verbose=False, metric_name=watch, per_output=False)
-            result = cv({**params, **chosen}, Dataset(X, y, weight=w, feature_names=names, init_score=start),
+            result = cv({**params, **chosen}, Dataset(X, y, weight=w, feature_names=names, init_score=start,
+                                                      categories=categories),
                         num_boost_round=rounds, nfold=int(self.cv_folds), callbacks=[stop],
                         init_model=_init_booster(init_model))
             curve = result[f"valid {watch}-mean"] if watch else next(iter(result.values()))
@@ -460,6 +483,14 @@ class GroveRegressor(RegressorMixin, _GroveBase):
 
     NaN in y marks a missing target: that cell is left out of the loss, the gradients and the metrics.
 """ + _PARAMETERS + _ATTRIBUTES
+
+    def __getattr__(self, name):
+        # only for names normal lookup misses: hasattr(regressor, "predict_proba") stays False, as scikit-learn's
+        # tools expect of a regressor, and the error says where probabilities come from
+        if name in ("predict_proba", "predict_log_proba"):
+            raise AttributeError(f"GroveRegressor has no {name}: a regressor predicts values (predict); class "
+                                 "probabilities come from multigrove.GroveClassifier")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def fit(self, X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, eval_names=None,
             callbacks=None, init_model=None, init_score=None, eval_init_score=None):
@@ -526,7 +557,7 @@ class GroveRegressor(RegressorMixin, _GroveBase):
         -------
         ndarray, shape (n_samples,) or (n_samples, n_targets)
         """
-        Xc, _ = self._check_X(X, reset=False)
+        Xc, _, _ = self._check_X(X, reset=False)
         return self.booster_.predict(Xc, raw_score=raw_score, num_iteration=num_iteration, pred_contrib=pred_contrib)
 
     def __sklearn_tags__(self):
@@ -645,7 +676,7 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         -------
         ndarray, shape (n_samples, n_classes), or (n_samples, n_labels) of independent probabilities
         """
-        Xc, _ = self._check_X(X, reset=False)
+        Xc, _, _ = self._check_X(X, reset=False)
         if self.objective == "sparse_hinge":
             raise ValueError("objective 'sparse_hinge' gives scores, not probabilities: use decision_function "
                              "(CSR scores), predict (CSR 0/1, score > 0.5) or predict_top_k")
@@ -671,7 +702,7 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         ndarray, shape (n_samples,) or (n_samples, n_labels)
         """
         if pred_contrib:
-            Xc, _ = self._check_X(X, reset=False)
+            Xc, _, _ = self._check_X(X, reset=False)
             return self.booster_.predict(Xc, num_iteration=num_iteration, pred_contrib=True)
         if self.objective == "sparse_hinge":  # the hinge's decision boundary is 0.5
             scores = self.decision_function(X, num_iteration=num_iteration)
@@ -703,13 +734,13 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         """
         k = check_int(k, "k", 1, self.n_classes_, "the model's classes or labels")
         if self.objective == "sparse_hinge":
-            Xc, _ = self._check_X(X, reset=False)
+            Xc, _, _ = self._check_X(X, reset=False)
             return self.booster_.predict(Xc, num_iteration=num_iteration, top_k=k)
         if not self.multilabel_ and self.n_classes_ == 2:
             proba = self.predict_proba(X, num_iteration=num_iteration)
             order = np.argsort(-proba, axis=1, kind="stable")[:, :k]
             return self.classes_[order], np.take_along_axis(proba, order, axis=1)
-        Xc, _ = self._check_X(X, reset=False)
+        Xc, _, _ = self._check_X(X, reset=False)
         idx, scores = self.booster_.predict(Xc, num_iteration=num_iteration, top_k=k)
         return (idx if self.multilabel_ else self.classes_[idx]), scores
 
@@ -725,7 +756,7 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         -------
         ndarray, shape (n_samples,) or (n_samples, n_outputs)
         """
-        Xc, _ = self._check_X(X, reset=False)
+        Xc, _, _ = self._check_X(X, reset=False)
         return self.booster_.predict(Xc, raw_score=True, num_iteration=num_iteration)
 
     def __sklearn_tags__(self):

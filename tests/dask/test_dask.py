@@ -230,3 +230,37 @@ def test_an_asynchronous_client_is_refused(client):
             with pytest.raises(ValueError, match="needs a synchronous distributed.Client"):
                 mgd.train(aclient, {}, da.zeros((10, 2), chunks=5), da.zeros(10, chunks=5), 2)
     asyncio.run(train_with_an_asynchronous_client())
+
+
+def test_categorical_frames_make_the_same_trees_as_one_process(client):
+    """A dask DataFrame's category columns (and an integer-coded column named by categorical_feature): the same
+    category lists, sets and predictions as one process; validation sets and predictions are encoded by value."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(3)
+    n = 3000
+    names = [f"c{i}" for i in range(20)]
+    effect = rng.normal(size=20)
+    df = pd.DataFrame({"x": rng.normal(size=n), "city": pd.Categorical(rng.choice(names, n), categories=names),
+                       "code": rng.integers(0, 9, n).astype(float)})
+    y = df["x"].to_numpy() + effect[df["city"].cat.codes.to_numpy()] * 2 + (df["code"] % 3 == 0).to_numpy()
+    params = {"num_leaves": 8, "categorical_feature": ["code"], "deterministic": True, "verbosity": -1}
+    local = mg.train(params, mg.Dataset(df, y), 8)
+    ddf = dd.from_pandas(df, npartitions=3)
+    valid = dd.from_pandas(df.assign(city=df["city"].cat.reorder_categories(names[::-1])), npartitions=2)
+    rec = {}
+    dist = mgd.train(client, params, ddf, da.from_array(y, chunks=1000), 8,
+                     valid_sets=[(valid, da.from_array(y, chunks=1500))], callbacks=[mg.record_evaluation(rec)])
+    assert dist.categories == local.categories == {1: names, 2: None}
+    assert dist.feature_names == ["x", "city", "code"]
+    for a, b in zip(dist.trees, local.trees):
+        np.testing.assert_array_equal(a.split_feature, b.split_feature)
+        np.testing.assert_array_equal(a.cat_codes, b.cat_codes)
+    np.testing.assert_allclose(dist.predict(df), local.predict(df), rtol=1e-9, atol=1e-9)
+    assert rec["valid_0"]["l2"][-1] == pytest.approx(np.mean((local.predict(df) - y) ** 2), rel=1e-9)
+    reg = mgd.DaskGroveRegressor(n_estimators=5, num_leaves=8).fit(ddf, da.from_array(y, chunks=1000))
+    np.testing.assert_allclose(reg.predict(ddf).compute(), reg.booster_.predict(df), rtol=1e-12)
+    with pytest.raises(ValueError, match="unknown categories: call X.categorize()"):
+        mgd.train(client, params, ddf.assign(city=ddf["city"].cat.as_unknown()), da.from_array(y, chunks=1000), 1)
+    with pytest.raises(ValueError, match="cat_encoding='statistics' is not available in multigrove.dask.train"):
+        mgd.train(client, {**params, "cat_encoding": "statistics"}, ddf, da.from_array(y, chunks=1000), 1)

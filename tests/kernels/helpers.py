@@ -20,7 +20,7 @@ def scan(hist, offsets, total, params, mask=None):
     out = FeatureSplits.allocate(1, F)
     hist = np.ascontiguousarray(hist, dtype=np.float64)
     totals = np.asarray(total, np.float64).reshape(1, -1)
-    best_split_per_feature(hist, hist, False, np.ones(1, np.bool_), totals, offsets, mask, params,
+    best_split_per_feature(hist, hist, False, np.ones(1, np.bool_), totals, offsets, mask, params, None,
                            scan_scratch(hist.shape[1], params), out)
     return out.gain[0], out.threshold_bin[0], out.default_left[0]
 

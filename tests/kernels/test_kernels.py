@@ -38,7 +38,7 @@ from multigrove.kernels.split import (
     NodeSplits,
     add_split_gains,
     best_split_per_feature,
-    best_splits,
+    best_splits_kernel,
     left_sums,
     node_score,
     scan_block_start,
@@ -302,7 +302,7 @@ def test_split_scan_equals_naive(problem, const_hess, lam, min_data, topk, restr
     np.testing.assert_array_equal(d[ok], ed[ok])
     F = offsets.size - 1
     found = FeatureSplits.allocate(1, F)
-    best_split_per_feature(hist, hist, False, np.ones(1, np.bool_), total.reshape(1, -1), offsets, mask, params,
+    best_split_per_feature(hist, hist, False, np.ones(1, np.bool_), total.reshape(1, -1), offsets, mask, params, None,
                            scan_scratch(C, params), found)
     splittable = found.splittable
     for f in range(F):  # splittable: some threshold leaves min_data rows on both sides
@@ -325,9 +325,11 @@ def test_split_scan_equals_naive(problem, const_hess, lam, min_data, topk, restr
 
 
 @SETTINGS
-@given(binned_problem(), st.integers(0, 1), st.booleans(), st.booleans(), st.sampled_from([0.0, 0.5]))
-def test_best_splits_subtracts_and_scans_both_children(problem, const_hess, scan_first, subtract, min_gain):
-    """The per-split kernel: sibling = parent - child, both scanned, the best split of each and its left sums."""
+@given(binned_problem(), st.integers(0, 1), st.booleans(), st.booleans(), st.sampled_from([0.0, 0.5]),
+       st.sampled_from([0, 1 << 20]))
+def test_best_splits_subtracts_and_scans_both_children(problem, const_hess, scan_first, subtract, min_gain, work):
+    """The per-split kernel: sibling = parent - child, both scanned, the best split of each and its left sums;
+    every variant best_splits_kernel picks (one output or several, serial or parallel: ``work``)."""
     rng, binned, offsets, _, stats, rows = problem
     C = stats.shape[1]
     k, h_col, h_stride, h_scale = _scan_setup(rng, stats, const_hess)
@@ -341,8 +343,9 @@ def test_best_splits_subtracts_and_scans_both_children(problem, const_hess, scan
     F = offsets.size - 1
     mask = np.ones(F, np.bool_)
     out = NodeSplits.allocate(2, C)
-    best_splits(child, h1, 2, subtract, totals, offsets, mask, params, scan_scratch(C, params),
-                np.array([scan_first, True]), np.zeros((2, F)), FeatureSplits.allocate(2, F), out)
+    kernel = best_splits_kernel(k, work)
+    kernel(child, h1, 2, subtract, totals, offsets, mask, params, None, scan_scratch(C, params),
+           np.array([scan_first, True]), np.zeros((2, F)), FeatureSplits.allocate(2, F), out)
     np.testing.assert_allclose(h1, sibling, atol=1e-9)
     gain, feature, bin_, dleft, lsums = out
     for node, hist in enumerate((child, sibling)):

@@ -4,6 +4,8 @@ Model file (UTF-8 JSON, no pickle):
     {"format": "multigrove.booster", "version": 1, "sha256": <hex of the canonical payload>,
      "model": {"objective", "n_features", "n_outputs", "num_class", "multi_strategy",
                "trees_per_iteration", "init_score": [...], "feature_names": [...],
+               "categories": {"feature": [category, ...] or null},
+               "target_statistics": {...} (data.target_statistics; the trees' features beyond n_features),
                "best_iteration", "params": {...}, "trees": [Tree.to_dict(), ...]}}
 The checksum covers ``json.dumps(model, sort_keys=True, separators=(",", ":"))``, so a
 truncated file fails to parse and an edited one fails the checksum; every tree is then
@@ -23,12 +25,18 @@ from scipy.special import logsumexp
 
 from .._fileio import atomic_write, check_header, checksum
 from .._validation import check_features, check_int
+from ..data.categories import categories_from_json, categories_to_json
+from ..data.target_statistics import TargetStatistics
+from ..kernels._variants import pick
 from ..kernels.predict import (
     Forest,
     ObliviousLevels,
     predict_leaf_raw,
+    predict_leaf_raw_serial,
     predict_oblivious,
+    predict_oblivious_serial,
     predict_raw,
+    predict_raw_serial,
     predict_top_k,
 )
 from ..kernels.shap import tree_shap
@@ -46,7 +54,10 @@ def _raw_rows(X) -> tuple:
         M = sp.csr_matrix(X)
         return (np.empty((0, M.shape[1])), M.indptr.astype(np.int64), M.indices.astype(np.int64), M.data)
     return X, np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, X.dtype)
-VERSION = 1
+#: the newest model file version this code writes and reads; version 2 added categorical features ("categories",
+#: and the set splits of Tree): a file is written with the oldest version that holds its model, so that a model
+#: without categorical features stays readable by multigrove versions that read version 1 only
+VERSION = 2
 _CONTRIB_BLOCK = 4096  # rows explained per kernel call (bounds the densified copy of sparse X)
 _UNSET = object()  # a cache slot not filled yet
 _LINKS = ("regression", "binary", "multiclass", "multilabel", "custom") + SPARSE_OUTPUT_OBJECTIVES
@@ -81,6 +92,11 @@ class Booster:
         self.multi_strategy = "multi_output"
         self.trees_per_iteration = 1
         self.feature_names: list[str] = []
+        #: {feature index: its category list, or None for integer codes}: the categorical features
+        #: (multigrove.data.categories); a DataFrame given to predict is encoded with these lists
+        self.categories: dict = {}
+        #: the ordered target statistics appended to the input features (data.target_statistics), or None
+        self.target_statistics = None
         self.params: dict = {}
         self.best_iteration = 0       # 1-based count of rounds of the best model; 0 = use all
         self.best_score: dict = {}
@@ -210,7 +226,10 @@ class Booster:
             (``sparse_hinge``, ``sparse_squared``) return their scores as a scipy CSR matrix (n, L)
             holding only the outputs some reached leaf stores (all others score 0).
         """
-        X, _ = check_features(X, n_features=self.n_features, allow_empty=True, expected_names=self.feature_names)
+        X, _ = check_features(X, n_features=self.n_features, allow_empty=True, expected_names=self.feature_names,
+                              categories=self.categories)
+        if self.target_statistics is not None:  # the trees read the statistics of the encoded features too
+            X = self.target_statistics.encode(X)
         if sum(bool(v) for v in (pred_leaf, pred_contrib, top_k is not None)) > 1:
             raise ValueError("give at most one of pred_leaf, pred_contrib and top_k")
         trees = self._trees_for(num_iteration, start_iteration)
@@ -227,22 +246,22 @@ class Booster:
         forest = self._stacked(trees)
         if pred_leaf or sparse_scores:
             out = np.zeros((X.shape[0], len(trees)), dtype=np.int32)
-            predict_leaf_raw(*rows, forest, out)
+            pick(predict_leaf_raw, predict_leaf_raw_serial, out.size)(*rows, forest, out)
             return out if pred_leaf else sum_sparse_leaves(out, trees, self.n_outputs)
         start = self.init_score if start_iteration == 0 else np.zeros_like(self.init_score)
         raw = np.tile(start, (X.shape[0], 1))
         levels = self._levels_of(trees)  # symmetric trees have their own kernel
         if levels is not None:
-            predict_oblivious(*rows, levels, forest, raw)
+            pick(predict_oblivious, predict_oblivious_serial, X.shape[0] * len(trees))(*rows, levels, forest, raw)
         else:
-            predict_raw(*rows, forest, raw)
+            pick(predict_raw, predict_raw_serial, X.shape[0] * len(trees))(*rows, forest, raw)
         out = raw if raw_score else self._link(raw)
         return out[:, 0] if self.n_outputs == 1 else out
 
     def _contributions(self, X, trees: list[Tree], with_start: bool) -> np.ndarray:
         """SHAP values (n, F + 1, n_outputs) of the raw score of these trees (see predict)."""
         n, n_outputs = X.shape[0], self.n_outputs
-        out = np.zeros((n, self.n_features + 1, n_outputs))
+        out = np.zeros((n, X.shape[1] + 1, n_outputs))
         base = (self.init_score if with_start else np.zeros(n_outputs)) + \
             sum((t.expected_value(n_outputs) for t in trees), np.zeros(n_outputs))
         out[:, -1, :] = base
@@ -254,6 +273,8 @@ class Booster:
                 block = X[lo: lo + _CONTRIB_BLOCK]
                 dense = np.asarray(block.toarray() if sp.issparse(block) else block, dtype=np.float64)
                 tree_shap(np.ascontiguousarray(dense), forest, fraction, depth, out[lo: lo + _CONTRIB_BLOCK])
+        if self.target_statistics is not None:  # a statistic's share goes to its categorical feature
+            out = self.target_statistics.fold(out, self.n_features, axis=1)
         return out[:, :, 0] if n_outputs == 1 else out
 
     def _top_k(self, X, trees: list[Tree], k: int, raw_score: bool, with_start: bool) -> tuple:
@@ -318,11 +339,25 @@ class Booster:
         """
         if importance_type not in ("split", "gain"):
             raise ValueError(f"importance_type must be 'split' or 'gain', got {importance_type!r}")
-        out = np.zeros(self.n_features, dtype=np.float64)
+        out = np.zeros(self.n_model_features, dtype=np.float64)
         for t in self._trees_for(iteration):
             w = np.ones(t.n_internal) if importance_type == "split" else t.split_gain
             np.add.at(out, t.split_feature, w)
+        if self.target_statistics is not None:  # a statistic's splits count for its categorical feature
+            out = self.target_statistics.fold(out, self.n_features, axis=0)
         return out.astype(np.int64) if importance_type == "split" else out
+
+    @property
+    def n_model_features(self) -> int:
+        """The features the trees split on: the input features, and the target statistics appended to them."""
+        extra = 0 if self.target_statistics is None else len(self.target_statistics.features) * \
+            self.target_statistics.width
+        return self.n_features + extra
+
+    def model_feature_names(self) -> list[str]:
+        """The names of the features the trees split on (the input features', then the target statistics')."""
+        names = list(self.feature_names)
+        return names if self.target_statistics is None else names + self.target_statistics.names(names)
 
     def feature_name(self) -> list[str]:
         """The feature names (given to the Dataset, or ``f0``, ``f1``, ...)."""
@@ -340,6 +375,8 @@ class Booster:
             "trees_per_iteration": int(self.trees_per_iteration),
             "init_score": [float(v) for v in self.init_score],
             "feature_names": list(self.feature_names),
+            **({"categories": categories_to_json(self.categories)} if self.categories else {}),
+            **({"target_statistics": self.target_statistics.to_json()} if self.target_statistics is not None else {}),
             "best_iteration": int(self.best_iteration),
             "output_best_iteration": self.output_best_iteration,
             "params": self.params,
@@ -351,7 +388,8 @@ class Booster:
         model = self.model_to_dict()
         canon = json.dumps(model, sort_keys=True, separators=(",", ":"), allow_nan=False)
         digest = checksum([canon.encode("utf-8")])
-        return json.dumps({"format": FORMAT, "version": VERSION, "sha256": digest, "model": model},
+        version = 2 if self.categories or self.target_statistics is not None else 1
+        return json.dumps({"format": FORMAT, "version": version, "sha256": digest, "model": model},
                           separators=(",", ":"), allow_nan=False)
 
     def save_model(self, filename: str | os.PathLike) -> "Booster":
@@ -423,17 +461,26 @@ class Booster:
         names = need("feature_names", list)
         if len(names) != n_features:
             raise ValueError(f"{where}: feature_names has {len(names)} names for {n_features} features")
+        statistics = TargetStatistics.from_json(model.get("target_statistics"), n_features, where)
+        extra = 0 if statistics is None else len(statistics.features) * statistics.width
         trees = []
         for i, td in enumerate(trees_raw):
             if not isinstance(td, dict):
                 raise ValueError(f"{where}: tree {i} is not an object")
-            trees.append(Tree.from_dict(td, n_features, n_outputs, where=f"{where}, tree {i}"))
+            trees.append(Tree.from_dict(td, n_features + extra, n_outputs, where=f"{where}, tree {i}"))
         self.objective, self.n_features, self.n_outputs = objective, n_features, n_outputs
         self.num_class = need("num_class", int)
         self.multi_strategy = need("multi_strategy", str)
         self.trees_per_iteration = tpi
         self.init_score = init
         self.feature_names = [str(n) for n in names]
+        self.categories = categories_from_json(model.get("categories"), n_features, where)
+        self.target_statistics = statistics
+        for i, tree in enumerate(trees):
+            for node in np.flatnonzero(tree.cat_index >= 0) if tree.cat_index is not None else ():
+                if int(tree.split_feature[node]) not in self.categories:
+                    raise ValueError(f"{where}, tree {i}: node {node} splits feature {int(tree.split_feature[node])} "
+                                     "on a set of categories, but the model has no categories for it")
         self.best_iteration = need("best_iteration", int)
         per_output = model.get("output_best_iteration")
         if per_output is not None and (not isinstance(per_output, list) or len(per_output) != n_outputs

@@ -24,11 +24,17 @@ from ..kernels.histogram import (
     build_histogram_chunks,
     build_histogram_columns,
     build_histogram_features,
-    build_histogram_serial,
+    build_histogram_serial_narrow,
+    build_histogram_serial_wide,
     build_histogram_wide,
     unpack_counts,
 )
-from ..kernels.partition import SplitRule, split_and_build
+from ..kernels.partition import (
+    SplitRule,
+    split_and_build,
+    split_and_build_serial_narrow,
+    split_and_build_serial_wide,
+)
 from ..kernels.sampling import PACKED_AMPLIFIED_UNIT, gather_column_rows, gather_packed_counts, gather_rows
 from ..kernels.store import BinnedStore
 
@@ -84,19 +90,27 @@ class PackedCounts(NamedTuple):
     amplified_hessian: float
 
 
+#: the categories of a numeric split (kernels.partition.SplitRule)
+NO_CATEGORIES = np.zeros(0, np.bool_)
+
+
 class SplitRequest(NamedTuple):
     """Split ``leaf`` (it keeps its number for the left child; the right child is ``new_leaf``)
-    and return the histogram of the child named by ``build`` (BUILD_NONE, BUILD_LEFT, BUILD_RIGHT)."""
+    and return the histogram of the child named by ``build`` (BUILD_NONE, BUILD_LEFT, BUILD_RIGHT).
+    A set split of a categorical feature has ``left_bins`` (the feature's bins, True for those going
+    left); ``threshold_bin`` and ``default_left`` apply to numeric splits."""
     leaf: int
     new_leaf: int
     feature: int
     threshold_bin: int
     default_left: bool
     build: int
+    left_bins: np.ndarray | None = None
 
     def rule(self) -> SplitRule:
         """Which side each row takes, as the partition kernels read it."""
-        return SplitRule(int(self.feature), int(self.threshold_bin), bool(self.default_left))
+        categories = NO_CATEGORIES if self.left_bins is None else np.ascontiguousarray(self.left_bins, np.bool_)
+        return SplitRule(int(self.feature), int(self.threshold_bin), bool(self.default_left), categories)
 
 
 class HistogramBuilder(Protocol):
@@ -233,6 +247,15 @@ class LocalBuilder:
             return 1
         return max(2, min(self.n_threads, width))  # column blocks: every block sums its rows in order
 
+    def _narrow(self) -> bool:
+        """Whether this tree's statistics are one output's (2 or 3 columns, packed GOSS counts 2): the
+        serial kernels' row loop for them (kernels.histogram: build_histogram_serial_narrow)."""
+        return self.packed is not None or self.stats.shape[1] <= 3
+
+    def _serial_split(self):
+        """split_and_build_serial for this tree's width of statistics."""
+        return split_and_build_serial_narrow if self._narrow() else split_and_build_serial_wide
+
     def _cache_resident(self, n_columns: int) -> bool:
         """Whether the tree's store (n_columns code columns) and its statistics fit CACHE_RESIDENT_BYTES."""
         row_bytes = n_columns + self.stats.shape[1] * self.stats.itemsize
@@ -294,7 +317,8 @@ class LocalBuilder:
 
     def _build_kernel(self, rows: np.ndarray, schedule: int, out: np.ndarray, total: np.ndarray) -> None:
         if schedule == 0:
-            build_histogram_serial(self.tree_store, rows, self.stats, out, total)
+            serial = build_histogram_serial_narrow if self._narrow() else build_histogram_serial_wide
+            serial(self.tree_store, rows, self.stats, out, total)
         elif schedule < 0:
             build_histogram_features(self.tree_store, rows, self.stats, -schedule, out, total)
         elif schedule == 1:
@@ -314,9 +338,13 @@ class LocalBuilder:
                 schedule, (hist, hist_total) = self._schedule((end - start) // 2), self._packed_buffers(out, total)
             else:
                 schedule, hist, hist_total = self._schedule((end - start) // 2), out, total
-            n_left = split_and_build(self.tree_store, self.rows, start, end, req.rule(), req.build, self.stats,
-                                     schedule, self._tmp, self._marks, counts, self._scratch_for(schedule), hist,
-                                     hist_total)
+            if schedule == 0 and not parallel:  # a small node: the kernel without a parallel region
+                n_left = self._serial_split()(self.tree_store, self.rows, start, end, req.rule(), req.build,
+                                              self.stats, self._tmp, self._marks, hist, hist_total)
+            else:
+                n_left = split_and_build(self.tree_store, self.rows, start, end, req.rule(), req.build, self.stats,
+                                         schedule, self._tmp, self._marks, counts, self._scratch_for(schedule), hist,
+                                         hist_total)
             if req.build != BUILD_NONE and self.packed is not None:
                 self._unpack(hist, hist_total, out, total)
             self.leaf_end[req.leaf] = start + n_left
@@ -328,9 +356,13 @@ class LocalBuilder:
     def _split_other(self, req: SplitRequest) -> None:
         start, end = int(self.other_start[req.leaf]), int(self.other_end[req.leaf])
         parallel = end - start >= PARALLEL_PARTITION_MIN_ROWS and self.n_threads > 1
-        n_left = split_and_build(self.store, self.other_rows, start, end, req.rule(), BUILD_NONE, self.stats, 0,
-                                 self._tmp, self._marks, self._counts[self.n_threads if parallel else 1],
-                                 self._no_scratch, self._no_hist, self._no_total)
+        if parallel:
+            n_left = split_and_build(self.store, self.other_rows, start, end, req.rule(), BUILD_NONE, self.stats, 0,
+                                     self._tmp, self._marks, self._counts[self.n_threads], self._no_scratch,
+                                     self._no_hist, self._no_total)
+        else:
+            n_left = self._serial_split()(self.store, self.other_rows, start, end, req.rule(), BUILD_NONE,
+                                          self.stats, self._tmp, self._marks, self._no_hist, self._no_total)
         self.other_end[req.leaf] = start + n_left
         self.other_start[req.new_leaf] = start + n_left
         self.other_end[req.new_leaf] = end

@@ -18,7 +18,16 @@ from ..data.dataset import Dataset
 from ..params import Params
 from .booster import Booster
 from .callbacks import CallbackEnv, EarlyStopException
-from .engine import _load_init_model, _numba_threads, _stop, _verbosity, check_training_args, start_training
+from .engine import (
+    _load_init_model,
+    _numba_threads,
+    _stop,
+    _verbosity,
+    check_training_args,
+    fit_threads,
+    start_training,
+    statistic_targets,
+)
 from .losses import make_loss
 
 #: objectives whose labels are class ids: their folds keep the class proportions (stratified=True)
@@ -82,7 +91,7 @@ def cv(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round: in
             cb.watch_per_output = False
     splits = fold_indices(config, train_set, nfold, folds, stratified, shuffle)
     base = _load_init_model(init_model)
-    with _numba_threads(config.threads) as threads, _verbosity(config.verbosity):
+    with _numba_threads(fit_threads(config, train_set)) as threads, _verbosity(config.verbosity):
         runs = _start_folds(config, train_set, splits, int(num_boost_round), feval, threads, base)
         try:
             results = _lockstep(config, runs, cbs, int(num_boost_round), base)
@@ -130,8 +139,8 @@ def _start_folds(config: Params, train_set: Dataset, splits: list, rounds: int, 
                  base: Booster | None) -> list:
     """(booster, rounds generator) of each fold; the whole set is binned first and lends its bins."""
     X, label, weight, offsets = train_set.data, train_set.label, train_set.weight, train_set.init_score
-    loss, _ = make_loss(config.objective, config.num_class, config.num_outputs, label, train_set)
-    train_set.construct(config, loss.n_outputs)
+    loss, y = make_loss(config.objective, config.num_class, config.num_outputs, label, train_set)
+    train_set.construct(config, loss.n_outputs, statistic_targets(loss, y))
 
     def part(rows, reference):
         return Dataset(X[rows], label[rows], weight=None if weight is None else weight[rows], reference=reference,

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._dtypes import INDEX, SCORE
+from .._validation import check_feature_names
 from ..data.dataset import Dataset
 from ..params import MultigroveWarning, Params, objective_default_metric
 from ..xmc.metrics import inverse_propensity_from_counts
@@ -22,12 +23,26 @@ from .callbacks import CallbackEnv, EarlyStopException
 from .grower import GrowerConfig, GrownTree, TreeGrower
 from .leaves import StatLayout, dense_leaf_values, sparse_leaf_values
 from .losses import Loss, label_for, make_loss, observed
-from .metrics import check_metric_fits, finish
+from .metrics import RANKING_METRICS, check_metric_fits, finish
 from .sampling import feature_mask
 from .shard import EvalShard, OutputColumn, SampleSpec, TrainingShard, predict_trees_into
 from .sketch import FULL, plan_sketch
 from .sparse_output import SparseEvalShard, SparseOutputShard
-from .tree import Tree
+from .tree import Tree, set_split_fields
+
+#: a training set of at most this many cells (rows x features) is trained on one thread: its largest histogram
+#: (the root) is about 50 us of work, a whole round a few hundred microseconds of kernels, so that parallel
+#: regions would save microseconds a round where compiling them costs the first fit seconds
+#: (benchmarks/first_fit.py); its kernels are the serial twins (kernels._variants)
+SERIAL_FIT_MAX_CELLS = 1 << 16
+
+
+def fit_threads(config: Params, train_set: Dataset) -> int:
+    """The threads a fit on train_set runs: num_threads (every core for 0), or one for a set of at most
+    SERIAL_FIT_MAX_CELLS cells."""
+    if train_set.n_rows * train_set.n_features <= SERIAL_FIT_MAX_CELLS:
+        return 1
+    return config.threads
 
 
 @contextlib.contextmanager
@@ -98,7 +113,7 @@ def train(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round:
     config = Params.from_dict(params)
     check_training_args(train_set, num_boost_round, least=0)
     base = _load_init_model(init_model)
-    with _numba_threads(config.threads) as threads, _verbosity(config.verbosity):
+    with _numba_threads(fit_threads(config, train_set)) as threads, _verbosity(config.verbosity):
         return _train(config, train_set, int(num_boost_round), list(valid_sets or []),
                       list(valid_names or []), feval, list(callbacks or []), threads, base)
 
@@ -168,7 +183,19 @@ def binned_tree(tree: Tree, mapper) -> Tree:
     """The tree with threshold_bin taken from this mapper's bins (a ValueError when a threshold is not one
     of its bin bounds: the tree was trained on other bins)."""
     bins = np.empty(tree.n_internal, dtype=tree.threshold_bin.dtype)
+    cat_bins = None if tree.cat_bins is None else np.empty_like(tree.cat_bins)
     for node, (f, t) in enumerate(zip(tree.split_feature, tree.threshold)):
+        if tree.cat_index is not None and tree.cat_index[node] >= 0:  # a set split: its categories' bins here
+            j = tree.cat_index[node]
+            codes = tree.cat_codes[tree.cat_offsets[j]: tree.cat_offsets[j + 1]]
+            here = mapper.category_bins(int(f), codes.astype(np.float64))
+            if not mapper.categorical[f] or np.any(here == mapper.missing_bin[f]):
+                raise ValueError(f"init_model splits feature {int(f)} on categories that have no bin of their own in "
+                                 "this Dataset (the model was trained on other bins): pass a Dataset that is not "
+                                 "yet constructed, so that the start is predicted from the raw features")
+            cat_bins[tree.cat_offsets[j]: tree.cat_offsets[j + 1]] = here
+            bins[node] = -1
+            continue
         bounds = mapper.bounds[mapper.bound_offsets[f]: mapper.bound_offsets[f + 1]]
         hit = np.flatnonzero(bounds == t)
         if hit.size == 0:
@@ -176,7 +203,7 @@ def binned_tree(tree: Tree, mapper) -> Tree:
                              "Dataset (the model was trained on other bins): pass a Dataset that is not yet "
                              "constructed, so that the start is predicted from the raw features")
         bins[node] = hit[0]
-    return dataclasses.replace(tree, threshold_bin=bins)
+    return dataclasses.replace(tree, threshold_bin=bins, cat_bins=cat_bins)
 
 
 def _train(config: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: list, feval,
@@ -201,11 +228,17 @@ def start_training(config: Params, ds: Dataset, rounds: int, valid_sets: list, v
         loss.standardize(loss.moments(y, ds.weight))
     started = time.perf_counter()
     raw_features = ds.data if base is not None else None
-    ds.construct(config, loss.n_outputs)
+    ds.construct(config, loss.n_outputs, statistic_targets(loss, y))
+    if base is not None and (ds.target_statistics is not None or base.target_statistics is not None):
+        raise ValueError("init_model cannot continue a model with target statistics of its categorical features (its "
+                         "statistics come from its own training rows): train with cat_encoding='sets', or train anew")
     info(config, f"binned {describe_store(ds)} in {time.perf_counter() - started:.2f} s; {loss.n_outputs} outputs")
     offsets = _row_offsets(ds, loss, "train_set")
     booster = new_booster(config, loss, ds.n_features, ds.feature_names, loss.moments(y, ds.weight),
                           from_average=offsets is None)
+    booster.categories = dict(ds.categories)
+    booster.target_statistics = ds.target_statistics
+    check_categorical(config, ds.categories, ds.feature_names, loss)
     layout = stat_layout(loss, ds.weight, config, bool(np.isnan(y).any()) if y.dtype.kind == "f" else False)
     rows = TrainingShard(ds.store, y, ds.weight, loss, booster.init_score, layout, threads,
                          deterministic=config.deterministic)
@@ -247,6 +280,10 @@ def _validation_sets(config: Params, ds: Dataset, loss: Loss, valid_sets: list, 
             continue
         if vs.label is None:
             raise ValueError(f"validation set '{name}' has no label")
+        if vs.n_features != ds.n_features:
+            raise ValueError(f"validation set '{name}' has {vs.n_features} features but train_set has "
+                             f"{ds.n_features}: a validation set must have the training set's columns")
+        check_feature_names(vs.feature_names, ds.feature_names, f"validation set '{name}'", "train_set")
         if vs.reference is not ds and vs.bin_mapper is None:
             vs.reference = ds  # bin it with the training bins
         valid_raw = vs.data if keep_raw else None
@@ -279,11 +316,43 @@ def _start_sparse_output(config: Params, loss: Loss, y, ds: Dataset, rounds: int
     info(config, f"binned {describe_store(ds)} in {time.perf_counter() - started:.2f} s; {loss.n_outputs} sparse "
                  f"outputs ({y.nnz / max(ds.n_rows, 1):.1f} labels per row)")
     booster = new_booster(config, loss, ds.n_features, ds.feature_names, loss.moments(y, ds.weight))
+    check_categorical(config, ds.categories, ds.feature_names, loss)
     rows = SparseOutputShard(ds.store, y, ds.weight, loss, threads, deterministic=config.deterministic)
     valids = []
     for name, vs, vy, _ in _validation_sets(config, ds, loss, valid_sets, valid_names, False):
         valids.append(Validation(name, rows if vs is ds else SparseEvalShard(vs.store, vy, vs.weight), vs))
     return booster, boost_rounds(config, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads)
+
+
+def statistic_targets(loss: Loss, y: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
+    """(target columns (n, k), their names) of the ordered target statistics (data.target_statistics): a regression's
+    standardized targets, the labels of binary and multi-label objectives, the class indicators of a multi-class
+    one (NaN where a target is missing); None for other objectives."""
+    if loss.name == "regression":
+        Y = y.reshape(y.shape[0], -1).astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            Y = (Y - np.nanmean(Y, axis=0)) / np.maximum(np.nanstd(Y, axis=0), 1e-300)
+        return Y, ["target"] if Y.shape[1] == 1 else [f"target{j}" for j in range(Y.shape[1])]
+    if loss.name in ("binary", "multilabel"):
+        Y = y.reshape(y.shape[0], -1).astype(np.float64)
+        return Y, ["label"] if Y.shape[1] == 1 else [f"label{j}" for j in range(Y.shape[1])]
+    if loss.name == "multiclass":
+        return np.eye(loss.n_outputs)[y.astype(np.int64)], [f"class{j}" for j in range(loss.n_outputs)]
+    return None
+
+
+def check_categorical(config: Params, categories: dict, feature_names: list, loss: Loss) -> None:
+    """Refuse the settings that cannot split a categorical feature on a set of categories."""
+    if not categories:
+        return
+    names = [feature_names[f] for f in categories][:5]
+    if config.growth_policy == "symmetric":
+        raise ValueError(f"growth_policy='symmetric' splits a whole level by one threshold and has no set splits, "
+                         f"but features {names} are categorical: use 'leafwise' or 'depthwise', or give the "
+                         "features as numbers")
+    if loss.sparse_output:
+        raise ValueError(f"objective '{loss.name}' scores splits from the rows of each label and has no set splits, "
+                         f"but features {names} are categorical: give them as numbers (one-hot or codes)")
 
 
 def new_booster(config: Params, loss: Loss, n_features: int, feature_names: list, moments: np.ndarray,
@@ -344,8 +413,11 @@ def boost_rounds(config: Params, booster: Booster, loss: Loss, rows, valids: lis
     if config.bagging_fraction < 1.0 and config.bagging_freq == 0:
         warnings.warn(f"bagging_fraction={config.bagging_fraction} has no effect with bagging_freq=0 (rows are drawn "
                       "every bagging_freq rounds): set bagging_freq >= 1", MultigroveWarning, stacklevel=3)
-    make_trees = _TreeMaker(config, rows, mapper.hist_offsets, loss.n_outputs, threads)
-    _warn_without_effect(config, make_trees, loss.n_outputs)
+    statistics = booster.target_statistics
+    make_trees = _TreeMaker(config, rows, mapper.hist_offsets, loss.n_outputs, threads,
+                            tuple(int(f) for f in np.flatnonzero(mapper.categorical)),
+                            () if statistics is None else statistics.features)
+    _warn_without_effect(config, make_trees, loss.n_outputs, metrics)
     started = time.perf_counter()
     cbs = sorted(callbacks, key=lambda cb: getattr(cb, "order", 0))
     stops_per_output = [cb for cb in cbs if _stops_per_output(cb, loss)]
@@ -404,7 +476,7 @@ def _check_finite(trees: list, config: Params, iteration: int) -> None:
                          "weights are too large for float32 gradient statistics)")
 
 
-def _warn_without_effect(config: Params, make_trees: "_TreeMaker", n_outputs: int) -> None:
+def _warn_without_effect(config: Params, make_trees: "_TreeMaker", n_outputs: int, metrics) -> None:
     """A warning for each parameter the user set that this training cannot use."""
     def warn(message):
         warnings.warn(message, MultigroveWarning, stacklevel=4)
@@ -417,6 +489,23 @@ def _warn_without_effect(config: Params, make_trees: "_TreeMaker", n_outputs: in
     if "sparse_split" in config.given and (make_trees.topk == 0 or make_trees.sketch != "none"):
         why = "splits are scored on a sketch" if make_trees.topk else "leaves are dense (leaf_sparsity)"
         warn(f"sparse_split={config.sparse_split!r} has no effect: {why} {setting}")
+    if "sketch" in config.given and config.sketch != "none" and make_trees.sketch != "none" \
+            and not make_trees.sketched:
+        warn(f"sketch={config.sketch!r} has no effect: splits of one-output trees are scored on their own gradient "
+             f"{setting}")
+    goss = config.data_sample_strategy == "goss"
+    for name in ("top_rate", "other_rate"):
+        if name in config.given and not goss:
+            warn(f"{name}={getattr(config, name)} has no effect: it sets GOSS's sample, and "
+                 f"data_sample_strategy is {config.data_sample_strategy!r}")
+    if "bagging_freq" in config.given and config.bagging_freq > 0 and config.bagging_fraction >= 1.0 and not goss:
+        warn(f"bagging_freq={config.bagging_freq} has no effect with bagging_fraction=1.0 (every row is drawn): set "
+             "bagging_fraction below 1")
+    if "eval_at" in config.given and not any(m in RANKING_METRICS for m in metrics):
+        warn(f"eval_at={list(config.eval_at)} has no effect: it sets the k of the ranking metrics "
+             f"{RANKING_METRICS}, and the metrics are {list(metrics)}")
+    if "metric_per_output" in config.given and config.metric_per_output and n_outputs == 1:
+        warn("metric_per_output=True has no effect: the model has one output")
 
 
 class _TreeMaker:
@@ -424,14 +513,15 @@ class _TreeMaker:
     sketch, leaf values always from the full statistics, dense or k-sparse), or one single-output
     tree per output (one_vs_all)."""
 
-    def __init__(self, config: Params, rows, offsets: np.ndarray, n_outputs: int, threads: int):
+    def __init__(self, config: Params, rows, offsets: np.ndarray, n_outputs: int, threads: int,
+                 categorical_features: tuple = (), unsplittable: tuple = ()):
         self.config, self.offsets, self.n_outputs = config, offsets, n_outputs
         self.layout = rows.layout
         self.topk = config.leaf_k_for(n_outputs)
         self.sparse_output = isinstance(rows, SparseOutputShard)
         self.sketch = config.sketch_for(n_outputs)
         self.num_leaves = config.leaves_for(n_outputs)
-        sketched = config.multi_strategy == "multi_output" and self.sketch != "none"
+        sketched = self.sketched = config.multi_strategy == "multi_output" and self.sketch != "none" and n_outputs > 1
         # with a sketch, splits are scored densely on the sketch and only the leaves are sparse
         self.grower_config = GrowerConfig(
             num_leaves=self.num_leaves, max_depth=config.depth_limit(),
@@ -440,9 +530,14 @@ class _TreeMaker:
             min_gain_to_split=config.min_gain_to_split, growth_policy=config.growth_policy, n_threads=threads,
             topk=0 if sketched else self.topk, restricted=config.sparse_split == "restricted",
             random_strength=config.random_strength,
-            histogram_pool_bytes=-1 if config.histogram_pool_size < 0 else int(config.histogram_pool_size * 2 ** 20))
+            histogram_pool_bytes=-1 if config.histogram_pool_size < 0 else int(config.histogram_pool_size * 2 ** 20),
+            categorical_features=categorical_features, max_cat_to_onehot=config.max_cat_to_onehot,
+            max_cat_threshold=config.max_cat_threshold, cat_smooth=config.cat_smooth, cat_l2=config.cat_l2,
+            min_data_per_group=config.min_data_per_group)
         self.growers: dict[StatLayout, TreeGrower] = {}
         self.n_features = offsets.shape[0] - 1
+        self.splittable = np.ones(self.n_features, np.bool_)  # features target statistics replace: never split
+        self.splittable[list(unsplittable)] = False
 
     def _grower(self, layout: StatLayout) -> TreeGrower:
         if layout not in self.growers:
@@ -465,6 +560,8 @@ class _TreeMaker:
               column: int | None = None) -> GrownTree:
         rows.begin_tree(self.num_leaves)
         mask = feature_mask(self.n_features, self.config.feature_fraction, column_rng)
+        if not self.splittable.all():
+            mask = self.splittable if mask is None else mask & self.splittable
         grad_sq_sum = 0.0
         if self.config.random_strength > 0:  # the noise scale: sum of ||g_i||^2 of the tree's outputs (a sketch
             norms = rows.column_sq_norms()  # of them is unbiased for it)
@@ -513,13 +610,16 @@ class _TreeMaker:
 def _make_tree(grown: GrownTree, mapper, values: np.ndarray, cols: np.ndarray, leaf_cols) -> Tree:
     thr = mapper.bounds[mapper.bound_offsets[grown.split_feature] + grown.threshold_bin] \
         if grown.split_feature.size else np.zeros(0)
+    sets = set_split_fields(grown.left_bins, grown.split_feature, mapper)
+    if sets:  # a set split has no threshold
+        thr = np.where(sets["cat_index"] >= 0, 0.0, thr)
     n_leaves = grown.n_leaves
     return Tree(split_feature=grown.split_feature, threshold=np.asarray(thr, dtype=np.float64),
                 threshold_bin=grown.threshold_bin, default_left=grown.default_left,
                 left_child=grown.left_child, right_child=grown.right_child, split_gain=grown.split_gain,
                 internal_count=grown.internal_count, leaf_value=values,
                 leaf_count=np.round(grown.leaf_sums[:, -1]).astype(np.int64).reshape(n_leaves), output_cols=cols,
-                leaf_cols=leaf_cols)
+                leaf_cols=leaf_cols, **sets)
 
 
 def _stops_per_output(cb, loss: Loss) -> bool:
@@ -563,7 +663,8 @@ def refit_booster(booster: Booster, data, label, weight=None, decay_rate: float 
     decay_rate = check_real(decay_rate, "decay_rate", 0.0)
     if decay_rate > 1.0:
         raise ValueError(f"decay_rate must be in [0, 1], got {decay_rate}")
-    X, _ = check_features(data, n_features=booster.n_features, name="data", expected_names=booster.feature_names)
+    X, _ = check_features(data, n_features=booster.n_features, name="data", expected_names=booster.feature_names,
+                          categories=booster.categories)
     n = X.shape[0]
     w = check_weight(weight, n)
     loss, y = make_loss(booster.objective, booster.num_class, booster.n_outputs, check_label(label, n), None)

@@ -39,12 +39,15 @@ from typing import Protocol
 import numpy as np
 
 from .._dtypes import HIST
+from ..kernels._variants import pick
 from ..kernels.split import (
+    CategoricalScan,
     FeatureSplits,
     NodeSplits,
     ScanParams,
     add_split_gains,
-    best_splits,
+    add_split_gains_serial,
+    best_splits_kernel,
     left_sums,
     node_score,
     scan_scratch,
@@ -80,6 +83,12 @@ class GrowerConfig:
     restricted: bool = False    # with topk: GBDT-MO Alg. 4 (shared outputs) instead of Alg. 3
     random_strength: float = 0.0  # noise on split scores, in units of a noise split's gain (module docstring)
     histogram_pool_bytes: int = -1  # >= 0: histograms kept for subtraction hold at most this (module docstring)
+    categorical_features: tuple = ()  # features split on sets of categories (kernels.split.scan_categorical)
+    max_cat_to_onehot: int = 4
+    max_cat_threshold: int = 32
+    cat_smooth: float = 10.0
+    cat_l2: float = 10.0
+    min_data_per_group: int = 100
 
 
 def _finite_or_zero(gain: float) -> float:
@@ -112,7 +121,7 @@ class HistogramPool:
 
 class _Leaf:
     __slots__ = ("index", "depth", "total", "hist", "gain", "feature", "bin", "default_left", "left_total",
-                 "parent", "is_left", "scan_mask")
+                 "parent", "is_left", "scan_mask", "left_bins")
 
     def __init__(self, index, depth, total, parent, is_left):
         self.index, self.depth, self.total = index, depth, total
@@ -123,6 +132,7 @@ class _Leaf:
         self.default_left = False
         self.left_total = None
         self.scan_mask = None  # features this leaf's children must scan (None: as the tree's mask)
+        self.left_bins = None  # a set split: (bins of the feature,) bool, True for the bins going left
 
 
 @dataclasses.dataclass
@@ -136,6 +146,7 @@ class GrownTree:
     split_gain: np.ndarray
     internal_count: np.ndarray
     leaf_sums: np.ndarray       # (n_leaves, C) statistic sums of each leaf (of the split statistics)
+    left_bins: list = dataclasses.field(default_factory=list)  # per node: a set split's bins going left, or None
 
     @property
     def n_leaves(self) -> int:
@@ -168,6 +179,10 @@ class TreeGrower:
         self._no_noise = np.zeros((2, n_features))
         self._rng = None
         self._noise_scale = 0.0
+        categorical = np.zeros(n_features, np.bool_)
+        categorical[list(config.categorical_features)] = True
+        self._categorical = CategoricalScan.make(categorical, np.diff(self.offsets) - 1, config) \
+            if categorical.any() else None
 
     # ------------------------------------------------------------------ public
     def grow(self, builder: HistogramBuilder, feature_mask: np.ndarray | None = None,
@@ -191,7 +206,7 @@ class TreeGrower:
         config = self.config
         n_features = self.offsets.shape[0] - 1
         self._mask = np.ones(n_features, np.bool_) if feature_mask is None else feature_mask
-        self._nodes: list[tuple] = []  # (feature, bin, default_left, gain, count)
+        self._nodes: list[tuple] = []  # (feature, bin, default_left, gain, count, left bins or None)
         self._children: list[list[int]] = []
         root_hist = self.pool.get()
         root = _Leaf(0, 0, builder.root(root_hist), -1, False)
@@ -288,10 +303,10 @@ class TreeGrower:
         builder request, the buffer for the smaller child's histogram and what to scan afterwards."""
         config, count_col = self.config, self.layout.count_col
         default_left = leaf.default_left
-        if not leaf.hist[self.offsets[leaf.feature + 1] - 1, count_col] > 0:
+        if leaf.left_bins is None and not leaf.hist[self.offsets[leaf.feature + 1] - 1, count_col] > 0:
             # no missing value seen here: send future ones to the larger side
             default_left = leaf.left_total[count_col] >= leaf.total[count_col] - leaf.left_total[count_col]
-        right, request_fields, parent_hist = self._record_split(leaf, new_index, default_left)
+        right, request_fields, parent_hist, left_bins = self._record_split(leaf, new_index, default_left)
         mask = leaf.scan_mask
         left_small = leaf.total[count_col] <= right.total[count_col]
         small, large = (leaf, right) if left_small else (right, leaf)
@@ -299,31 +314,34 @@ class TreeGrower:
         can_large = self._can_split(large.depth, large.total[count_col])
         if new_index + 1 == config.num_leaves or not (can_small or can_large):
             self.pool.put(parent_hist)
-            return right, SplitRequest(*request_fields, BUILD_NONE), None, None
+            return right, SplitRequest(*request_fields, BUILD_NONE, left_bins), None, None
         out = self._take_hist(pinned)
         build = BUILD_LEFT if left_small else BUILD_RIGHT
-        return right, SplitRequest(*request_fields, build), out, (small, large, out, parent_hist, can_small,
+        return right, SplitRequest(*request_fields, build, left_bins), out, (small, large, out, parent_hist, can_small,
                                                                    can_large, mask)
 
     def _record_split(self, leaf: _Leaf, new_index: int, default_left: bool):
         """Record the split of ``leaf`` as a node; ``leaf`` becomes the left child (its histogram
-        detached). Return the right child, the request's fields and the parent's histogram."""
+        detached). Return the right child, the request's fields, the parent's histogram and the split's set
+        of bins going left (None for a numeric split)."""
         count_col = self.layout.count_col
         f, left_total = leaf.feature, leaf.left_total
         right_total = leaf.total - left_total
         node = len(self._nodes)
-        self._nodes.append((f, leaf.bin, default_left, leaf.gain, leaf.total[count_col]))
+        self._nodes.append((f, leaf.bin, default_left, leaf.gain, leaf.total[count_col], leaf.left_bins))
         self._children.append([~leaf.index, ~new_index])
         if leaf.parent >= 0:
             self._children[leaf.parent][0 if leaf.is_left else 1] = node
         # the direction the tree records: the partition of rows outside the histograms (a sample's
         # left-out rows, another worker's) must agree with it
         request_fields = (leaf.index, new_index, f, leaf.bin, default_left)
+        left_bins = leaf.left_bins
         right = _Leaf(new_index, leaf.depth + 1, right_total, node, False)
         parent_hist = leaf.hist
         leaf.hist, leaf.depth, leaf.total, leaf.parent, leaf.is_left = None, leaf.depth + 1, left_total, node, True
         leaf.gain = -np.inf
-        return right, request_fields, parent_hist
+        leaf.left_bins = None
+        return right, request_fields, parent_hist, left_bins
 
     # ------------------------------------------------------------------ symmetric trees
     def _grow_symmetric(self, builder: HistogramBuilder, root: _Leaf) -> list[_Leaf]:
@@ -362,7 +380,8 @@ class TreeGrower:
     def _add_level_gains(self, leaf: _Leaf, gains: np.ndarray) -> np.ndarray | None:
         """Add the leaf's gain of every candidate to ``gains``; with a scorer, return the leaf's gains."""
         if self._scorer is None:
-            add_split_gains(leaf.hist, leaf.total, self.offsets, self._mask, self.params, self._scan_scratch, gains)
+            pick(add_split_gains, add_split_gains_serial, leaf.hist.size)(
+                leaf.hist, leaf.total, self.offsets, self._mask, self.params, self._scan_scratch, gains)
             return None
         own = np.empty_like(gains)
         self._scorer.candidate_gains(leaf.index, leaf.hist, leaf.total, self._mask, self.params, own,
@@ -382,7 +401,7 @@ class TreeGrower:
             left_sums(leaf.hist, self.offsets, feature, threshold_bin, default_left, leaf.left_total)
             leaf.gain = gains[i] if gains is not None else float(node_score(leaf.left_total, self.params) + node_score(
                 leaf.total - leaf.left_total, self.params) - node_score(leaf.total, self.params))
-            right, fields, parent_hist = self._record_split(leaf, len(level) + len(rights), default_left)
+            right, fields, parent_hist, _ = self._record_split(leaf, len(level) + len(rights), default_left)
             rights.append(right)
             if last:
                 self.pool.put(parent_hist)
@@ -421,8 +440,10 @@ class TreeGrower:
         noise = self._no_noise
         if self._noise_scale > 0:
             noise = self._rng.normal(0.0, self._noise_scale, self._no_noise.shape)
+        best_splits = best_splits_kernel(self.layout.k, n_nodes * first.hist.shape[0] * self.layout.k)
+        categorical = self._categorical
         best_splits(first.hist, first.hist if second is None else second.hist, n_nodes, subtract, totals,
-                    self.offsets, mask, self.params, self._scan_scratch, active, noise,
+                    self.offsets, mask, self.params, categorical, self._scan_scratch, active, noise,
                     self._per_feature, best)
         for i, leaf in enumerate((first, second)[:n_nodes]):
             leaf.scan_mask = self._per_feature.splittable[i].copy()
@@ -431,6 +452,9 @@ class TreeGrower:
                 leaf.feature, leaf.bin = int(best.feature[i]), int(best.threshold_bin[i])
                 leaf.default_left = bool(best.default_left[i])
                 leaf.left_total = best.left_sums[i].copy()
+                slot = -1 if categorical is None else int(categorical.slot[leaf.feature])
+                leaf.left_bins = None if slot < 0 else \
+                    categorical.left[i, slot, :self.offsets[leaf.feature + 1] - self.offsets[leaf.feature]].copy()
 
     def _evaluate_scored(self, first: _Leaf, second: _Leaf | None, mask: np.ndarray, subtract: bool,
                          scan_small: bool) -> None:
@@ -482,4 +506,5 @@ class TreeGrower:
             split_gain=np.array([x[3] for x in nodes], dtype=np.float64),
             internal_count=np.array([x[4] for x in nodes], dtype=np.int64),
             leaf_sums=np.array([lf.total for lf in leaves]),
+            left_bins=[x[5] for x in nodes],
         )

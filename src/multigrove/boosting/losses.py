@@ -15,7 +15,15 @@ from scipy.special import expit, log_softmax, logit, softmax
 
 from .._dtypes import STAT_INPUT_LIMIT
 from .._validation import check_indicator, check_sparse_features
-from ..kernels.objective import scaled_residual, sigmoid_grad_hess, softmax_grad_hess
+from ..kernels._variants import pick
+from ..kernels.objective import (
+    scaled_residual,
+    scaled_residual_serial,
+    sigmoid_grad_hess,
+    sigmoid_grad_hess_serial,
+    softmax_grad_hess,
+    softmax_grad_hess_serial,
+)
 from ..kernels.sparse_output import LOSS_HINGE, LOSS_SQUARED
 
 _EPS = 1e-15
@@ -161,7 +169,7 @@ class SquaredError(Loss):
         if self.scale is None:
             np.subtract(raw, y, out=out_g, casting="unsafe")
         else:  # no standardized copy of y (n x d float64) is kept
-            scaled_residual(raw, y, self.shift, self.scale, out_g)
+            pick(scaled_residual, scaled_residual_serial, raw.size)(raw, y, self.shift, self.scale, out_g)
         if out_h is not None:
             out_h[...] = 1.0
 
@@ -201,7 +209,7 @@ class BinaryLogloss(Loss):
         return logit(np.clip(moments[1] / moments[0], _EPS, 1 - _EPS))
 
     def gradients(self, raw, y, out_g, out_h):
-        sigmoid_grad_hess(raw, y, out_g, out_h)
+        pick(sigmoid_grad_hess, sigmoid_grad_hess_serial, raw.size)(raw, y, out_g, out_h)
 
     def transform(self, raw):
         return link(self.name, raw)
@@ -263,7 +271,7 @@ class SoftmaxCrossEntropy(Loss):
         return np.log(prior) - np.log(prior).mean()
 
     def gradients(self, raw, y, out_g, out_h):
-        softmax_grad_hess(raw, y, out_g, out_h)
+        pick(softmax_grad_hess, softmax_grad_hess_serial, raw.size)(raw, y, out_g, out_h)
 
     def transform(self, raw):
         return link(self.name, raw)

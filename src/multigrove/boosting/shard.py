@@ -16,10 +16,11 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from .._dtypes import HIST, INDEX, SCORE, STAT
-from ..kernels.partition import add_leaf_values
-from ..kernels.predict import predict_store
+from ..kernels._variants import pick
+from ..kernels.partition import add_leaf_values, add_leaf_values_serial
+from ..kernels.predict import predict_store, predict_store_serial
 from ..kernels.sampling import scale_rows, scale_rows_by
-from ..kernels.split import segment_sums
+from ..kernels.split import segment_sums, segment_sums_serial
 from ..kernels.store import BinnedStore
 from .builder import LocalBuilder, PackedCounts, SplitRequest
 from .leaves import StatLayout
@@ -58,7 +59,7 @@ def layout_for_splits(layout: StatLayout, spec: SketchPlan | OutputColumn) -> St
 
 def predict_trees_into(store: BinnedStore, rows: np.ndarray, trees: list[Tree], out: np.ndarray) -> None:
     """out[rows] += the trees' outputs for those rows of a binned store."""
-    predict_store(store, rows, stack_trees(trees), out)
+    pick(predict_store, predict_store_serial, rows.shape[0] * len(trees))(store, rows, stack_trees(trees), out)
 
 
 class TrainingShard:
@@ -222,7 +223,7 @@ class TrainingShard:
         splits were scored on a sketch)."""
         rows, start, end = self.builder.leaf_segments(n_leaves)
         out = np.empty((n_leaves, self.layout.n_cols), dtype=HIST)
-        segment_sums(rows, start, end, self.stats, out)
+        pick(segment_sums, segment_sums_serial, rows.shape[0] * out.shape[1])(rows, start, end, self.stats, out)
         return out
 
     def apply_tree(self, tree: Tree) -> None:
@@ -232,7 +233,8 @@ class TrainingShard:
         dense = tree.leaf_cols is None and np.array_equal(out, np.arange(out[0], out[0] + out.size))
         first_col, cols = (int(out[0]), self._no_cols) if dense else (-1, np.ascontiguousarray(tree.columns()))
         for rows, start, end in (self.builder.leaf_segments(tree.n_leaves), self.builder.other_segments(tree.n_leaves)):
-            add_leaf_values(rows, start, end, tree.leaf_value, first_col, cols, self.scores)
+            pick(add_leaf_values, add_leaf_values_serial, rows.shape[0] * tree.leaf_value.shape[1])(
+                rows, start, end, tree.leaf_value, first_col, cols, self.scores)
 
     def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False,
                      inv_propensity: np.ndarray | None = None) -> list[MetricPart]:

@@ -35,7 +35,8 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ..kernels.objective import project_rows
+from ..kernels._variants import pick
+from ..kernels.objective import project_rows, project_rows_serial
 from ..params import SKETCHES
 from .leaves import largest
 
@@ -145,7 +146,8 @@ def apply_sketch(plan: SketchPlan, G: np.ndarray, H: np.ndarray | None, out_g: n
         return
     no_h = np.empty((G.shape[0], 0), dtype=G.dtype)
     projection_t = np.ascontiguousarray(plan.projection.T)  # (k, d): tiny
-    project_rows(G, projection_t, G if H is None else H, out_g, no_h if out_h is None else out_h)
+    pick(project_rows, project_rows_serial, G.size)(G, projection_t, G if H is None else H, out_g,
+                                                    no_h if out_h is None else out_h)
 
 
 def gram_product(G: np.ndarray, V: np.ndarray) -> np.ndarray:

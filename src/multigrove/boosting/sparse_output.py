@@ -30,7 +30,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._dtypes import INDEX, STAT
-from ..kernels.predict import leaf_index_store
+from ..kernels._variants import pick
+from ..kernels.predict import leaf_index_store, leaf_index_store_serial
 from ..kernels.sparse import CSR, csr_arrays
 from ..kernels.sparse_output import (
     LeafParams,
@@ -324,7 +325,7 @@ class SparseEvalShard:
 
     def add_trees(self, trees: list[Tree]) -> None:
         leaves = np.empty((self._rows.shape[0], len(trees)), np.int32)
-        leaf_index_store(self.store, self._rows, stack_trees(trees), leaves)
+        pick(leaf_index_store, leaf_index_store_serial, leaves.size)(self.store, self._rows, stack_trees(trees), leaves)
         self.scores.add_trees(leaves, trees)
 
     def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False,

@@ -5,6 +5,12 @@ always numbered after its parent); a child reference ``c >= 0`` is an internal n
 is leaf ``~c``.  Leaf ``l`` adds ``leaf_value[l, j]`` to output ``output_cols[j]``: all outputs
 for a multi-output tree, one column for a one-vs-all tree.  A tree with k-sparse leaves has its
 own columns per leaf instead: ``leaf_cols[l, j]`` (and an empty ``output_cols``).
+
+A split of a categorical feature (a *set split*) sends the categories of a set left and every other
+row right, a missing value included: node ``n``'s set is number ``cat_index[n]`` (-1: a numeric
+split), its categories ``cat_codes[cat_offsets[j]:cat_offsets[j + 1]]`` (codes of the model's
+category lists, ascending) and, in the same order, their bins of the training data ``cat_bins``.
+Trees without set splits have None there.
 """
 from __future__ import annotations
 
@@ -30,6 +36,24 @@ class Tree:
     leaf_count: np.ndarray         # (n_leaves,) int64
     output_cols: np.ndarray        # (width,) int32, or empty when leaf_cols is set
     leaf_cols: np.ndarray | None = None  # (n_leaves, width) int32: per-leaf outputs (k-sparse leaves)
+    cat_index: np.ndarray | None = None    # (n_internal,) int32: a node's set (set splits), -1 for a numeric split
+    cat_offsets: np.ndarray | None = None  # (n_sets + 1,) int64
+    cat_codes: np.ndarray | None = None    # (n_entries,) int64: the categories going left, ascending per set
+    cat_bins: np.ndarray | None = None     # (n_entries,) int32: their bins of the training data
+
+    #: the optional fields of the set splits (all or none are set)
+    CATEGORY_FIELDS = ("cat_index", "cat_offsets", "cat_codes", "cat_bins")
+
+    @property
+    def has_set_splits(self) -> bool:
+        return self.cat_index is not None and bool(np.any(self.cat_index >= 0))
+
+    def left_categories(self, node: int) -> np.ndarray:
+        """The category codes a set split sends left (int64, ascending); empty for a numeric split."""
+        if self.cat_index is None or self.cat_index[node] < 0:
+            return np.zeros(0, np.int64)
+        j = int(self.cat_index[node])
+        return self.cat_codes[self.cat_offsets[j]: self.cat_offsets[j + 1]]
 
     def columns(self) -> np.ndarray:
         """(n_leaves, width) int32: the output each leaf value goes to."""
@@ -66,6 +90,8 @@ class Tree:
         ``leaf_of_index[index]`` is its leaf."""
         if self.n_internal == 0:
             return np.zeros(0, np.int32), np.zeros(0), np.zeros(0, np.bool_), np.zeros(1, np.int32)
+        if self.has_set_splits:  # levels compare thresholds only
+            return None
         level, splits = [0], []
         while True:
             key = {(int(self.split_feature[n]), float(self.threshold[n]), bool(self.default_left[n])) for n in level}
@@ -140,11 +166,12 @@ class Tree:
             "leaf_count": self.leaf_count.tolist(),
             "output_cols": self.output_cols.tolist(),
             "leaf_cols": None if self.leaf_cols is None else self.leaf_cols.tolist(),
+            **({name: getattr(self, name).tolist() for name in self.CATEGORY_FIELDS} if self.has_set_splits else {}),
         }
 
     @classmethod
     def from_dict(cls, d: dict, n_features: int, n_outputs: int, where: str = "tree") -> "Tree":
-        fields = {f.name for f in dataclasses.fields(cls)} - {"leaf_cols"}  # leaf_cols is optional
+        fields = {f.name for f in dataclasses.fields(cls)} - {"leaf_cols", *cls.CATEGORY_FIELDS}  # optional ones
         missing = fields - set(d)
         if missing:
             raise ValueError(f"{where}: missing field(s) {sorted(missing)}")
@@ -162,6 +189,7 @@ class Tree:
                 leaf_count=np.asarray(d["leaf_count"], dtype=np.int64).reshape(-1),
                 output_cols=np.asarray(d["output_cols"], dtype=NODE).reshape(-1),
                 leaf_cols=None if d.get("leaf_cols") is None else np.asarray(d["leaf_cols"], dtype=NODE),
+                **_category_fields(d, where),
             )
         except (TypeError, ValueError, OverflowError) as exc:
             raise ValueError(f"{where}: a field does not hold numbers of the expected shape ({exc})") from None
@@ -203,6 +231,7 @@ class Tree:
             raise ValueError(f"{where}: 'split_feature' must be in [0, {n_features})")
         if np.any(np.isnan(self.threshold)):
             raise ValueError(f"{where}: 'threshold' holds NaN")
+        self._validate_sets(where)
         seen_nodes = np.zeros(m, dtype=np.int64)
         seen_leaves = np.zeros(m + 1, dtype=np.int64)
         for node in range(m):
@@ -219,6 +248,60 @@ class Tree:
                     seen_leaves[leaf] += 1
         if np.any(seen_nodes[1:] != 1) or seen_nodes[0] != 0 or np.any(seen_leaves != 1):
             raise ValueError(f"{where}: every node and leaf must have exactly one parent")
+
+
+    def _validate_sets(self, where: str) -> None:
+        """The set splits' arrays agree with each other and with the nodes."""
+        if self.cat_index is None:
+            return
+        m = self.n_internal
+        offsets, codes, bins = self.cat_offsets, self.cat_codes, self.cat_bins
+        n_sets = offsets.size - 1
+        if self.cat_index.shape != (m,) or n_sets < 0 or offsets[0] != 0 or np.any(np.diff(offsets) < 1) \
+                or offsets[-1] != codes.size or bins.shape != codes.shape:
+            raise ValueError(f"{where}: the set splits' arrays (cat_index, cat_offsets, cat_codes, cat_bins) do not "
+                             "agree in size")
+        used = self.cat_index[self.cat_index >= 0]
+        if np.any(self.cat_index < -1) or np.any(self.cat_index >= n_sets) or np.unique(used).size != used.size \
+                or used.size != n_sets:
+            raise ValueError(f"{where}: 'cat_index' must number each set once, -1 for a numeric split")
+        if np.any(codes < 0) or np.any(bins < 0):
+            raise ValueError(f"{where}: 'cat_codes' and 'cat_bins' must be >= 0")
+        for j in range(n_sets):
+            if np.any(np.diff(codes[offsets[j]: offsets[j + 1]]) <= 0):
+                raise ValueError(f"{where}: set {j}'s categories must be distinct and ascending")
+
+
+def _category_fields(d: dict, where: str) -> dict:
+    """A tree file's set-split fields as arrays (none, or all four)."""
+    present = [name for name in Tree.CATEGORY_FIELDS if d.get(name) is not None]
+    if not present:
+        return {}
+    if len(present) != len(Tree.CATEGORY_FIELDS):
+        raise ValueError(f"{where}: set splits need all of {list(Tree.CATEGORY_FIELDS)}, got only {present}")
+    dtypes = {"cat_index": NODE, "cat_offsets": np.int64, "cat_codes": np.int64, "cat_bins": np.int32}
+    return {name: np.asarray(d[name], dtype=dtypes[name]).reshape(-1) for name in Tree.CATEGORY_FIELDS}
+
+
+def set_split_fields(left_bins: list, split_feature: np.ndarray, mapper) -> dict:
+    """The set-split fields of a grown tree (``left_bins``: per node, the bins a set split sends left, or None),
+    its bins turned into the codes of ``mapper``'s category lists; {} without set splits."""
+    if all(bins is None for bins in left_bins):
+        return {}
+    index = np.full(len(left_bins), -1, NODE)
+    offsets, codes, bins_out = [0], [], []
+    for node, bins in enumerate(left_bins):
+        if bins is None:
+            continue
+        index[node] = len(offsets) - 1
+        kept = np.flatnonzero(bins[: mapper.n_value_bins[split_feature[node]]])
+        node_codes = mapper.category_codes(int(split_feature[node]))[kept]
+        order = np.argsort(node_codes)
+        codes.append(node_codes[order])
+        bins_out.append(kept[order].astype(np.int32))
+        offsets.append(offsets[-1] + kept.size)
+    return {"cat_index": index, "cat_offsets": np.array(offsets, np.int64), "cat_codes": np.concatenate(codes),
+            "cat_bins": np.concatenate(bins_out)}
 
 
 def stack_trees(trees: list[Tree]) -> Forest:
@@ -247,7 +330,28 @@ def stack_trees(trees: list[Tree]) -> Forest:
                    if trees else np.zeros(0, np.int32)),
         leaf_vals=(np.concatenate([t.leaf_value.reshape(-1) for t in trees])
                    if trees else np.zeros(0, np.float64)),
+        **_stacked_sets(trees, n_int),
     )
+
+
+def _stacked_sets(trees: list[Tree], n_internal: list[int]) -> dict:
+    """The Forest's set-split arrays: every tree's sets numbered one after the other."""
+    node_cat, offsets, codes, bins = [], [np.zeros(1, np.int64)], [], []
+    n_sets, n_entries = 0, 0
+    for tree, m in zip(trees, n_internal):
+        if not tree.has_set_splits:
+            node_cat.append(np.full(m, -1, np.int32))
+            continue
+        node_cat.append(np.where(tree.cat_index >= 0, tree.cat_index + n_sets, -1).astype(np.int32))
+        offsets.append(tree.cat_offsets[1:] + n_entries)
+        codes.append(tree.cat_codes.astype(np.float64))
+        bins.append(tree.cat_bins.astype(np.int32))
+        n_sets += tree.cat_offsets.size - 1
+        n_entries += tree.cat_codes.size
+    return {"node_cat": np.concatenate(node_cat) if node_cat else np.zeros(0, np.int32),
+            "cat_offsets": np.concatenate(offsets),
+            "cat_codes": np.concatenate(codes) if codes else np.zeros(0, np.float64),
+            "cat_bins": np.concatenate(bins) if bins else np.zeros(0, np.int32)}
 
 
 

@@ -5,13 +5,20 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._dtypes import BIN, MAX_VALUE_BINS, WIDE_HISTOGRAM_BINS, WIDE_MIN_DATA_IN_BIN
+from ..kernels._variants import pick
 from ..kernels.binning import (
     bin_matrix,
+    bin_matrix_serial,
     bin_segments,
+    bin_segments_serial,
     count_distinct,
+    count_distinct_serial,
     distinct_runs,
+    distinct_runs_serial,
     keep_filled_cuts,
+    keep_filled_cuts_serial,
     sort_short_segments,
+    sort_short_segments_serial,
 )
 
 
@@ -44,7 +51,8 @@ KERNEL_SORT_MAX_VALUES = 256
 def _sort_segments(values: np.ndarray, indptr: np.ndarray) -> None:
     """Sort each feature's values ``values[indptr[f]:indptr[f+1]]`` in place, ascending, NaN last."""
     long_out_of_order = np.empty(indptr.size - 1, np.bool_)
-    sort_short_segments(values, indptr, KERNEL_SORT_MAX_VALUES, long_out_of_order)
+    pick(sort_short_segments, sort_short_segments_serial, values.size)(values, indptr, KERNEL_SORT_MAX_VALUES,
+                                                                       long_out_of_order)
     for f in np.flatnonzero(long_out_of_order):
         values[indptr[f]:indptr[f + 1]].sort()
 
@@ -66,10 +74,10 @@ def _distinct_values(sample) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
         values, indptr = columns.reshape(-1), np.arange(F + 1, dtype=np.int64) * n
         implicit_zeros = np.zeros(F, np.int64)
     n_distinct, n_missing = np.empty(F, np.int64), np.empty(F, np.int64)
-    count_distinct(values, indptr, implicit_zeros, n_distinct, n_missing)
+    pick(count_distinct, count_distinct_serial, values.size)(values, indptr, implicit_zeros, n_distinct, n_missing)
     starts = np.concatenate([[0], np.cumsum(n_distinct)]).astype(np.int64)
     feats, vals, counts = np.empty(starts[-1], np.int64), np.empty(starts[-1]), np.empty(starts[-1], np.int64)
-    distinct_runs(values, indptr, implicit_zeros, starts, feats, vals, counts)
+    pick(distinct_runs, distinct_runs_serial, values.size)(values, indptr, implicit_zeros, starts, feats, vals, counts)
     return feats, vals, counts, n_missing, starts
 
 
@@ -100,6 +108,7 @@ class BinMapper:
             raise ValueError(f"min_data_in_bin must be >= 1, got {min_data_in_bin}")
         self.max_bin = int(max_bin)
         self.min_data_in_bin = min_data_in_bin
+        self.categorical = np.zeros(0, np.bool_)  # (F,) after fit: the categorical features
         self.sample_cnt = int(sample_cnt)
         self.seed = int(seed)
 
@@ -113,10 +122,17 @@ class BinMapper:
             sample.sort_indices()
         return sample
 
-    def fit(self, X) -> "BinMapper":
-        """Learn the bins from X's sample (dense array, or any scipy.sparse matrix: never densified)."""
+    def fit(self, X, categorical: np.ndarray | None = None) -> "BinMapper":
+        """Learn the bins from X's sample (dense array, or any scipy.sparse matrix: never densified).
+
+        ``categorical`` (F,) bool marks the categorical features (integer codes, NaN missing; see
+        data.categories): a bin per category, the max_bin most frequent of the sample's, most frequent
+        first, their codes in ``bounds``; a category without a bin falls in the missing bin."""
         rows_sample = self.sample(X)
         n_sample, F = rows_sample.shape
+        self.categorical = np.zeros(F, np.bool_) if categorical is None else np.asarray(categorical, np.bool_)
+        if self.categorical.any() and sp.issparse(rows_sample):
+            raise ValueError("categorical features need dense data (an array or a DataFrame), got a sparse matrix")
         feats, vals, counts, self.missing_count, starts = _distinct_values(rows_sample)
         n_distinct = np.diff(starts)
         # a bin closes after distinct value i where cut_after[i]: after each value of a feature of few
@@ -131,20 +147,50 @@ class BinMapper:
             n_value_bins = int(np.count_nonzero(cut_after)) + F
             self.bin_min_rows = WIDE_MIN_DATA_IN_BIN if n_value_bins > WIDE_HISTOGRAM_BINS else 1
         if self.bin_min_rows > 1:
-            keep_filled_cuts(counts, starts, self.bin_min_rows, cut_after)
-        cut = np.flatnonzero(cut_after)
+            pick(keep_filled_cuts, keep_filled_cuts_serial, counts.size)(counts, starts, self.bin_min_rows, cut_after)
+        cut = np.flatnonzero(cut_after & ~self.categorical[feats])
         lo, hi = vals[cut], vals[cut + 1]
         mid = lo + (hi - lo) / 2.0
         mid = np.where(mid >= hi, lo, mid)  # neighbours one ulp apart: cut at the lower value
         # the bounds come ordered by feature then value; each feature's last one, +inf, goes after them (a
         # stable sort by feature: a merge of two sorted runs, where sorting by value too took seconds for
-        # 20 M bounds)
-        bf = np.concatenate([feats[cut], np.arange(F)])
-        bv = np.concatenate([mid, np.full(F, np.inf)])
+        # 20 M bounds); a categorical feature's codes, in bin order, after those
+        numeric = np.flatnonzero(~self.categorical)
+        cat_feats, cat_codes = self._category_bin_codes(feats, vals, counts, starts)
+        bf = np.concatenate([feats[cut], numeric, cat_feats])
+        bv = np.concatenate([mid, np.full(numeric.size, np.inf), cat_codes])
         order = np.argsort(bf, kind="stable")
         self._set_bounds(bf[order], bv[order], F)
         self._set_defaults(feats, vals, counts, starts, n_sample)
         return self
+
+    def _category_bin_codes(self, feats: np.ndarray, vals: np.ndarray, counts: np.ndarray, starts: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """(feature, code) of every categorical feature's bins, in bin order: the max_bin categories of most
+        sample rows, ties to the smaller code."""
+        out_f, out_v = [np.zeros(0, np.int64)], [np.zeros(0)]
+        for f in np.flatnonzero(self.categorical):
+            codes, n = vals[starts[f]:starts[f + 1]], counts[starts[f]:starts[f + 1]]
+            kept = np.lexsort((codes, -n))[:self.max_bin]
+            out_f.append(np.full(kept.size, f, np.int64))
+            out_v.append(codes[kept])
+        return np.concatenate(out_f), np.concatenate(out_v)
+
+    def category_codes(self, feature: int) -> np.ndarray:
+        """The codes of a categorical feature's value bins, bin by bin (int64)."""
+        return self.bounds[self.bound_offsets[feature]: self.bound_offsets[feature + 1]].astype(np.int64)
+
+    def category_bins(self, feature: int, codes: np.ndarray) -> np.ndarray:
+        """The bins (uint8) of a categorical feature's codes (float64, NaN missing): a code without a bin, and NaN, get
+        the missing bin."""
+        bin_codes = self.bounds[self.bound_offsets[feature]: self.bound_offsets[feature + 1]]
+        out = np.full(codes.shape[0], self.missing_bin[feature], dtype=BIN)
+        if bin_codes.size:
+            order = np.argsort(bin_codes)
+            at = np.minimum(np.searchsorted(bin_codes[order], codes), bin_codes.size - 1)
+            hit = bin_codes[order][at] == codes  # NaN never equals
+            out[hit] = order[at[hit]]
+        return out
 
     def _set_bounds(self, bound_feats: np.ndarray, bounds: np.ndarray, n_features: int) -> None:
         sizes = np.bincount(bound_feats, minlength=n_features).astype(np.int64)
@@ -182,19 +228,26 @@ class BinMapper:
     def transform(self, X: np.ndarray) -> np.ndarray:
         """Bins of dense X (n, F) as uint8."""
         out = np.empty(X.shape, dtype=BIN)
-        bin_matrix(X, self.bounds, self.bound_offsets, out)
+        pick(bin_matrix, bin_matrix_serial, X.size)(X, self.bounds, self.bound_offsets, out)
+        for f in np.flatnonzero(self.categorical):  # their bounds are codes in bin order: looked up instead
+            out[:, f] = self.category_bins(f, X[:, f])
         return out
 
     def bin_values(self, values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
         """Bins, as uint8, of values given feature by feature: feature f's are ``values[indptr[f]:indptr[f+1]]``
         (the stored values of a CSC matrix)."""
         out = np.empty(values.shape[0], dtype=BIN)
-        bin_segments(np.ascontiguousarray(values, dtype=np.float64), np.ascontiguousarray(indptr, dtype=np.int64),
-                     self.bounds, self.bound_offsets, out)
+        values = np.ascontiguousarray(values, dtype=np.float64)
+        pick(bin_segments, bin_segments_serial, values.shape[0])(
+            values, np.ascontiguousarray(indptr, dtype=np.int64), self.bounds, self.bound_offsets, out)
+        for f in np.flatnonzero(self.categorical):
+            out[indptr[f]:indptr[f + 1]] = self.category_bins(f, values[indptr[f]:indptr[f + 1]])
         return out
 
     def threshold(self, feature: int, bin_index: int) -> float:
-        """The raw-value threshold of 'bin <= bin_index' (left when x <= threshold)."""
+        """The raw-value threshold of 'bin <= bin_index' (left when x <= threshold) of a numeric feature."""
+        if self.categorical[feature]:
+            raise ValueError(f"feature {feature} is categorical: its splits are sets of categories, not thresholds")
         return float(self.bounds[self.bound_offsets[feature] + bin_index])
 
 

@@ -86,6 +86,7 @@ def plan_layout(mapper: BinMapper, sample, enable_sparse: bool = True, enable_bu
     sparse_input = sp.issparse(sample)
     # implicit zeros of a sparse matrix must fall in the default bin to stay implicit
     implicit_ok = (mapper.default_bin == mapper.zero_bin) if sparse_input else np.ones(F, np.bool_)
+    implicit_ok &= ~mapper.categorical  # a categorical feature is a dense column: its splits are sets of bins
     candidate = (mapper.default_fraction >= sparse_threshold) & implicit_ok & enable_sparse
     kind = np.where(candidate, FEATURE_SPARSE, FEATURE_DENSE).astype(np.int8)
     # bundling considers denser features too (the frequent level of a one-hot categorical is exclusive

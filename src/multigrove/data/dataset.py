@@ -7,11 +7,19 @@ from typing import Any, Mapping
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_features, check_init_score, check_label, check_weight, default_feature_names
+from .._validation import (
+    check_features_and_categories,
+    check_init_score,
+    check_label,
+    check_weight,
+    default_feature_names,
+)
 from ..params import DATASET_PARAMS, MultigroveWarning, Params
 from .binning import BinMapper
 from .bundling import plan_layout
+from .categories import categories_from_json, categories_to_json, check_codes, resolve_features
 from .storage import build_store
+from .target_statistics import TargetStatistics, fit_statistics, statistics_features
 
 
 def dataset_params(params: Mapping[str, Any] | None) -> dict:
@@ -33,8 +41,10 @@ class Dataset:
     Parameters
     ----------
     data : array-like, pandas DataFrame or scipy.sparse matrix, shape (n_rows, n_features)
-        Numeric features.  NaN marks a missing value; in a sparse matrix an implicit zero is the
-        value 0.  Sparse data are never densified: binning reads the stored values only.
+        Numeric features, and categorical ones: a DataFrame's ``category`` columns (and Arrow dictionary
+        columns), and the columns of integer codes that ``categorical_feature`` names.  NaN marks a
+        missing value; in a sparse matrix an implicit zero is the value 0.  Sparse data are never
+        densified: binning reads the stored values only.
     label : array-like, shape (n_rows,) or (n_rows, n_outputs), optional
         Targets: values (regression), 0/1 (binary), class ids 0..K-1 (multiclass) or a 0/1
         indicator matrix (multilabel).  Required for training and validation sets.
@@ -50,8 +60,18 @@ class Dataset:
     feature_names : list of str, optional
     params : dict, optional
         Binning parameters (``max_bin``, ``min_data_in_bin``, ``bin_construct_sample_cnt``, ``seed``,
-        ``enable_bundle``, ``max_conflict_rate``, ``is_enable_sparse``, ``sparse_threshold`` or their
-        aliases); those not given here are taken from the parameters passed to ``train``.
+        ``enable_bundle``, ``max_conflict_rate``, ``is_enable_sparse``, ``sparse_threshold``,
+        ``categorical_feature`` or their aliases); those not given here are taken from the parameters
+        passed to ``train``.
+    categorical_feature : "auto" or list of str or int, optional
+        Features split on sets of categories (LightGBM's parameter): "auto" takes a DataFrame's
+        ``category`` columns; a list (names or indices) adds columns of integer codes (NaN or a
+        negative code: missing).  A validation set reads its categorical columns with its reference's
+        category lists, by category value (see ``multigrove.data.categories``).
+    categories : dict, optional
+        ``{feature index: category list}`` of data given as codes (an array whose categorical columns
+        hold each row's position in the list, NaN missing): the lists the model stores and encodes a
+        DataFrame with at prediction.  A DataFrame's category columns bring their own.
 
     Binning is lazy: it happens at :meth:`construct`, which ``train`` calls.  The raw features are
     released afterwards (the binned store is all training needs).
@@ -70,10 +90,21 @@ class Dataset:
 
     def __init__(self, data: Any, label: Any = None, weight: Any = None,
                  reference: "Dataset | None" = None, feature_names: list[str] | None = None,
-                 params: Mapping[str, Any] | None = None, init_score: Any = None):
+                 params: Mapping[str, Any] | None = None, init_score: Any = None, categorical_feature: Any = None,
+                 categories: Mapping[int, list] | None = None):
         reference_names = reference.feature_names if isinstance(reference, Dataset) else None
-        X, names = check_features(data, name="data", expected_by="the reference Dataset",
-                                  expected_names=reference_names)
+        reference_categories = reference.categories if isinstance(reference, Dataset) else None
+        X, names, found = check_features_and_categories(data, name="data", expected_by="the reference Dataset",
+                                                        expected_names=reference_names,
+                                                        categories=reference_categories)
+        #: {feature: category list, or None for integer codes}: the DataFrame's category columns (a reference's
+        #: lists for a validation set), completed by categorical_feature when the Dataset is constructed
+        self.categories: dict = dict(reference_categories) if reference_categories is not None else found
+        if categories:
+            if reference is not None or found:
+                raise ValueError("categories= is for data given as codes without a reference; a DataFrame's category "
+                                 "columns and a reference bring their own")
+            self.categories = categories_from_json(categories_to_json(dict(categories)), X.shape[1], "categories")
         self.data = X
         self.n_rows, self.n_features = X.shape
         self.label = None if label is None else check_label(label, self.n_rows)
@@ -91,6 +122,15 @@ class Dataset:
                 raise ValueError(f"feature_names has {len(names)} names for {self.n_features} features")
         self.feature_names = names or default_feature_names(self.n_features)
         self.params = dataset_params(params)
+        #: the ordered target statistics appended to the features at construction (data.target_statistics), or None
+        self.target_statistics: TargetStatistics | None = None
+        #: (features of the store,) bool: features no split may use (a categorical feature its statistics replace)
+        self.unsplittable: np.ndarray | None = None
+        if categorical_feature is not None:
+            if "categorical_feature" in self.params:
+                raise ValueError("categorical_feature given twice: as an argument and in params")
+            self.params["categorical_feature"] = dataset_params({"categorical_feature": categorical_feature})[
+                "categorical_feature"]
         self.bin_mapper: BinMapper | None = None
         self.layout = None
         self.store = None
@@ -120,7 +160,7 @@ class Dataset:
                 values[name] = wanted
         return values
 
-    def construct(self, params: Params | None = None, n_outputs: int = 1) -> "Dataset":
+    def construct(self, params: Params | None = None, n_outputs: int = 1, targets: tuple | None = None) -> "Dataset":
         """Bin the features (once); a Dataset with a reference uses the reference's bins and layout.
 
         A value that cannot apply any more (the Dataset is already binned with another) is reported with
@@ -132,6 +172,11 @@ class Dataset:
             The training parameters: their binning values apply unless this Dataset was given its own.
         n_outputs : int, default 1
             Outputs of the model to train (it picks the default sparse threshold).
+        targets : (ndarray (n_rows, k), list of k names), optional
+            The target columns of a training set (train passes them): they give the ordered target
+            statistics of the categorical features ``cat_encoding`` encodes so (data.target_statistics).
+            Without them a Dataset is binned with set splits only; a validation set uses its reference's
+            statistics.
 
         Returns
         -------
@@ -146,16 +191,39 @@ class Dataset:
             self.reference.construct(params, n_outputs)
             self.bin_mapper, self.layout = self.reference.bin_mapper, self.reference.layout
             self.binning = self.reference.binning
+            self.categories = dict(self.reference.categories)
+            self.unsplittable = self.reference.unsplittable
+            data = check_codes(self.data, self._integer_coded(), self.feature_names, "data")
+            known = self.reference.target_statistics
+            if known is not None and targets is not None:  # a training set on its reference's bins (a fold of cv)
+                self.target_statistics, data = fit_statistics(data, list(known.features), targets[0],
+                                                              list(known.column_names), self.binning["seed"])
+            elif known is not None:
+                data = known.encode(data)
         else:
             b = self.binning = self._binning_values(params, n_outputs)
+            self.categories = resolve_features(b["categorical_feature"], self.feature_names, self.categories)
+            data = check_codes(self.data, self._integer_coded(), self.feature_names, "data")
+            encoded = statistics_features(b["cat_encoding"], self.categories, data, b["max_bin"], targets,
+                                          self.feature_names)
+            if encoded:
+                self.target_statistics, data = fit_statistics(data, encoded, targets[0], targets[1], b["seed"])
+            self.unsplittable = np.zeros(data.shape[1], np.bool_)
+            self.unsplittable[encoded] = True  # its statistics stand in for it
             mapper = BinMapper(b["max_bin"], b["bin_construct_sample_cnt"], b["seed"], b["min_data_in_bin"])
-            sample = mapper.sample(self.data)
-            self.bin_mapper = mapper.fit(sample)
+            sample = mapper.sample(data)
+            categorical = np.zeros(data.shape[1], np.bool_)
+            categorical[list(self.categories)] = True
+            self.bin_mapper = mapper.fit(sample, categorical)
             self.layout = plan_layout(mapper, sample, b["is_enable_sparse"], b["enable_bundle"],
                                       b["max_conflict_rate"], b["sparse_threshold"])
-        self.store = build_store(self.data, self.bin_mapper, self.layout)
+        self.store = build_store(data, self.bin_mapper, self.layout)
         self.data = None  # the binned store is all training needs
         return self
+
+    def _integer_coded(self) -> list[int]:
+        """The categorical features given as integer codes (no category list)."""
+        return [f for f, values in self.categories.items() if values is None]
 
     def _warn_ignored(self, params: Params, n_outputs: int) -> None:
         for name in DATASET_PARAMS:

@@ -40,6 +40,12 @@ def read_table(path: str, fmt: str = "csv"):
         raise ValueError(f"{path}: {text}") from None
 
 
+def categorical_columns(table) -> list[str]:
+    """The names of a pyarrow Table's dictionary columns (a Parquet file's categorical columns)."""
+    import pyarrow as pa
+    return [name for name, column in zip(table.column_names, table.columns) if pa.types.is_dictionary(column.type)]
+
+
 def numeric_columns(table, path: str) -> np.ndarray:
     """(n, columns) float64 from a pyarrow Table of numbers (and booleans); a value that is not a
     number names its column and line."""

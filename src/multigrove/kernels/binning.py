@@ -2,6 +2,8 @@
 import numpy as np
 from numba import njit, prange
 
+from ._variants import variant
+
 #: the bounds of a feature are searched in a row of this many (its value bins, at most 255, padded with +inf)
 SEARCH_WIDTH = 256
 #: features whose padded bounds are tabled at once (256 x 256 float64: 512 KB, cache-sized)
@@ -183,3 +185,12 @@ def keep_filled_cuts(counts, starts, min_count, cut_after):
                     cut_after[i] = False
         if filled < min_count and last_kept >= 0:
             cut_after[last_kept] = False
+
+
+# serial twins for small data (kernels._variants): the caller picks by the cells or values to bin
+bin_matrix_serial = variant(bin_matrix, "serial")
+bin_segments_serial = variant(bin_segments, "serial")
+sort_short_segments_serial = variant(sort_short_segments, "serial")
+count_distinct_serial = variant(count_distinct, "serial")
+distinct_runs_serial = variant(distinct_runs, "serial")
+keep_filled_cuts_serial = variant(keep_filled_cuts, "serial")

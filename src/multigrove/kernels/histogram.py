@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._llvm import add_pair, prefetch
+from ._variants import variant
 
 U = np.uint64  # unsigned indices: no negative-index wraparound code in the hot loops
 
@@ -283,13 +284,20 @@ def _add_rows_fused(store, rows, i0, i1, stats, h, total, with_total):
 
 
 @njit(cache=True)
+def _add_rows_narrow(store, rows, i0, i1, stats, h, total, with_total):
+    """_add_rows for one output (2 or 3 statistic columns; right for any): the unrolled dense and bundle
+    path, then the sparse rows."""
+    _add_dense_bundle_rows(store, rows, i0, i1, stats, h)
+    _add_sparse_rows(store.sparse_indptr, store.sparse_bins, rows, i0, i1, stats, h)
+    if with_total:
+        _add_row_totals(rows, i0, i1, stats, total)
+
+
+@njit(cache=True)
 def _add_rows(store, rows, i0, i1, stats, h, total, with_total):
     """h += every store's statistics of rows[i0:i1]; total += their sums when with_total."""
-    if stats.shape[1] <= 3:  # one output: the unrolled dense and bundle path, then the sparse rows
-        _add_dense_bundle_rows(store, rows, i0, i1, stats, h)
-        _add_sparse_rows(store.sparse_indptr, store.sparse_bins, rows, i0, i1, stats, h)
-        if with_total:
-            _add_row_totals(rows, i0, i1, stats, total)
+    if stats.shape[1] <= 3:
+        _add_rows_narrow(store, rows, i0, i1, stats, h, total, with_total)
     else:
         _add_rows_fused(store, rows, i0, i1, stats, h, total, with_total)
 
@@ -716,3 +724,9 @@ def unpack_counts(packed, unit, plain_hessian, amplified_hessian, out):
         out[b, 0] = packed[b, 0]
         out[b, 1] = kept * plain_hessian + drawn * amplified_hessian
         out[b, 2] = kept + drawn
+
+
+# build_histogram_serial for one width of statistics (kernels._variants): a fit compiles only the row loop
+# it runs (both give the same sums as build_histogram_serial)
+build_histogram_serial_narrow = variant(build_histogram_serial, "narrow", _add_rows=_add_rows_narrow)
+build_histogram_serial_wide = variant(build_histogram_serial, "wide", _add_rows=_add_rows_fused)

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._llvm import float_from_bits
+from ._variants import variant
 
 U = np.uint64  # unsigned indices: no negative-index wraparound code in the loops
 
@@ -183,3 +184,10 @@ def _row_dot(A, i, B, c, d):
     for jj in range(whole, d):
         s0 += A[i, U(jj)] * B[c, U(jj)]
     return (s0 + s1) + (s2 + s3)
+
+
+# serial twins for small data (kernels._variants): the caller picks by the cells of the scores
+scaled_residual_serial = variant(scaled_residual, "serial")
+softmax_grad_hess_serial = variant(softmax_grad_hess, "serial")
+sigmoid_grad_hess_serial = variant(sigmoid_grad_hess, "serial")
+project_rows_serial = variant(project_rows, "serial")

@@ -13,6 +13,8 @@ share of the node's training rows that went left; the right child has the rest).
 import numpy as np
 from numba import njit, prange
 
+from .predict import goes_left
+
 
 @njit(cache=True)
 def _extend(path_feature, path_zero, path_one, path_weight, start, length, zero, one, feature, reciprocal):
@@ -120,7 +122,7 @@ def _explain_tree(x, t, forest, child_fraction, path_feature, path_zero, path_on
         g = base + child
         split = forest.node_feature[g]
         value = x[split]
-        go_left = forest.node_default_left[g] if np.isnan(value) else value <= forest.node_threshold[g]
+        go_left = goes_left(value, g, forest)
         left, right = forest.node_left[g], forest.node_right[g]
         hot, cold = (left, right) if go_left else (right, left)
         hot_fraction = child_fraction[g] if go_left else 1.0 - child_fraction[g]

@@ -19,6 +19,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from ._variants import pick, variant
+
+U = np.uint64  # unsigned indices: no negative-index wraparound code in the loops
+
 
 class ScanParams(NamedTuple):
     """The scalars of a split scan, passed to the kernels as one argument."""
@@ -33,6 +37,29 @@ class ScanParams(NamedTuple):
     min_gain_to_split: float
     topk: int                 # 0: dense leaves; else leaves keep their top-k outputs
     restricted: bool          # with topk: GBDT-MO Alg. 4 (shared outputs) instead of Alg. 3
+
+
+class CategoricalScan(NamedTuple):
+    """The categorical features of a scan (LightGBM's parameters; ``None`` in their place when there are
+    none, and the scan kernels then compile without this code) and where the sets they choose go."""
+    slot: np.ndarray          # (F,) int32: -1 for a numeric feature, else its row of ``left``
+    n_categories: np.ndarray  # (F,) int64: the feature's value bins (its categories with a bin)
+    max_cat_to_onehot: int    # at most this many categories: one category against the rest
+    max_cat_threshold: int    # the most categories a set sends left
+    cat_smooth: float         # the ordering's Hessian smoothing, and the fewest rows of a set's category
+    cat_l2: float             # added to lambda_l2 in a set split's score
+    min_data_per_group: int   # the fewest rows of a set's right side and between two of its thresholds
+    left: np.ndarray          # OUT (n_nodes, n_categorical, max bins) bool: each (node, feature)'s best set
+
+    @classmethod
+    def make(cls, categorical: np.ndarray, n_value_bins: np.ndarray, params, n_nodes: int = 2) -> "CategoricalScan":
+        """For the features marked in ``categorical`` (F,) bool; params: anything with LightGBM's five names."""
+        slot = np.full(categorical.shape[0], -1, np.int32)
+        slot[categorical] = np.arange(int(categorical.sum()), dtype=np.int32)
+        width = int(n_value_bins[categorical].max(initial=0)) + 1
+        return cls(slot, n_value_bins.astype(np.int64), int(params.max_cat_to_onehot), int(params.max_cat_threshold),
+                   float(params.cat_smooth), float(params.cat_l2), int(params.min_data_per_group),
+                   np.zeros((n_nodes, int(categorical.sum()), width), np.bool_))
 
 
 class FeatureSplits(NamedTuple):
@@ -176,9 +203,18 @@ def node_score(total, p):
     return topk_sum(buf, k, p.topk, np.empty(p.topk))
 
 
+@njit(cache=True)
+def one_output_node_score(total, p):
+    """node_score of one output's sums (its own top 1): the one-output variants call it in node_score's place."""
+    g = total[0]
+    h = p.h_scale * total[p.h_col] + p.lambda_l2
+    return g * g / h if h > 0 else 0.0
+
+
 @njit(cache=True, inline="always")
-def _scan_one_output(f, hist, offsets, total, p):
-    """scan_feature for one output (k = 1): the left sums live in registers, not in an array."""
+def scan_one_output(f, hist, offsets, total, p, acc, buf, heap):
+    """scan_feature for one output (k = 1): the left sums live in registers, not in an array (acc, buf
+    and heap are not used).  The one-output variants of the scan kernels call it in scan_feature's place."""
     h_scale, lam = p.h_scale, p.lambda_l2
     count_col, h_col = p.count_col, p.h_col
     best_num, best_den = -np.inf, 1.0
@@ -236,17 +272,313 @@ def _scan_one_output(f, hist, offsets, total, p):
 
 
 @njit(cache=True, inline="always")
+def _ratio_sum(g2l, dl, g2r, dr):
+    """(num, den) with num / den = g2l / dl + g2r / dr, a side of den <= 0 (no curvature) adding 0, as
+    _newton_score: the scans compare fractions without a division per bin."""
+    if dl > 0.0 and dr > 0.0:
+        return g2l * dr + g2r * dl, dl * dr
+    if dl > 0.0:
+        return g2l, dl
+    if dr > 0.0:
+        return g2r, dr
+    return 0.0, 1.0
+
+
+@njit(cache=True, inline="always")
+def _scan_shared_hessian(f, hist, offsets, total, p, acc):
+    """scan_feature for several outputs sharing one Hessian column with dense leaves (a projected sketch, or
+    a constant Hessian): the count and the Hessian sums in registers, the gradient sums in acc, unsigned
+    indices, and fractions compared as num * best_den > best_num * den (no division per bin; the gain is
+    divided out once at the end)."""
+    k = U(p.k)
+    h_col, count_col = U(p.h_col), U(p.count_col)
+    h_scale, lam = p.h_scale, p.lambda_l2
+    min_data, min_hess = p.min_data_in_leaf, p.min_sum_hessian
+    best_num, best_den = -np.inf, 1.0
+    best_bin = -1
+    best_left = False
+    lo = U(offsets[f])
+    miss = U(offsets[f + 1] - 1)
+    n_value_bins = np.int64(miss - lo)
+    n_total = total[count_col]
+    h_total = total[h_col]
+    has_missing = hist[miss, count_col] > 0
+    count_ok = False
+    for direction in range(2 if n_value_bins >= 2 else 0):
+        missing_left = direction == 1
+        if missing_left and not has_missing:
+            break
+        for j in range(k):
+            acc[j] = hist[miss, j] if missing_left else 0.0
+        h_left = hist[miss, h_col] if missing_left else 0.0
+        n_left = hist[miss, count_col] if missing_left else 0.0
+        for tt in range(n_value_bins - 1):
+            b = lo + U(tt)
+            n_bin = hist[b, count_col]
+            for j in range(k):
+                acc[j] += hist[b, j]
+            h_left += hist[b, h_col]
+            n_left += n_bin
+            if n_bin == 0 and not (tt == 0 and missing_left):
+                continue  # same partition as the previous threshold
+            if n_total - n_left < min_data:
+                break  # the right side only shrinks from here on
+            if n_left < min_data:
+                continue
+            count_ok = True
+            hl = h_scale * h_left
+            hr = h_scale * (h_total - h_left)
+            if hl < min_hess or hr < min_hess:
+                continue
+            g2l = 0.0
+            g2r = 0.0
+            for j in range(k):
+                a = acc[j]
+                r = total[j] - a
+                g2l += a * a
+                g2r += r * r
+            num, den = _ratio_sum(g2l, hl + lam, g2r, hr + lam)
+            if num * best_den > best_num * den:
+                best_num, best_den = num, den
+                best_bin = tt
+                best_left = missing_left
+    best_gain = best_num / best_den if best_bin >= 0 else -np.inf
+    return best_gain, best_bin, best_left, count_ok
+
+
+@njit(cache=True, inline="always")
+def _own_hessians_score(acc, total, p):
+    """score(left) + score(right) of several outputs with their own Hessians and dense leaves, in one pass
+    over the outputs (the sums in the order _score and _hess_mean take them: the same gain), or -inf when a
+    side's mean Hessian is below min_sum_hessian."""
+    h_col, h_stride, h_scale, lam = U(p.h_col), U(p.h_stride), p.h_scale, p.lambda_l2
+    h_left = 0.0
+    h_right = 0.0
+    score_left = 0.0
+    score_right = 0.0
+    for jj in range(p.k):
+        j = U(jj)
+        c = h_col + j * h_stride
+        a = acc[c]
+        r = total[c] - a
+        h_left += a
+        h_right += r
+        g = acc[j]
+        g_right = total[j] - g
+        score_left += _newton_score(g * g, h_scale * a, lam)
+        score_right += _newton_score(g_right * g_right, h_scale * r, lam)
+    if h_left * h_scale / p.k < p.min_sum_hessian or h_right * h_scale / p.k < p.min_sum_hessian:
+        return -np.inf
+    return score_left + score_right
+
+
+@njit(cache=True)
+def _leading_direction(hist, lo, bins, n_bins, p, smooth, out):
+    """OUT out (k,): the leading eigenvector of sum_c G_c G_c^T / (H_c + smooth) over the categories in
+    ``bins[:n_bins]`` (G_c: the category's gradient sums, H_c: its Hessian sum per output), by power
+    iteration from the gradient sums of the category of largest norm.  Projected on it, the categories'
+    smoothed mean gradients are as spread as on any line: sorting along it, then cutting the order once,
+    is the principal-direction heuristic for splitting a set of vectors in two (for one output it is
+    LightGBM's ordering by G_c / (H_c + smooth))."""
+    k = p.k
+    start = 0
+    largest = -1.0
+    for i in range(n_bins):
+        norm = 0.0
+        for j in range(k):
+            norm += hist[lo + bins[i], j] ** 2
+        if norm > largest:
+            largest, start = norm, i
+    for j in range(k):
+        out[j] = hist[lo + bins[start], j]
+    if k == 1:
+        out[0] = 1.0
+        return
+    projected = np.empty(k)
+    for _ in range(DIRECTION_ITERATIONS):
+        projected[:] = 0.0
+        for i in range(n_bins):
+            b = lo + bins[i]
+            weight = 0.0
+            for j in range(k):
+                weight += hist[b, j] * out[j]
+            weight /= _category_hessian(hist, b, p) + smooth
+            for j in range(k):
+                projected[j] += weight * hist[b, j]
+        norm = np.sqrt(np.sum(projected * projected))
+        if norm == 0.0:
+            return
+        for j in range(k):
+            out[j] = projected[j] / norm
+
+
+#: power iterations of _leading_direction (k is small: the outputs, or a sketch's columns)
+DIRECTION_ITERATIONS = 12
+
+
+@njit(cache=True, inline="always")
+def _category_hessian(hist, b, p):
+    """Bin b's Hessian sum per output (the mean over outputs of their own Hessians)."""
+    if p.h_stride == 0:
+        return p.h_scale * hist[b, p.h_col]
+    s = 0.0
+    for j in range(p.k):
+        s += hist[b, p.h_col + j]
+    return p.h_scale * s / p.k
+
+
+#: a set split of at most this many categories (of cat_smooth rows or more in the node) tries every subset of
+#: them: 255 at 8, where ordering along one direction can miss the best set of several outputs
+EXHAUSTIVE_MAX_CATEGORIES = 8
+
+
+@njit(cache=True)
+def _best_subset(hist, lo, bins, n_bins, total, q, cat, acc, buf, heap):
+    """(score, bits) of the best set of the categories bins[:n_bins] to send left (bit i: bins[i]), over
+    every subset of at most max_cat_threshold of them whose two sides hold min_data_in_leaf and
+    min_data_per_group rows; (-inf, 0) when none does, and whether any subset had enough rows both ways."""
+    count_col = q.count_col
+    n_total = total[count_col]
+    least = max(q.min_data_in_leaf, cat.min_data_per_group)
+    best, best_bits, count_ok = -np.inf, 0, False
+    for bits in range(1, (1 << n_bins) - 1):
+        size = 0
+        for c in range(hist.shape[1]):
+            acc[c] = 0.0
+        for i in range(n_bins):
+            if bits >> i & 1:
+                size += 1
+                for c in range(hist.shape[1]):
+                    acc[c] += hist[lo + bins[i], c]
+        if size > cat.max_cat_threshold or acc[count_col] < least or n_total - acc[count_col] < least:
+            continue
+        count_ok = True
+        score = _valid_split_score(acc, total, q, buf, heap)
+        if score > best:
+            best, best_bits = score, bits
+    return best, best_bits, count_ok
+
+
+@njit(cache=True)
+def scan_categorical(f, node, hist, offsets, total, p, cat, acc, buf, heap):
+    """Best set split of categorical feature f: the categories in the set go left, every other one (and a
+    missing value) right.  Up to cat.max_cat_to_onehot categories: one category against the rest.  More:
+    the categories of at least cat_smooth rows in the node, scored with lambda_l2 + cat_l2, each side
+    holding min_data_per_group rows; up to EXHAUSTIVE_MAX_CATEGORIES of them every subset of at most
+    max_cat_threshold, beyond that the categories ordered along _leading_direction by
+    (v . G_c) / (H_c + cat_smooth) and each prefix of the order from either end up to max_cat_threshold
+    categories whose rows since the last candidate reach min_data_per_group (LightGBM's method, with the
+    score of every output).  Returns as scan_feature; the set goes to cat.left[node, cat.slot[f]].
+    OUT acc (C,), buf, heap: scratch."""
+    n_cols = hist.shape[1]
+    lo = offsets[f]
+    n_bins = cat.n_categories[f]
+    count_col = p.count_col
+    n_total = total[count_col]
+    row = cat.left[node, cat.slot[f]]
+    row[:] = False
+    bins = np.empty(max(n_bins, 1), np.int64)
+    n_used = 0
+    one_hot = n_bins <= cat.max_cat_to_onehot
+    for b in range(n_bins):
+        cnt = hist[lo + b, count_col]
+        if cnt > 0 and (one_hot or cnt >= cat.cat_smooth):
+            bins[n_used] = b
+            n_used += 1
+    best_gain = -np.inf
+    best_end = -1
+    best_dir = 1
+    count_ok = False
+    if one_hot:
+        q = p
+    else:
+        q = ScanParams(p.k, p.h_col, p.h_stride, p.h_scale, p.count_col, p.lambda_l2 + cat.cat_l2,
+                       p.min_data_in_leaf, p.min_sum_hessian, p.min_gain_to_split, p.topk, p.restricted)
+        if n_used <= EXHAUSTIVE_MAX_CATEGORIES:
+            best_gain, bits, count_ok = _best_subset(hist, lo, bins, n_used, total, q, cat, acc, buf, heap)
+            for i in range(n_used):
+                row[bins[i]] = bits >> i & 1
+            return best_gain, -1, False, count_ok
+        direction = np.empty(p.k)
+        _leading_direction(hist, lo, bins, n_used, p, cat.cat_smooth, direction)
+        keys = np.empty(n_used)
+        for i in range(n_used):
+            b = lo + bins[i]
+            key = 0.0
+            for j in range(p.k):
+                key += direction[j] * hist[b, j]
+            keys[i] = key / (_category_hessian(hist, b, p) + cat.cat_smooth)
+        order = np.argsort(keys, kind="mergesort")
+        sorted_bins = bins[:n_used][order]
+        bins[:n_used] = sorted_bins
+    max_in_set = 1 if one_hot else min(cat.max_cat_threshold, (n_used + 1) // 2)
+    for direction_sign in (1, -1):
+        if one_hot and direction_sign == -1:
+            break
+        for c in range(n_cols):
+            acc[c] = 0.0
+        since_last = 0.0
+        for i in range(n_used if one_hot else min(n_used, max_in_set)):
+            b = lo + bins[i if direction_sign == 1 else n_used - 1 - i]
+            if one_hot:
+                for c in range(n_cols):
+                    acc[c] = hist[b, c]
+            else:
+                for c in range(n_cols):
+                    acc[c] += hist[b, c]
+                since_last += hist[b, count_col]
+            n_left = acc[count_col]
+            if n_left < p.min_data_in_leaf:
+                continue
+            n_right = n_total - n_left
+            if n_right < p.min_data_in_leaf or (not one_hot and n_right < cat.min_data_per_group):
+                if one_hot:
+                    continue
+                break
+            count_ok = True
+            if not one_hot:
+                if since_last < cat.min_data_per_group:
+                    continue
+                since_last = 0.0
+            gain = _valid_split_score(acc, total, q, buf, heap)
+            if gain > best_gain:
+                best_gain = gain
+                best_end = i
+                best_dir = direction_sign
+    if best_end >= 0:
+        if one_hot:
+            row[bins[best_end]] = True
+        else:
+            for i in range(best_end + 1):
+                row[bins[i if best_dir == 1 else n_used - 1 - i]] = True
+    return best_gain, -1, False, count_ok
+
+
+@njit(cache=True)
+def set_left_sums(hist, offsets, feature, left_bins, out):
+    """OUT out (C,): the statistic sums of the left child of a set split (the bins in left_bins go left)."""
+    lo = offsets[feature]
+    out[:] = 0.0
+    for b in range(offsets[feature + 1] - lo):
+        if left_bins[b]:
+            for c in range(hist.shape[1]):
+                out[c] += hist[lo + b, c]
+
+
+@njit(cache=True, inline="always")
 def scan_feature(f, hist, offsets, total, p, acc, buf, heap):
     """Best threshold of feature f: (score(left) + score(right), threshold bin, missing goes left,
     whether any threshold leaves min_data_in_leaf rows on both sides); (-inf, -1, False, ...) when no
-    threshold is valid.  OUT acc (C,), buf (k,), heap (max(topk, 1),): scratch.
+    threshold is valid.  OUT acc (C,), buf (k,), heap (max(topk, 1),): scratch.  Several outputs (k > 1;
+    scan_one_output is the same for one).
 
     Without a threshold that leaves enough rows on both sides the feature cannot split any
     descendant either (a child's sides are subsets of the parent's), so the grower stops scanning it."""
-    if p.k == 1:
-        return _scan_one_output(f, hist, offsets, total, p)
-    n_cols = hist.shape[1]
     k = p.k
+    if p.h_stride == 0 and (p.topk <= 0 or p.topk >= k):  # one Hessian for all outputs, dense leaves
+        return _scan_shared_hessian(f, hist, offsets, total, p, acc)
+    dense = p.topk <= 0 or p.topk >= k
+    n_cols = hist.shape[1]
     count_col = p.count_col
     best_gain = -np.inf
     best_bin = -1
@@ -254,7 +586,6 @@ def scan_feature(f, hist, offsets, total, p, acc, buf, heap):
     lo = offsets[f]
     miss = offsets[f + 1] - 1
     n_value_bins = miss - lo
-    shared_h = p.h_stride == 0 and (p.topk <= 0 or p.topk >= k)  # one Hessian for all outputs, dense leaves
     n_total = total[count_col]
     has_missing = hist[miss, count_col] > 0
     count_ok = False
@@ -275,19 +606,8 @@ def scan_feature(f, hist, offsets, total, p, acc, buf, heap):
             if n_left < p.min_data_in_leaf:
                 continue
             count_ok = True
-            if shared_h:
-                hl = p.h_scale * acc[p.h_col]
-                hr = p.h_scale * (total[p.h_col] - acc[p.h_col])
-                if hl < p.min_sum_hessian or hr < p.min_sum_hessian:
-                    continue
-                g2l = 0.0
-                g2r = 0.0
-                for j in range(k):
-                    a = acc[j]
-                    r = total[j] - a
-                    g2l += a * a
-                    g2r += r * r
-                gain = _newton_score(g2l, hl, p.lambda_l2) + _newton_score(g2r, hr, p.lambda_l2)
+            if dense:
+                gain = _own_hessians_score(acc, total, p)
             else:
                 if _hess_mean(acc, total, p, True) < p.min_sum_hessian:
                     continue
@@ -319,12 +639,13 @@ def _scratch_parts(row, n_cols, p):
 
 
 @njit(cache=True)
-def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask, p, scratch_row, out_gain,
-                out_bin, out_left, out_splittable):
+def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask, p, categorical, scratch_row,
+                out_gain, out_bin, out_left, out_splittable):
     """Scan tasks t0..t1-1; task t is feature t // n_nodes of node t % n_nodes (node 0: h0, node 1: h1).
     With ``subtract``, node 1's task first turns the feature's rows of h1 from the parent's into the
     sibling's (h1 -= h0), while they are in cache for the scan.  The outputs are a FeatureSplits' four
-    arrays (taken as one tuple here, a one-thread scan of a two-column histogram took 1.27x as long)."""
+    arrays (taken as one tuple here, a one-thread scan of a two-column histogram took 1.27x as long).
+    ``categorical``: a CategoricalScan, or None (this code is then not compiled: Numba prunes the branch)."""
     n_nodes = active.shape[0]
     n_cols = h0.shape[1]
     acc, buf, heap = _scratch_parts(scratch_row, n_cols, p)
@@ -336,10 +657,13 @@ def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask,
                 b = np.uint64(bb)
                 for c in range(n_cols):
                     h1[b, np.uint64(c)] -= h0[b, np.uint64(c)]
-        if feature_mask[f] and active[node]:
-            g, b, dl, ok = scan_feature(f, h0 if node == 0 else h1, offsets, totals[node], p, acc, buf, heap)
-        else:
+        if not (feature_mask[f] and active[node]):
             g, b, dl, ok = -np.inf, -1, False, False
+        elif categorical is not None and categorical.slot[f] >= 0:
+            g, b, dl, ok = scan_categorical(f, node, h0 if node == 0 else h1, offsets, totals[node], p, categorical,
+                                            acc, buf, heap)
+        else:
+            g, b, dl, ok = scan_feature(f, h0 if node == 0 else h1, offsets, totals[node], p, acc, buf, heap)
         out_gain[node, f] = g
         out_bin[node, f] = b
         out_left[node, f] = dl
@@ -347,7 +671,7 @@ def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask,
 
 
 @njit(parallel=True, cache=True)
-def best_split_per_feature(h0, h1, subtract, active, totals, offsets, feature_mask, p, scratch, out):
+def best_split_per_feature(h0, h1, subtract, active, totals, offsets, feature_mask, p, categorical, scratch, out):
     """Scan every feature of one or two node histograms for its best threshold, in parallel over
     (node, feature).
 
@@ -355,7 +679,8 @@ def best_split_per_feature(h0, h1, subtract, active, totals, offsets, feature_ma
         parent's on entry and node 1's = parent - h0 on exit).  active (n_nodes,) bool: the nodes to
         scan (an inactive node gets -inf everywhere).
     IN  totals (n_nodes, C) node sums; offsets (F + 1,) int64; feature_mask (F,) bool: features
-        allowed to split; p: ScanParams; scratch (B, W) float64: from scan_scratch (B task blocks).
+        allowed to split; p: ScanParams; categorical: CategoricalScan or None (no categorical feature);
+        scratch (B, W) float64: from scan_scratch (B task blocks).
     OUT out (FeatureSplits, (>= n_nodes, F) arrays): each (node, feature)'s best threshold.
     """
     n_nodes = active.shape[0]
@@ -363,8 +688,8 @@ def best_split_per_feature(h0, h1, subtract, active, totals, offsets, feature_ma
     for blk in prange(n_blocks):  # contiguous feature blocks of equal work, each with its scratch row
         t0 = n_nodes * scan_block_start(offsets, blk, n_blocks)
         t1 = n_nodes * scan_block_start(offsets, blk + 1, n_blocks)
-        _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask, p, scratch[blk], out.gain,
-                    out.threshold_bin, out.default_left, out.splittable)
+        _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask, p, categorical, scratch[blk],
+                    out.gain, out.threshold_bin, out.default_left, out.splittable)
 
 
 #: the work of scanning a feature, in bins: its bins plus this (the task's own cost)
@@ -402,23 +727,22 @@ def left_sums(hist, offsets, feature, threshold_bin, default_left, out):
 
 
 @njit(cache=True)
-def best_splits(h0, h1, n_nodes, subtract, totals, offsets, feature_mask, p, scratch, active, feature_noise,
-                per_feature, out):
+def best_splits(h0, h1, n_nodes, subtract, totals, offsets, feature_mask, p, categorical, scratch, active,
+                feature_noise, per_feature, out):
     """The best split of one or two nodes, after turning h1 from the parent's histogram into the
     sibling's (h1 -= h0) when ``subtract``: one call per split of the tree.
 
     IN  h0 (total_bins, C); IN/OUT h1 (total_bins, C); totals (n_nodes, C); offsets, feature_mask, p,
-        scratch: as best_split_per_feature; active (>= n_nodes,) bool: nodes to scan.
+        categorical, scratch: as best_split_per_feature; active (>= n_nodes,) bool: nodes to scan.
     IN  feature_noise (>= n_nodes, F): added to each feature's best score when choosing the node's
         feature among those whose gain passes min_gain_to_split (random_strength; zeros for none).
     OUT per_feature (FeatureSplits, (>= n_nodes, F)): as best_split_per_feature.
     OUT out (NodeSplits, (>= n_nodes,)): each node's best split; its gain is -inf when no split passes
-        min_data_in_leaf, min_sum_hessian and min_gain_to_split.
+        min_data_in_leaf, min_sum_hessian and min_gain_to_split.  A categorical feature's set is
+        categorical.left[node, categorical.slot[feature]] (threshold_bin -1).
     """
-    # always the parallel kernel, on one thread too: the same loop compiled outside a parallel region scanned
-    # per-output Hessians 2.5x slower (50 features x 256 bins x 5 outputs: 3.1 against 1.3 ms on one thread;
-    # 80 against 38 us for 10 x 32 bins) and saved at most 3 % (1-2 us) elsewhere
-    best_split_per_feature(h0, h1, subtract, active[:n_nodes], totals, offsets, feature_mask, p, scratch, per_feature)
+    best_split_per_feature(h0, h1, subtract, active[:n_nodes], totals, offsets, feature_mask, p, categorical, scratch,
+                           per_feature)
     feat_gain = per_feature.gain
     n_features = offsets.shape[0] - 1
     for node in range(n_nodes):
@@ -439,8 +763,12 @@ def best_splits(h0, h1, n_nodes, subtract, totals, offsets, feature_mask, p, scr
         out.feature[node] = f
         out.threshold_bin[node] = per_feature.threshold_bin[node, f]
         out.default_left[node] = per_feature.default_left[node, f]
-        left_sums(h0 if node == 0 else h1, offsets, f, out.threshold_bin[node], out.default_left[node],
-                  out.left_sums[node])
+        if categorical is not None and categorical.slot[f] >= 0:
+            set_left_sums(h0 if node == 0 else h1, offsets, f, categorical.left[node, categorical.slot[f]],
+                          out.left_sums[node])
+        else:
+            left_sums(h0 if node == 0 else h1, offsets, f, out.threshold_bin[node], out.default_left[node],
+                      out.left_sums[node])
 
 
 @njit(cache=True, inline="always")
@@ -540,3 +868,29 @@ def segment_sums(rows, seg_start, seg_end, stats, out):
             for c in range(n_cols):
                 cu = np.uint64(c)
                 out[su, cu] += stats[r, cu]
+
+
+# The scan's variants (kernels._variants): the one-output scan (scan_one_output in scan_feature's place) and
+# serial twins; best_splits_kernel picks one, so that a fit compiles only the scans it runs.
+_scan_tasks_one_output = variant(_scan_tasks, "one_output", scan_feature=scan_one_output)
+best_split_per_feature_serial = variant(best_split_per_feature, "serial")
+best_split_per_feature_one_output = variant(best_split_per_feature, "one_output", parallel=True,
+                                            _scan_tasks=_scan_tasks_one_output)
+best_split_per_feature_one_output_serial = variant(best_split_per_feature, "one_output_serial",
+                                                   _scan_tasks=_scan_tasks_one_output)
+best_splits_serial = variant(best_splits, "serial", best_split_per_feature=best_split_per_feature_serial)
+best_splits_one_output = variant(best_splits, "one_output", best_split_per_feature=best_split_per_feature_one_output,
+                                 node_score=one_output_node_score)
+best_splits_one_output_serial = variant(best_splits, "one_output_serial", node_score=one_output_node_score,
+                                        best_split_per_feature=best_split_per_feature_one_output_serial)
+add_split_gains_serial = variant(add_split_gains, "serial")
+segment_sums_serial = variant(segment_sums, "serial")
+
+
+def best_splits_kernel(n_outputs: int, work: float):
+    """The best_splits variant for k = n_outputs gradient columns and ``work`` (nodes x bins x k: a bin's scan
+    costs about a nanosecond an output):
+    the one-output scan for one, serial as kernels._variants.pick says."""
+    if n_outputs == 1:
+        return pick(best_splits_one_output, best_splits_one_output_serial, work)
+    return pick(best_splits, best_splits_serial, work)

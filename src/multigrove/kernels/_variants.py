@@ -1,0 +1,64 @@
+"""Variants of a kernel compiled from its one source: a serial twin of a parallel kernel, or the kernel
+with some of the kernels it calls replaced.
+
+A parallel kernel costs seconds to compile (Numba turns every ``prange`` loop into a gufunc of its
+own), and small work never needs it: ``pick`` gives the caller the serial twin, the same source
+compiled with ``parallel=False`` (``prange`` then runs as ``range`` on the calling thread), below
+``PARALLEL_MIN_WORK`` or on one thread.  A fit on small data runs on one thread (the engine's
+``SERIAL_FIT_MAX_CELLS``) and compiles no parallel region at all (the first fit's wait is
+compilation), and no parallel region is entered for less work than its fork and join cost.
+
+Numba names a cached kernel's files by its qualified name, and keys the entries inside by the
+bytecode and the signature only: a twin compiled from the same function object would share the
+parallel kernel's entries.  So a variant is a copy of the function under a name of its own
+(``bin_matrix`` -> ``bin_matrix_serial``), with its own cache files.
+"""
+import types
+
+import numba
+from numba import njit
+
+#: the work (in the caller's unit, each of about a nanosecond on one thread: cells of a row-wise pass, bins x
+#: nodes x outputs of a split scan, rows x trees of a prediction) below which a kernel runs its serial twin.
+#: A parallel region of Numba's OpenMP layer costs 0.8 us more than a serial call on one thread here and
+#: 1.6 us on two (benchmarks/fork_join.py); 4,096 units are 4-10 us of work, two to five times that, so a
+#: region pays for itself where it is entered (scm20d's one-output split scans, 30,000 units, ran 1.2x slower
+#: a tree on the serial twin at two threads)
+PARALLEL_MIN_WORK = 4096
+#: on one thread a parallel kernel runs its loop on the calling thread too, compiled with its arrays marked
+#: as not aliasing each other: faster for the large loops (BENCHMARKS.md, stop 38: a scan of 50 x 256 bins with
+#: five Hessians 1.28 against 3.15 ms), no faster for small ones, where its serial twin is used
+ONE_THREAD_PARALLEL_MIN_WORK = 1 << 18
+
+
+def variant(kernel, suffix: str, parallel: bool = False, **callees):
+    """The kernel's source compiled again as ``<name>_<suffix>``.
+
+    Parameters
+    ----------
+    kernel : numba dispatcher
+        A kernel of this package (``@njit(cache=True, ...)``; the variant is cached too).
+    suffix : str
+        Appended to its name: the variant's cache files are its own.
+    parallel : bool, default False
+        Compile with ``parallel=True`` (False: a serial twin, ``prange`` as ``range``).
+    **callees
+        Global names the variant resolves to other kernels instead of the module's (a variant of a
+        kernel that calls a parallel kernel calls that kernel's serial twin).
+    """
+    func = kernel.py_func
+    namespace = func.__globals__ if not callees else {**func.__globals__, **callees}
+    copy = types.FunctionType(func.__code__, namespace, f"{func.__name__}_{suffix}", func.__defaults__,
+                              func.__closure__)
+    copy.__qualname__ = f"{func.__qualname__}_{suffix}"
+    copy.__module__ = func.__module__
+    copy.__doc__ = f"{func.__name__} compiled {'in parallel' if parallel else 'serially'} (kernels._variants)."
+    options = {name: value for name, value in kernel.targetoptions.items() if value is not None and name != "nopython"}
+    return njit(**{**options, "parallel": parallel, "cache": True})(copy)
+
+
+def pick(parallel_kernel, serial_kernel, work: float):
+    """The parallel kernel for at least PARALLEL_MIN_WORK units of work (ONE_THREAD_PARALLEL_MIN_WORK when
+    Numba runs one thread here), else its serial twin."""
+    least = PARALLEL_MIN_WORK if numba.get_num_threads() > 1 else ONE_THREAD_PARALLEL_MIN_WORK
+    return parallel_kernel if work >= least else serial_kernel
