@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo lint test test-min fuzz bench clean-cache clean
+.PHONY: venv demo lint test test-min fuzz bench docs clean-cache clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,16 @@ test-min:
 fuzz: $(STAMP)
 	MULTIGROVE_FUZZ_EXAMPLES=2000 $(PY) -m pytest -q -p no:cacheprovider tests/api/test_fuzz.py
 
+# the documentation (Sphinx; warnings are errors): the user guide, the API reference from the docstrings, and
+# the gallery, whose examples run as the pages are built
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e ".[docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[bench]"
 	bash benchmarks/run_all.sh
@@ -51,4 +61,4 @@ clean-cache:
 	rm -rf .numba-boundscheck .numba-min
 
 clean: clean-cache
-	rm -rf $(VENV) .venv-min build *.egg-info src/*.egg-info
+	rm -rf $(VENV) .venv-min build *.egg-info src/*.egg-info docs/_build docs/generated docs/auto_examples

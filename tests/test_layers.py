@@ -31,11 +31,12 @@ def _modules(sub: str):
 
 
 def test_kernels_import_only_numpy_numba_and_dtypes():
-    # llvmlite is Numba's own code generator (kernels/_llvm.py emits an LLVM intrinsic with it)
+    # llvmlite is Numba's own code generator (kernels/_llvm.py emits an LLVM intrinsic with it); types is Python's
+    # function type (kernels/_variants.py copies a kernel's function to compile it again)
     for path in _modules("kernels"):
         for name in _imports(path):
             top = name.split(".")[0]
-            assert top in ("numpy", "numba", "llvmlite", "math", "typing") or \
+            assert top in ("numpy", "numba", "llvmlite", "math", "typing", "types") or \
                 name.startswith(("multigrove.kernels", "multigrove._dtypes")), f"{path.name} imports {name}"
 
 

@@ -597,7 +597,7 @@ def _global_bins(config: Params, training: ShardActors, n_rows: int, n_outputs: 
     return mapper, layout
 
 
-def _prepare(config: Params, actors: ShardActors, categories: dict, names: list | None) -> _Run:
+def _prepare(config: Params, actors: ShardActors, categories: dict | None = None, names: list | None = None) -> _Run:
     """Learn the bins, bin every worker's rows, compute the start score and target scaling from the
     summed label moments, and start every worker's shards.  Workers whose partitions turn out to be
     empty take no further part."""
@@ -616,6 +616,7 @@ def _prepare(config: Params, actors: ShardActors, categories: dict, names: list 
         num_class = int(max(s["label_max"] for s in summaries)) + 1
     label_stub = _label_stub(summaries, num_class, config)
     loss, _ = make_loss(config.objective, num_class, config.num_outputs, label_stub, None)
+    categories = categories or {}
     if any(f >= n_features for f in categories):
         raise ValueError(f"categorical_feature names feature {max(categories)}, but X has {n_features} features")
     mapper, layout = _global_bins(config, training, n_rows, loss.n_outputs, categories)
@@ -638,7 +639,7 @@ def _prepare(config: Params, actors: ShardActors, categories: dict, names: list 
 
 
 def _train_on(config: Params, actors: ShardActors, valid_names: list, n_valid: int, rounds: int,
-              callbacks: list, categories: dict, names: list | None) -> Booster:
+              callbacks: list, categories: dict | None = None, names: list | None = None) -> Booster:
     run = _prepare(config, actors, categories, names)
     valids = [Validation(valid_names[i] if i < len(valid_names) else f"valid_{i}", DistributedEval(run.everyone, i),
                          None) for i in range(n_valid)]

@@ -263,8 +263,8 @@ def plot_precision_at_k(models: Any, X, Y, k: int = 5, labels: Sequence[str] | N
     Parameters
     ----------
     models : a model or a list of models
-        Anything with ``predict_proba(X)`` (a fitted GroveClassifier, a LabelTreeClassifier) or a
-        Booster (its ``predict(X)``), scoring (n, n_labels).
+        A Booster, or anything with ``predict_top_k(X, k)`` (a fitted GroveClassifier, a
+        LabelTreeClassifier) or ``predict_proba(X)``: each row's k best labels are ranked.
     X : array-like or sparse matrix
     Y : 0/1 indicator matrix (dense or sparse), shape (n, n_labels)
     k : int, default 5
@@ -285,7 +285,12 @@ def plot_precision_at_k(models: Any, X, Y, k: int = 5, labels: Sequence[str] | N
     ax = _axes(ax, figsize)
     ks = np.arange(1, k + 1)
     for i, model in enumerate(models):
-        scores = model.predict(X) if isinstance(model, Booster) else model.predict_proba(X)
+        if isinstance(model, Booster):
+            scores = model.predict(X, top_k=k)
+        elif hasattr(model, "predict_top_k"):
+            scores = model.predict_top_k(X, k)
+        else:
+            scores = model.predict_proba(X)
         values = precision_at_k(Y, scores, k)
         ax.plot(ks, values, marker="o", label=labels[i] if labels is not None else type(model).__name__)
     ax.set_xticks(ks)

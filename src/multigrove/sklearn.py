@@ -73,6 +73,8 @@ _SET_BY_ESTIMATOR = ("objective", "num_class", "num_outputs", "metric", "eval_at
 _PASSED = tuple(f.name for f in dataclasses.fields(Params) if f.name not in _SET_BY_ESTIMATOR)
 
 _PARAMETERS = """
+    Every parameter means what it means for :func:`multigrove.train` (see :class:`multigrove.Params`).
+
     Parameters
     ----------
     n_estimators : int or None, default None
@@ -165,8 +167,6 @@ _PARAMETERS = """
         -1 silent, 0 warnings, 1 also info lines.
     importance_type : {"split", "gain"}, default "split"
         What ``feature_importances_`` counts.
-
-    Every parameter means what it means for :func:`multigrove.train` (see :class:`multigrove.Params`).
 """
 
 _ATTRIBUTES = """
@@ -191,6 +191,7 @@ _ATTRIBUTES = """
         With cross-validation: each setting compared (``min_data_in_leaf`` when it was None), its
         rounds and its best mean validation score.
     feature_importances_ : ndarray (n_features,)
+        The importance of each feature (``importance_type``).
     n_estimators_ : int
         Rounds the model holds.
 """
@@ -549,7 +550,7 @@ class GroveRegressor(RegressorMixin, _GroveBase):
         raw_score : bool, default False
             Scores in training units before any link (the same as predictions for regression).
         num_iteration : int, optional
-            Rounds to use (default: best_iteration_, else all).
+            Rounds to use (default: ``best_iteration_``, else all).
         pred_contrib : bool, default False
             Return SHAP values (see :meth:`multigrove.Booster.predict`).
 
@@ -577,7 +578,9 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
 """ + _PARAMETERS + _ATTRIBUTES + """    classes_ : ndarray
         The class labels (multi-label: 0..n_labels-1).
     n_classes_ : int
+        The number of classes (multi-label: of labels).
     multilabel_ : bool
+        Whether y was a label matrix.
 """
 
     def fit(self, X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, eval_names=None,
@@ -670,7 +673,7 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         ----------
         X : array-like, DataFrame or sparse matrix, shape (n_samples, n_features)
         num_iteration : int, optional
-            Rounds to use (default: best_iteration_, else all).
+            Rounds to use (default: ``best_iteration_``, else all).
 
         Returns
         -------
@@ -693,7 +696,7 @@ class GroveClassifier(ClassifierMixin, _GroveBase):
         ----------
         X : array-like, DataFrame or sparse matrix, shape (n_samples, n_features)
         num_iteration : int, optional
-            Rounds to use (default: best_iteration_, else all).
+            Rounds to use (default: ``best_iteration_``, else all).
         pred_contrib : bool, default False
             Return SHAP values (see :meth:`multigrove.Booster.predict`).
 
