@@ -21,13 +21,16 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks docs
 
-# the lint, the suite, then the kernel tests twice more: compiled with bounds checks (their own Numba cache, so
+# the lint; the kernels compiled into Numba's cache as a user's CI step would (`multigrove compile`, processes
+# side by side); the suite; the kernel tests twice more: compiled with bounds checks (their own Numba cache, so
 # that the checked code never mixes with the fast one) and interpreted (NUMBA_DISABLE_JIT: Python's
-# integer and float rules and IndexError on every access)
+# integer and float rules and IndexError on every access); then the documentation, whose examples run
 test: lint
+	$(VENV)/bin/multigrove compile
 	$(PY) -m pytest -q -p no:cacheprovider
 	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(CURDIR)/.numba-boundscheck $(PY) -m pytest -q -p no:cacheprovider tests/kernels
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -p no:cacheprovider tests/kernels
+	$(MAKE) docs
 
 # the declared floors of the dependencies (ci/min-constraints.txt) in a virtual environment of their own
 test-min:

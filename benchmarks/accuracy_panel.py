@@ -168,25 +168,28 @@ LEVERS = {
 }
 
 
-def table(path, mode, baseline="catboost"):
+def table(path, mode, baseline="catboost", columns=None):
     latest = {}
     for line in Path(path).read_text().splitlines():
         rec = json.loads(line)
         if rec["mode"] == mode:
             latest[(rec["set"], rec["system"])] = rec
     systems = list(dict.fromkeys(s for _, s in latest))
+    if columns:
+        systems = [s for s in columns if s in systems]
     print(f"| set | {' | '.join(systems)} | " + " | ".join(f"{s} / {baseline}" for s in systems if s != baseline)
-          + " |")
-    print("|---" * (2 * len(systems)) + "|")
+          + " | " + " | ".join(f"{s} fit s" for s in systems) + " |")
+    print("|---" * (3 * len(systems)) + "|")
     for name in SETS:
         row = [latest.get((name, s)) for s in systems]
         if not any(row):
             continue
         base = latest.get((name, baseline))
-        cells = [f"{r['loss']:.4f}" if r else (r or "—") for r in row]
+        cells = [f"{r['loss']:.4f}" if r else "—" for r in row]
         ratios = [f"{r['loss'] / base['loss']:.3f}" if r and base else "—"
                   for r, s in zip(row, systems) if s != baseline]
-        print(f"| {name} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+        seconds = [f"{r['fit_s']:.1f}" if r else "—" for r in row]
+        print(f"| {name} | " + " | ".join(cells + ratios + seconds) + " |")
 
 
 def main():
@@ -202,13 +205,14 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--table", metavar="JSONL")
     ap.add_argument("--baseline", default="catboost", help="the system --table divides by")
+    ap.add_argument("--columns", default="", help="the systems --table shows, in order (default: every one)")
     ap.add_argument("--ablation", default="", help="LEVERS to run, separated by semicolons (all: 'all')")
     ap.add_argument("--worker", action="store_true")
     ap.add_argument("--set", help=argparse.SUPPRESS)
     ap.add_argument("--system", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.table:
-        return table(args.table, args.mode, args.baseline)
+        return table(args.table, args.mode, args.baseline, list(filter(None, args.columns.split(","))))
     if args.worker:
         return worker(args)
     skip = set(filter(None, args.skip.split(",")))

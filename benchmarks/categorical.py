@@ -127,10 +127,11 @@ def fit_catboost(kind, Xtr, Ytr, Xte):
     import catboost as cb
     cats = category_columns(Xtr)
 
-    def strings(X):  # CatBoost's categorical columns: strings, a missing value its own category
+    def strings(X):  # CatBoost's categorical columns: strings, a missing value its own category ("nan")
         X = X.copy()
         for c in cats:
-            X[c] = X[c].astype(str)
+            values = X[c].astype(object)
+            X[c] = np.where(values.isna(), "nan", values.astype(str))
         return X
     Y = np.asarray(Ytr)
     if kind == "regression":
@@ -165,17 +166,23 @@ def table(path: str) -> None:
         rec = json.loads(line)
         latest[(rec["task"], rec["system"])] = rec
     systems = [s for s in SYSTEMS if any(k[1] == s for k in latest)]
-    print("| task | " + " | ".join(f"{s} loss (fit s)" for s in systems) + " | mg / LightGBM | mg / CatBoost |")
-    print("|---|" + "---|" * (len(systems) + 2))
+    print("| task | " + " | ".join(f"{s} loss (fit s)" for s in systems)
+          + " | mg / LightGBM | mg / CatBoost | mg s/round / LightGBM's |")
+    print("|---|" + "---|" * (len(systems) + 3))
     for task in TASKS:
         cells, loss = [], {}
         for s in systems:
             rec = latest.get((task, s))
+            if rec is not None and "loss" not in rec:
+                rec = None  # a failed run: its error is in the record
             cells.append("—" if rec is None else f"{rec['loss']:.4f} ({rec['fit_s']:.1f})")
             loss[s] = None if rec is None else rec["loss"]
         ratio = [f"{loss['mg'] / loss[p]:.3f}" if loss.get("mg") and loss.get(p) else "—"
                  for p in ("lightgbm", "catboost")]
-        print(f"| {task} | " + " | ".join(cells) + f" | {ratio[0]} | {ratio[1]} |")
+        ours, theirs = latest.get((task, "mg"), {}), latest.get((task, "lightgbm"), {})
+        rounds = (f"{ours['s_per_round'] / theirs['s_per_round']:.2f}"
+                  if ours.get("s_per_round") and theirs.get("s_per_round") else "—")
+        print(f"| {task} | " + " | ".join(cells) + f" | {ratio[0]} | {ratio[1]} | {rounds} |")
 
 
 def main():

@@ -12,7 +12,7 @@ after the first two rounds (compile time excluded: a warm-up fit runs first).
 ``--delicious SPEC [SPEC ...]`` instead fits ``GroveClassifier(objective="sparse_hinge", early_stopping=False, SPEC)``
 on Delicious (SPEC: keyword arguments, e.g. ``"n_estimators=300,sketch_k=10"``) with an eval_set and prints the
 eval-set P@1/3/5 after 50, 100, 200, 300, 500 rounds: on an 80/20 split of the training rows (seed 0), or on the
-shipped test rows with ``--test``.  This is how the settings in BENCHMARKS.md (issue 19) were compared.  A SPEC
+shipped test rows with ``--test``.  This is how the settings in CHANGELOG.md (issue 19) were compared.  A SPEC
 with ``objective="sparse_squared"`` (the squared loss on sparse targets, which the classifier does not take)
 trains through ``multigrove.train`` with the same metrics instead.
 ``--delicious-estimators SPEC [SPEC ...]`` fits ``GroveClassifier(objective="sparse_hinge", SPEC)`` with early

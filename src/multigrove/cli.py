@@ -310,12 +310,23 @@ def cmd_demo(args) -> int:
 
     X, y = load_digits(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
+    X2, Y2 = make_multioutput_regression(20_000, 20, 8, seed=0)
+    digits_params = {"objective": "multiclass", "metric": ["multi_logloss", "multi_error"], "learning_rate": 0.2,
+                     "min_data_in_leaf": 5, "verbosity": -1}
+    strategies = ("multi_output", "one_vs_all")
+    # two rounds of each fit first, so that the timings below hold no compilation (Numba compiles a kernel on
+    # its first call and caches it: only the first run of the demo on a machine waits for it)
+    t0 = time.perf_counter()
+    mg.train(digits_params, mg.Dataset(Xtr, ytr), 2)
+    for strategy in strategies:
+        mg.GroveRegressor(n_estimators=2, early_stopping=False, multi_strategy=strategy).fit(X2[:15000], Y2[:15000])
+    print(f"kernels compiled or read from the cache: {time.perf_counter() - t0:.1f} s (not in the timings below)")
+
     ds = mg.Dataset(Xtr, ytr)
     va = mg.Dataset(Xte, yte, reference=ds)
     print("digits (1,797 images, 64 pixels, 10 classes): one 10-output tree per round")
     t0 = time.perf_counter()
-    bst = mg.train({"objective": "multiclass", "metric": ["multi_logloss", "multi_error"], "learning_rate": 0.2,
-                    "min_data_in_leaf": 5}, ds, 300, valid_sets=[va],
+    bst = mg.train(digits_params, ds, 300, valid_sets=[va],
                    callbacks=[mg.early_stopping(20, verbose=False), mg.log_evaluation(50)])
     acc = float((bst.predict(Xte).argmax(1) == yte).mean())
     print(f"  best iteration {bst.best_iteration}, test accuracy {acc:.4f}, {time.perf_counter() - t0:.1f} s")
@@ -325,13 +336,13 @@ def cmd_demo(args) -> int:
         same = np.array_equal(mg.Booster(model_file=path).predict(Xte), bst.predict(Xte))
         print(f"  saved {path.stat().st_size / 1e3:.0f} kB model, reloaded: predictions identical = {same}")
 
-    X, Y = make_multioutput_regression(20_000, 20, 8, seed=0)
-    print("generated multi-target regression (20,000 x 20, 8 correlated targets):")
-    for strategy in ("multi_output", "one_vs_all"):
+    print("generated multi-target regression (20,000 x 20, 8 correlated targets), 200 rounds:")
+    for strategy in strategies:
         t0 = time.perf_counter()
-        reg = mg.GroveRegressor(n_estimators=200, multi_strategy=strategy).fit(X[:15000], Y[:15000])
-        print(f"  {strategy:12s}: {reg.booster_.num_trees():5d} trees, test R2 {reg.score(X[15000:], Y[15000:]):.4f}, "
-              f"{time.perf_counter() - t0:.1f} s")
+        reg = mg.GroveRegressor(n_estimators=200, early_stopping=False, multi_strategy=strategy)
+        reg.fit(X2[:15000], Y2[:15000])
+        print(f"  {strategy:12s}: {reg.booster_.num_trees():5d} trees, test R2 "
+              f"{reg.score(X2[15000:], Y2[15000:]):.4f}, {time.perf_counter() - t0:.1f} s")
     return 0 if acc > 0.9 and same else 1
 
 

@@ -225,7 +225,7 @@ class ShardActors:
     Requests go straight to the workers unless the client was made with ``direct_to_workers=False``
     or a worker does not answer a direct connection; then they go through the scheduler, one hop
     more each way (two 512 KB answers take 1.5 ms directly, 1.9 ms through it, and 2.1 ms through
-    Dask's actor handles, which wait on each worker's future in turn: BENCHMARKS.md, issue 20).  The
+    Dask's actor handles, which wait on each worker's future in turn: CHANGELOG.md, issue 20).  The
     calls name the actors by key and go through this client, not through the actor handles, which
     bind to the default client whichever client created them.
 

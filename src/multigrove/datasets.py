@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._validation import check_int
 from .xmc.io import read_arff
 
 #: Mulan multi-target regression sets: number of targets (the last attributes)
@@ -134,6 +135,8 @@ def make_multioutput_regression(n_rows=10_000, n_features=20, n_targets=8, rank=
     Parameters
     ----------
     n_rows, n_features, n_targets : int
+        ``n_features`` is at least ``max(6, rank + 3)``: the latent functions read features 0 to 5 (and one
+        more each beyond rank 3).
     rank : int, default 3
         Latent functions the targets mix (each target is a random linear combination of them).
     noise : float, default 0.1
@@ -145,6 +148,8 @@ def make_multioutput_regression(n_rows=10_000, n_features=20, n_targets=8, rank=
     X : ndarray (n_rows, n_features)
     Y : ndarray (n_rows, n_targets)
     """
+    rank = check_int(rank, "rank", 1)
+    check_int(n_features, "n_features", max(6, rank + 3))
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n_rows, n_features))
     Z = np.column_stack([np.sin(X[:, 0] * 2) + X[:, 1] ** 2 / 2, np.tanh(X[:, 2] * X[:, 3]),

@@ -83,7 +83,7 @@ SPARSE_THRESHOLD_WIDE = 0.5
 
 #: default leaves per tree (num_leaves=None): LightGBM's 31 for one output; a multi-output tree
 #: replaces one tree per output, and with 127 leaves it reaches a lower test loss in less time (Otto:
-#: LightGBM's best log loss in 0.84-0.89x LightGBM's time; rf1 and scm20d: lower RMSE, BENCHMARKS.md)
+#: LightGBM's best log loss in 0.84-0.89x LightGBM's time; rf1 and scm20d: lower RMSE, CHANGELOG.md)
 SINGLE_OUTPUT_LEAVES = 31
 MULTI_OUTPUT_LEAVES = 127
 #: leaf_sparsity=0 with a sparse-output objective: the labels each leaf keeps (GBDT-Sparse's k)
@@ -148,7 +148,7 @@ class Params:
     min_data_in_leaf: Any = None           # None: min(20, max(1, n_rows // 50)) (see min_data_for)
     min_sum_hessian_in_leaf: float = 1e-3  # on the mean over outputs of a child's Hessian sums
     lambda_l2: float = 3.0                 # CatBoost's l2_leaf_reg: alone it lowers the test loss of 11 of the
-    #                                        accuracy panel's 18 small sets (BENCHMARKS.md, issue 23), most the
+    #                                        accuracy panel's 18 small sets (CHANGELOG.md, issue 23), most the
     #                                        multi-label log losses (a rare label's leaves shrink); with the
     #                                        scaled min_data_in_leaf, 14 of 18; large leaves barely feel it
     min_gain_to_split: float = 0.0
@@ -179,12 +179,17 @@ class Params:
     #                                        symmetric growth hold those of a level, whatever the limit)
     deterministic: bool = False            # the same model file whatever num_threads: histograms are summed in
     #                                        row order on every thread count (no per-thread partial sums), at
-    #                                        some cost in speed on large nodes (BENCHMARKS.md, determinism)
+    #                                        some cost in speed on large nodes (CHANGELOG.md, determinism)
     categorical_feature: Any = "auto"      # features split on sets of categories: "auto" (a DataFrame's category
     #                                        columns, an Arrow table's dictionary columns), or also these columns of
     #                                        integer codes (names or indices; see Dataset)
-    max_cat_to_onehot: int = 4             # a categorical feature of at most this many categories in a node: one
-    #                                        category against the rest; more: sets of categories (LightGBM's)
+    max_cat_to_onehot: Any = None          # a categorical feature of at most this many categories in a node: one
+    #                                        category against the rest; more: sets of categories ordered along
+    #                                        their gradients' leading direction (LightGBM's rule, its default 4).
+    #                                        None: one against the rest for every feature, which tested best on the
+    #                                        categorical tables: flights 0.6265 (LightGBM's 4: 0.6437; 4 with one
+    #                                        against the rest for the 4,043 planes only: 0.6333), loans 1.2298
+    #                                        (1.2258, 1.2338), diamonds and movies the same (CHANGELOG.md, stop 43)
     max_cat_threshold: int = 32            # the most categories a set split sends left
     cat_smooth: float = 10.0               # categories are ordered by their gradient over (Hessian + cat_smooth), and
     #                                        a set split considers categories of at least cat_smooth rows
@@ -194,9 +199,9 @@ class Params:
     cat_encoding: str = "auto"             # how a categorical feature is split: "sets" (set splits of its categories
     #                                        with a bin: at most max_bin), "statistics" (ordered target statistics in
     #                                        its place: numbers, one per target column; data.target_statistics), or
-    #                                        "auto": statistics for a feature of more categories than max_bin, where
-    #                                        they won (flights' 4,043 planes: 0.6367 against 0.6437 test loss;
-    #                                        BENCHMARKS.md), sets for the others
+    #                                        "auto": sets.  The statistics beat sets ordered along a direction on
+    #                                        flights' 4,043 planes (0.6357 against 0.6437) but lost to one category
+    #                                        against the rest there (0.6265) and on loans (1.2382 against 1.2298)
     seed: int = 0
     metric: Any = None                     # None = the objective's own metric; str or list of str
     eval_at: tuple = (1, 3, 5)             # k values of precision_at_k, ndcg_at_k and psprecision_at_k
@@ -328,7 +333,8 @@ class Params:
         set_("histogram_pool_size", _real("histogram_pool_size", self.histogram_pool_size))
         set_("seed", _int("seed", self.seed, low=0))
         set_("categorical_feature", _categorical_feature(self.categorical_feature))
-        set_("max_cat_to_onehot", _int("max_cat_to_onehot", self.max_cat_to_onehot, low=1))
+        if self.max_cat_to_onehot is not None:
+            set_("max_cat_to_onehot", _int("max_cat_to_onehot", self.max_cat_to_onehot, low=1))
         set_("max_cat_threshold", _int("max_cat_threshold", self.max_cat_threshold, low=1))
         set_("cat_smooth", _real("cat_smooth", self.cat_smooth, low=0.0))
         set_("cat_l2", _real("cat_l2", self.cat_l2, low=0.0))
@@ -390,7 +396,7 @@ class Params:
     def leaves_for(self, n_outputs: int) -> int:
         """The leaves per tree: num_leaves, or when it is None, 31 for one-output trees and
         MULTI_OUTPUT_LEAVES for a multi-output tree, which stands in for n_outputs trees of 31 leaves
-        (measured in BENCHMARKS.md: Otto, rf1 and scm20d reach a lower test loss, Otto sooner);
+        (measured in CHANGELOG.md: Otto, rf1 and scm20d reach a lower test loss, Otto sooner);
         symmetric trees: 2^depth, at most num_leaves.
 
         Parameters
@@ -419,6 +425,11 @@ class Params:
         if self.min_data_in_leaf is not None:
             return self.min_data_in_leaf
         return int(min(MIN_DATA_IN_LEAF, max(1, n_rows // MIN_DATA_ROWS_PER_LEAF)))
+
+    def one_vs_rest_limit(self) -> int:
+        """The most categories a categorical feature may have in a node for a split of one category against
+        the rest: max_cat_to_onehot, or every number of categories when it is None."""
+        return INT_PARAM_LIMIT if self.max_cat_to_onehot is None else self.max_cat_to_onehot
 
     def depth_limit(self) -> int:
         """max_depth, or SYMMETRIC_DEPTH for symmetric trees without one (-1: no limit otherwise)."""

@@ -32,40 +32,47 @@ from .data.dataset import Dataset
 from .params import SPARSE_OUTPUT_OBJECTIVES, Params
 
 _D = {f.name: f.default for f in dataclasses.fields(Params)}
-#: early_stopping="auto" holds out validation rows above this many rows (scikit-learn's HistGradientBoosting
-#: rule)
-EARLY_STOPPING_MIN_ROWS = 10_000
-#: ... and cross-validates on at most this many: there a held-out tenth is too small and noisy to pick the rounds
-#: (slump 11 %, osales 8 % worse than no early stopping), while k + 1 fits still take seconds; between the two
-#: it trains n_estimators rounds (100) without early stopping (cross-validating scm20d's 6,724 rows took 755 s)
+#: early_stopping="auto" cross-validates on at most this many rows, where a held-out tenth is too small and
+#: noisy to pick the rounds (slump 11 %, osales 8 % worse than no early stopping), while k + 1 fits still take
+#: seconds; above it, it stops on a held-out tenth.  (From 2,000 to 10,000 rows it trained 100 rounds until
+#: stop 43: stopping on the tenth instead lowered the test loss of three of the accuracy panel's four sets
+#: there, rf1 0.0548 -> 0.0481, scm20d 0.3526 -> 0.3414, bibtex 0.0459 -> 0.0448, corel5k 0.0377 -> 0.0378.)
 CV_MAX_ROWS = 2_000
 #: the share of the training rows held out for early stopping when no eval_set is given
 VALIDATION_FRACTION = 0.1
 #: the folds of early_stopping="cv" (and of "auto" on at most CV_MAX_ROWS rows)
 CV_FOLDS = 5
-#: min_data_in_leaf=None where the fit cross-validates: the folds also try these leaf sizes, and one replaces
-#: the scaled minimum of Params.min_data_for when its best mean validation loss is lower by CV_MARGIN or more
-#: (edm, 115 rows: the scaled minimum 1.080x CatBoost's test RMSE, 10 rows 1.001x; BENCHMARKS.md issue 23)
+#: min_data_in_leaf=None where the fit cross-validates on folds of under CV_LEAF_SIZES_MAX_ROWS training rows
+#: (where the scaled minimum of Params.min_data_for is 1 row): the folds also try these leaf sizes, and one
+#: replaces the scaled minimum when its best mean validation loss is lower by CV_MARGIN or more (edm, 92 rows a
+#: fold: the scaled minimum 1.08x CatBoost's test RMSE, 10 rows 0.996x).  On larger folds the candidates
+#: changed no choice for the better on the 12 panel sets of 178-899 rows a fold studied (they picked 10 rows on
+#: atp7d and jura, 2 % and 1 % worse on test) and 40-80 % of the time (CHANGELOG.md, stop 43)
 CV_LEAF_SIZES = (10, 20)
+CV_LEAF_SIZES_MAX_ROWS = 100
 #: smaller differences of the cross-validated loss are within the folds' noise (enb: 20 rows scored 3 % better
 #: than the scaled 11 and tested 13 % worse)
 CV_MARGIN = 0.05
-#: n_iter_no_change=None: rounds without improvement before training stops, on a held-out tenth of over 10,000
+#: n_iter_no_change=None: rounds without improvement before training stops, on a held-out tenth of over 2,000
 #: rows (smooth curves: Otto's best round 269, stopped at 289, the same test loss as with 100 rounds of patience,
 #: and Delicious P@k the same at 189 rounds as at 404) ...
 PATIENCE_HELD_OUT = 20
-#: ... and on the folds' mean curve of a cross-validation, flat and noisy near its best on small data: osales's
-#: mean l2 has a local best at round 133 and its best at 377 (stopping after 20 or 50 rounds: 1.022x CatBoost's
-#: test RMSE; after 75 or 100: 0.983x; BENCHMARKS.md issue 23)
-PATIENCE_CV = 100
+#: ... and on the folds' mean curve of a cross-validation, flat and noisy near its best on small data, a
+#: patience that grows with the best round: half of it, between PATIENCE_CV and PATIENCE_CV_MAX rounds.
+#: osales's mean l2 has a local best at round 133 and its best at 377 (a fixed 20 or 50 rounds: 1.022x
+#: CatBoost's test RMSE, 100: 0.983x), while sf1's best is round 4 and a fixed 100 rounds trained 25 times as
+#: many; on the panel's 17 small sets the relative patience chose the same round as a fixed 100 rounds on every set
+PATIENCE_CV = 20
+PATIENCE_CV_FRACTION = 0.5
+PATIENCE_CV_MAX = 100
 #: n_estimators=None: the rounds of a fit without early stopping (LightGBM's and scikit-learn's 100) and
 #: the most rounds of one that stops early (the validation loss picks the number: Otto's pure defaults
-#: reach a test log loss of 0.448 instead of 0.480 with 100 rounds, BENCHMARKS.md issue 23)
+#: reach a test log loss of 0.448 instead of 0.480 with 100 rounds, CHANGELOG.md issue 23)
 ROUNDS = 100
 ROUNDS_STOPPING_EARLY = 1000
 #: sparse-output objectives stop early on the validation P@5: P@1 of a round moves by about 0.005 from round
 #: to round on Delicious's 1,292 validation rows and stops the fit near round 50, P@5 (five times the hits)
-#: keeps rising with the test P@k (BENCHMARKS.md, issue 19)
+#: keeps rising with the test P@k (CHANGELOG.md, issue 19)
 SPARSE_STOPPING_METRIC = "precision@5"
 #: Params fields that are not constructor arguments: the estimator sets them from y
 _SET_BY_ESTIMATOR = ("objective", "num_class", "num_outputs", "metric", "eval_at", "given")
@@ -93,8 +100,8 @@ _PARAMETERS = """
         -1: no limit.
     min_data_in_leaf : int or None, default None
         None: min(20, max(1, n_rows // 50)); when the fit cross-validates (early_stopping "cv", or
-        "auto" on up to 2,000 rows), the folds also try 10 and 20, and one of them is kept when its
-        cross-validated loss is 5 % lower.
+        "auto" on up to 2,000 rows) on folds of under 100 training rows (where that minimum is 1), the
+        folds also try 10 and 20, and one of them is kept when its cross-validated loss is 5 % lower.
     min_sum_hessian_in_leaf : float, default 1e-3
     lambda_l2 : float, default 3.0
     min_gain_to_split : float, default 0.0
@@ -121,11 +128,11 @@ _PARAMETERS = """
         Features split on sets of categories: a DataFrame's ``category`` columns, and the columns of
         integer codes listed here (names or indices).
     max_cat_to_onehot, max_cat_threshold, cat_smooth, cat_l2, min_data_per_group
-        The set splits of categorical features (LightGBM's names and defaults 4, 32, 10.0, 10.0, 100; see
-        multigrove.Params).
+        The set splits of categorical features (LightGBM's names; defaults None, 32, 10.0, 10.0, 100):
+        None splits one category against the rest whatever the number of categories; LightGBM's 4 does so
+        up to 4 and splits on sets of categories beyond (see multigrove.Params).
     cat_encoding : {"auto", "sets", "statistics"}, default "auto"
-        Set splits, or ordered target statistics in a categorical feature's place; "auto": statistics for
-        a feature of more categories than max_bin, sets for the others.
+        Set splits, or ordered target statistics in a categorical feature's place; "auto": sets.
     data_sample_strategy : {"bagging", "goss"}, default "bagging"
     bagging_fraction, bagging_freq : float and int, default 1.0 and 0
     top_rate, other_rate : float, default 0.2 and 0.1
@@ -142,14 +149,14 @@ _PARAMETERS = """
         (held out, stratified for classes).  "cv": cross-validation on cv_folds folds of the training
         rows (:func:`multigrove.cv`) picks the round where the folds' mean validation loss is best,
         then the model trains that many rounds on every row (``cv_results_``).  "auto": True on more
-        than 10,000 training rows, "cv" on 2 x cv_folds to 2,000 rows unless an eval_set is given,
+        than 2,000 training rows, "cv" on 2 x cv_folds to 2,000 rows unless an eval_set is given,
         else no early stopping.  The Dask estimators: "auto" stops on an eval_set when one is
         given; "cv" is not available.
     validation_fraction : float, default 0.1
     cv_folds : int, default 5
     n_iter_no_change : int or None, default None
-        None: 20 on held-out rows or an eval_set, 100 when cross-validating (the folds' mean curve of
-        small data is flat and noisy near its best).
+        None: 20 on held-out rows or an eval_set; when cross-validating, half the best round so far,
+        at least 20 and at most 100 (the folds' mean curve of small data is flat and noisy near its best).
     boost_from_average : bool, default True
     target_scaling : {"auto", "standard", "none"}, default "auto"
     metric_per_output : bool, default False
@@ -189,7 +196,8 @@ _ATTRIBUTES = """
         and standard deviation of each metric, round by round, up to the best round), or None.
     cv_candidates_ : list of dict
         With cross-validation: each setting compared (``min_data_in_leaf`` when it was None), its
-        rounds and its best mean validation score.
+        best round (``rounds``), its best mean validation score and the rounds the folds trained before
+        stopping (``trained``).
     feature_importances_ : ndarray (n_features,)
         The importance of each feature (``importance_type``).
     n_estimators_ : int
@@ -334,7 +342,7 @@ class _GroveBase(BaseEstimator):
         if has_early_stopping(callbacks):
             return None
         if self.early_stopping == "auto":
-            if n_rows > EARLY_STOPPING_MIN_ROWS:
+            if n_rows > CV_MAX_ROWS:
                 return "validation"
             return "cv" if not eval_set and 2 * self.cv_folds <= n_rows <= CV_MAX_ROWS else None
         if self.early_stopping == "cv":
@@ -413,24 +421,31 @@ class _GroveBase(BaseEstimator):
     def _cross_validate(self, X, y, w, start, names, categories, objective: str, extra: dict, rounds: int,
                         watch: str | None, init_model) -> tuple[int, dict]:
         """(rounds, parameters chosen) by cross-validation on the training rows: the rounds at the folds' best
-        mean validation metric and, when min_data_in_leaf is None, the leaf size: the scaled minimum unless
-        one of CV_LEAF_SIZES scores better by CV_MARGIN.  Sets cv_results_ and cv_candidates_."""
+        mean validation metric and, when min_data_in_leaf is None and a fold has under CV_LEAF_SIZES_MAX_ROWS
+        rows, the leaf size: the scaled minimum unless one of CV_LEAF_SIZES scores better by CV_MARGIN.
+        Sets cv_results_ and cv_candidates_."""
         params = self._train_params(objective, extra)
         n_fit = X.shape[0] - X.shape[0] // int(self.cv_folds)  # a fold's training rows
         sizes = [None]  # min_data_in_leaf as given, or None's scaled minimum (each fit scales it to its rows)
-        if self.min_data_in_leaf is None:
+        if self.min_data_in_leaf is None and n_fit < CV_LEAF_SIZES_MAX_ROWS:
             sizes += [m for m in CV_LEAF_SIZES if 2 * m <= n_fit and m != Params().min_data_for(n_fit)]
         results, self.cv_candidates_ = [], []
         for size in sizes:
             chosen = {} if size is None else {"min_data_in_leaf": size}
-            stop = early_stopping(self._patience(PATIENCE_CV), verbose=False, metric_name=watch, per_output=False)
+            if self.n_iter_no_change is None:
+                stop = early_stopping(PATIENCE_CV, verbose=False, metric_name=watch, per_output=False,
+                                      patience_fraction=PATIENCE_CV_FRACTION, max_stopping_rounds=PATIENCE_CV_MAX)
+            else:
+                stop = early_stopping(int(self.n_iter_no_change), verbose=False, metric_name=watch, per_output=False)
+            every_round: dict = {}
             result = cv({**params, **chosen}, Dataset(X, y, weight=w, feature_names=names, init_score=start,
                                                       categories=categories),
-                        num_boost_round=rounds, nfold=int(self.cv_folds), callbacks=[stop],
-                        init_model=_init_booster(init_model))
+                        num_boost_round=rounds, nfold=int(self.cv_folds),
+                        callbacks=[stop, record_evaluation(every_round)], init_model=_init_booster(init_model))
             curve = result[f"valid {watch}-mean"] if watch else next(iter(result.values()))
             results.append(result)
-            self.cv_candidates_.append(dict(chosen, rounds=len(curve), score=curve[-1]))
+            trained = len(next(iter(every_round["valid"].values())))
+            self.cv_candidates_.append(dict(chosen, rounds=len(curve), score=curve[-1], trained=trained))
         # losses fall, the sparse objectives' P@5 rises; a candidate must beat the best so far by the margin
         sign = -1.0 if watch is not None else 1.0
         margin = CV_MARGIN * abs(self.cv_candidates_[0]["score"])

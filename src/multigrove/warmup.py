@@ -45,8 +45,9 @@ def _classes(n_rows: int, n_classes: int):
 
 def _train_and_predict(params: dict, X, y, rounds: int = 3, predict_more: bool = False) -> None:
     import multigrove as mg
-    train_set = mg.Dataset(X[: len(X) * 4 // 5], y[: len(X) * 4 // 5])
-    valid_set = mg.Dataset(X[len(X) * 4 // 5:], y[len(X) * 4 // 5:], reference=train_set)
+    cut = X.shape[0] * 4 // 5
+    train_set = mg.Dataset(X[:cut], y[:cut])
+    valid_set = mg.Dataset(X[cut:], y[cut:], reference=train_set)
     booster = mg.train({"verbosity": -1, **params}, train_set, rounds, valid_sets=[valid_set])
     booster.predict(X)
     if predict_more:
@@ -173,7 +174,8 @@ def compile_kernels(processes: int | None = None, verbose: bool = True) -> float
                 _report(verbose, *future.result())
     seconds = time.perf_counter() - started
     if verbose:
-        print(f"compiled into {cache_location()} in {seconds:.1f} s ({processes} processes)", flush=True)
+        plural = "es" if processes != 1 else ""
+        print(f"compiled into {cache_location()} in {seconds:.1f} s ({processes} process{plural})", flush=True)
     return seconds
 
 

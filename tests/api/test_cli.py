@@ -216,3 +216,12 @@ def test_every_option_has_help():
                 yield parser.prog, action
     missing = [f"{prog} {'/'.join(a.option_strings)}" for prog, a in walk(_parser()) if not a.help]
     assert not missing, missing
+
+
+def test_the_demo_trains_both_models_and_keeps_compilation_out_of_its_timings(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith("kernels compiled or read from the cache:") and "not in the timings below" in lines[0]
+    assert "predictions identical = True" in out
+    assert "multi_output:   200 trees" in out and "one_vs_all  :  1600 trees" in out

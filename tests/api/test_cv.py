@@ -3,7 +3,15 @@ import numpy as np
 import pytest
 
 import multigrove as mg
-from multigrove.sklearn import CV_LEAF_SIZES, CV_MARGIN, CV_MAX_ROWS
+from multigrove.sklearn import (
+    CV_LEAF_SIZES,
+    CV_LEAF_SIZES_MAX_ROWS,
+    CV_MARGIN,
+    CV_MAX_ROWS,
+    PATIENCE_CV,
+    PATIENCE_CV_FRACTION,
+    PATIENCE_CV_MAX,
+)
 
 
 def _regression(n=300, seed=0):
@@ -105,11 +113,11 @@ def test_auto_cross_validates_small_data_then_trains_every_row():
 
 
 def test_cv_leaf_sizes_replace_the_scaled_minimum_only_by_the_margin():
-    X, Y = _regression(n=400)
+    X, Y = _regression(n=110)
     reg = mg.GroveRegressor(verbosity=-1).fit(X, Y)
     cands = reg.cv_candidates_
     assert "min_data_in_leaf" not in cands[0]  # the scaled minimum first
-    assert [c["min_data_in_leaf"] for c in cands[1:]] == [m for m in CV_LEAF_SIZES if m != 6]  # 320 rows // 50
+    assert [c["min_data_in_leaf"] for c in cands[1:]] == list(CV_LEAF_SIZES)  # 88 rows a fold: the minimum is 1
     best = cands[0]
     for c in cands[1:]:
         if c["score"] <= best["score"] - CV_MARGIN * cands[0]["score"]:
@@ -118,13 +126,31 @@ def test_cv_leaf_sizes_replace_the_scaled_minimum_only_by_the_margin():
     assert reg.n_estimators_ == best["rounds"]
     # a min_data_in_leaf given by the user is kept: only the rounds are cross-validated
     given = mg.GroveRegressor(min_data_in_leaf=7, verbosity=-1).fit(X, Y)
-    assert [set(c) for c in given.cv_candidates_] == [{"rounds", "score"}]
+    assert [set(c) for c in given.cv_candidates_] == [{"rounds", "score", "trained"}]
+    # folds of CV_LEAF_SIZES_MAX_ROWS rows or more try the scaled minimum only
+    X, Y = _regression(n=CV_LEAF_SIZES_MAX_ROWS * 5 // 4)
+    larger = mg.GroveRegressor(verbosity=-1).fit(X, Y)
+    assert [set(c) for c in larger.cv_candidates_] == [{"rounds", "score", "trained"}]
+
+
+def test_cv_patience_grows_with_the_best_round():
+    X, Y = _regression(n=300)
+    reg = mg.GroveRegressor(verbosity=-1, learning_rate=0.02).fit(X, Y)
+    best = reg.n_estimators_
+    trained = reg.cv_candidates_[0]["trained"]
+    patience = min(PATIENCE_CV_MAX, max(PATIENCE_CV, int(PATIENCE_CV_FRACTION * best)))
+    assert best > 2 * PATIENCE_CV  # the rule's middle part: half the best round
+    assert trained == min(best + patience, 1000)
+    fixed = mg.GroveRegressor(verbosity=-1, learning_rate=0.02, n_iter_no_change=7).fit(X, Y)
+    assert fixed.cv_candidates_[0]["trained"] == min(fixed.n_estimators_ + 7, 1000)
 
 
 def test_auto_cross_validates_only_up_to_cv_max_rows():
     X, Y = _regression(n=CV_MAX_ROWS + 1)
     reg = mg.GroveRegressor(n_estimators=20, verbosity=-1).fit(X, Y)
-    assert reg.cv_results_ is None and reg.validation_indices_ is None and reg.n_estimators_ == 20
+    # above CV_MAX_ROWS: a held-out tenth stops the training
+    assert reg.cv_results_ is None and reg.validation_indices_.size == (CV_MAX_ROWS + 1) // 10 + 1
+    assert reg.n_estimators_ <= 20 and "validation" in reg.evals_result_
     forced = mg.GroveRegressor(n_estimators=20, early_stopping="cv", cv_folds=2, min_data_in_leaf=20,
                                verbosity=-1).fit(X, Y)
     assert len(forced.cv_results_["valid l2-mean"]) == forced.n_estimators_ <= 20

@@ -171,16 +171,16 @@ def test_auto_early_stopping_holds_out_the_fraction_it_says_on_large_data():
     assert sum(t.leaf_count.sum() for t in clf.booster_.trees[:1]) == kept.size
 
 
-def test_auto_early_stopping_is_off_between_cv_max_rows_and_10000_rows_and_true_turns_it_on():
+def test_auto_early_stopping_holds_out_a_tenth_above_cv_max_rows_and_false_turns_it_off():
     X, y = _classes(600)
-    off = mg.GroveClassifier(n_estimators=30, verbosity=-1).fit(*_classes(2500))
-    assert off.validation_indices_ is None and off.cv_results_ is None and off.n_estimators_ == 30 \
-        and off.best_iteration_ == 0
+    held = mg.GroveClassifier(n_estimators=30, verbosity=-1).fit(*_classes(2500))
+    assert held.validation_indices_.size == 250 and held.cv_results_ is None
     on = mg.GroveClassifier(n_estimators=500, learning_rate=0.5, early_stopping=True, n_iter_no_change=3,
                             verbosity=-1).fit(X, y)
     assert on.validation_indices_.size == 60 and 0 < on.best_iteration_ < 500
     never = mg.GroveClassifier(n_estimators=30, early_stopping=False, verbosity=-1).fit(*_classes(12_000))
-    assert never.validation_indices_ is None and never.n_estimators_ == 30
+    assert never.validation_indices_ is None and never.cv_results_ is None and never.n_estimators_ == 30 \
+        and never.best_iteration_ == 0
 
 
 def test_early_stopping_uses_a_given_eval_set_or_callback_instead_of_holding_out():
@@ -207,7 +207,7 @@ def test_bad_early_stopping_settings(kwargs, message):
 
 
 def test_n_estimators_none_is_100_rounds_or_at_most_1000_when_stopping_early():
-    assert mg.GroveClassifier(verbosity=-1).fit(*_classes(2500)).n_estimators_ == 100
+    assert mg.GroveClassifier(early_stopping=False, verbosity=-1).fit(*_classes(2500)).n_estimators_ == 100
     X, y = _classes(600)
     slow = mg.GroveClassifier(early_stopping=True, n_iter_no_change=3, learning_rate=0.01, verbosity=-1).fit(X, y)
     assert slow.n_estimators_ > 100  # the validation loss still falls after 100 rounds: not capped there
@@ -220,3 +220,32 @@ def test_default_patience_is_20_rounds_on_held_out_rows():
     clf = mg.GroveClassifier(n_estimators=1000, learning_rate=0.8, early_stopping=True, verbosity=-1).fit(X, y)
     curve = clf.evals_result_["validation"]["multi_logloss"]
     assert clf.n_iter_no_change is None and len(curve) == clf.best_iteration_ + 20 < 1000
+
+
+@pytest.mark.parametrize("best, fraction, most, trained", [
+    (10, 0.5, None, 10 + 20),     # half of 10 is under the floor of 20 rounds
+    (100, 0.5, None, 100 + 50),   # half the best round
+    (300, 0.5, 100, 300 + 100),   # at most max_stopping_rounds
+    (100, 0.0, None, 100 + 20),   # a fixed patience
+])
+def test_patience_fraction_grows_the_patience_with_the_best_round(best, fraction, most, trained):
+    X, Y = make_multioutput_regression(200, 6, 1, seed=1)
+    ds = mg.Dataset(X, Y[:, 0])
+    # a scripted validation curve: falling until round `best` (counted from 1), flat after it
+    curve = iter(np.concatenate([np.linspace(2.0, 1.0, best), np.full(1000, 1.5)]))
+
+    def scripted(preds, data):
+        return "scripted", float(next(curve)), False
+
+    bst = mg.train({"metric": "None", "verbosity": -1}, ds, 1000, valid_sets=[mg.Dataset(X, Y[:, 0], reference=ds)],
+                   feval=scripted, callbacks=[mg.early_stopping(20, verbose=False, patience_fraction=fraction,
+                                                                max_stopping_rounds=most)])
+    assert bst.best_iteration == best
+    assert bst.num_trees() == trained
+
+
+def test_patience_fraction_arguments_are_checked():
+    with pytest.raises(ValueError, match="patience_fraction"):
+        mg.early_stopping(5, patience_fraction=-0.5)
+    with pytest.raises(ValueError, match="max_stopping_rounds"):
+        mg.early_stopping(20, max_stopping_rounds=10)

@@ -131,3 +131,11 @@ def test_predict_on_the_command_line_takes_the_model_columns_of_a_file_with_targ
     assert main(["predict", "--model", str(model), "--data", str(train), "--out", str(out)]) == 0
     assert "using the model's 5 feature columns; left out ['target']" in capsys.readouterr().err
     np.testing.assert_allclose(np.loadtxt(out), mg.Booster(model_file=model).predict(X), rtol=1e-8)
+
+
+def test_synthetic_data_with_too_few_features_is_refused_by_name():
+    from multigrove.datasets import make_multioutput_regression
+    with pytest.raises(ValueError, match="n_features must be >= 6"):
+        make_multioutput_regression(100, 4, 2)
+    with pytest.raises(ValueError, match="n_features must be >= 8"):
+        make_multioutput_regression(100, 7, 2, rank=5)

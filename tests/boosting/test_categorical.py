@@ -168,9 +168,23 @@ def _set_splits(booster) -> int:
     return sum(int(np.sum(t.cat_index >= 0)) for t in booster.trees if t.cat_index is not None)
 
 
-def test_category_columns_split_on_sets_and_fit(table):
+def test_by_default_a_split_sends_one_category_against_the_rest(table):
     df, y, _ = table
     booster = mg.train({"categorical_feature": ["code"], "verbosity": -1}, mg.Dataset(df, y), 60)
+    sizes = [int(t.cat_offsets[j + 1] - t.cat_offsets[j]) for t in booster.trees for j in t.cat_index if j >= 0]
+    assert sizes and set(sizes) == {1}
+    r2 = 1 - np.mean((booster.predict(df) - y) ** 2) / np.var(y)
+    assert r2 > 0.95
+    lightgbm_rule = mg.train({"categorical_feature": ["code"], "max_cat_to_onehot": 4, "verbosity": -1},
+                             mg.Dataset(df, y), 60)
+    assert max(int(t.cat_offsets[j + 1] - t.cat_offsets[j]) for t in lightgbm_rule.trees for j in t.cat_index
+               if j >= 0) > 1
+
+
+def test_category_columns_split_on_sets_and_fit(table):
+    df, y, _ = table
+    booster = mg.train({"categorical_feature": ["code"], "max_cat_to_onehot": 4, "verbosity": -1},
+                       mg.Dataset(df, y), 60)
     assert booster.categories[1] == list(df["city"].cat.categories) and booster.categories[3] is None
     assert _set_splits(booster) > 0
     r2 = 1 - np.mean((booster.predict(df) - y) ** 2) / np.var(y)
@@ -246,7 +260,7 @@ def test_set_splits_with_sketches_sparse_leaves_goss_and_growth_policies(table, 
 
 def test_sklearn_estimators_take_category_frames(table):
     df, y, Y = table
-    reg = mg.GroveRegressor(n_estimators=30, early_stopping=False).fit(df, y)
+    reg = mg.GroveRegressor(n_estimators=30, early_stopping=False, max_cat_to_onehot=4).fit(df, y)
     assert reg.score(df, y) > 0.95 and reg.booster_.categories
     clf = mg.GroveClassifier(n_estimators=20, early_stopping=False).fit(df, Y)
     np.testing.assert_array_equal(clf.predict(df.assign(city=df["city"].astype(object))), clf.predict(df))
@@ -338,25 +352,29 @@ def planes():
     return df, y
 
 
-def test_auto_encodes_a_feature_of_more_categories_than_bins_by_statistics(planes, tmp_path):
+def test_statistics_encode_the_categorical_features_in_their_place(planes, tmp_path):
     df, y = planes
     train, test = slice(0, 16_000), slice(16_000, None)
-    losses = {}
-    for encoding in ("sets", "auto"):
-        booster = mg.train({"cat_encoding": encoding, "verbosity": -1}, mg.Dataset(df.iloc[train], y[train]), 100)
+    losses, boosters = {}, {}
+    for encoding in ("sets", "auto", "statistics"):
+        params = {"cat_encoding": encoding, "max_cat_to_onehot": 4, "verbosity": -1}
+        booster = boosters[encoding] = mg.train(params, mg.Dataset(df.iloc[train], y[train]), 100)
         losses[encoding] = float(np.mean((booster.predict(df.iloc[test]) - y[test]) ** 2))
-    assert booster.target_statistics.features == (1,)  # plane (1,500 categories), not size (3)
-    assert losses["auto"] < 0.5 * losses["sets"]  # the sets see 255 of the 1,500 planes
+    assert boosters["auto"].target_statistics is None and losses["auto"] == losses["sets"]  # "auto" is sets
+    booster = boosters["statistics"]
+    assert booster.target_statistics.features == (1, 2)  # plane (1,500 categories) and size (3)
+    # on this table, where a plane's effect is its mean, the statistics win: sets see 255 of the 1,500 planes
+    assert losses["statistics"] < 0.5 * losses["sets"]
     assert not any(1 in set(t.split_feature) for t in booster.trees)  # the statistic stands in for the feature
     path = tmp_path / "m.json"
     booster.save_model(path)
     again = mg.Booster(model_file=path)
     np.testing.assert_array_equal(again.predict(df.iloc[test]), booster.predict(df.iloc[test]))
     phi = booster.predict(df.iloc[:30], pred_contrib=True)
-    assert phi.shape == (30, 4)  # the statistic's share is the plane's
+    assert phi.shape == (30, 4)  # the statistics' shares are the plane's and the size's
     np.testing.assert_allclose(phi.sum(1), booster.predict(df.iloc[:30]), atol=1e-9)
     assert booster.feature_importance().shape == (3,) and booster.feature_importance()[1] > 0
-    assert booster.model_feature_names()[3] == "plane:ts:target"
+    assert booster.model_feature_names()[3:] == ["plane:ts:target", "size:ts:target"]
 
 
 def test_statistics_in_cross_validation_come_from_each_fold_s_training_rows(planes):

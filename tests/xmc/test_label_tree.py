@@ -568,5 +568,5 @@ def test_bibtex_accuracy_floor():
     Xt, Yt = xio.read_xmc(root / "bibtex" / "xmc_derived" / "bibtex_test.txt.gz")
     P = LabelTreeClassifier().fit(X, Y).predict(Xt, 5)
     r = M.evaluate(Yt, P, 5, M.inverse_propensity(Y))
-    # measured 0.641 / 0.593 (BENCHMARKS.md); Omikuji's Bonsai-like settings 0.638 / 0.587
+    # measured 0.641 / 0.593 (CHANGELOG.md); Omikuji's Bonsai-like settings 0.638 / 0.587
     assert r["P@1"] >= 0.62 and r["PSP@5"] >= 0.57

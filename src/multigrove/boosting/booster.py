@@ -42,7 +42,7 @@ from ..kernels.predict import (
 from ..kernels.shap import tree_shap
 from ..params import SPARSE_OUTPUT_OBJECTIVES
 from .losses import link
-from .tree import Tree, stack_oblivious, stack_trees
+from .tree import Tree, prediction_work, stack_oblivious, stack_trees
 
 FORMAT = "multigrove.booster"
 
@@ -252,9 +252,10 @@ class Booster:
         raw = np.tile(start, (X.shape[0], 1))
         levels = self._levels_of(trees)  # symmetric trees have their own kernel
         if levels is not None:
-            pick(predict_oblivious, predict_oblivious_serial, X.shape[0] * len(trees))(*rows, levels, forest, raw)
+            pick(predict_oblivious, predict_oblivious_serial, prediction_work(forest, X.shape[0]))(
+                *rows, levels, forest, raw)
         else:
-            pick(predict_raw, predict_raw_serial, X.shape[0] * len(trees))(*rows, forest, raw)
+            pick(predict_raw, predict_raw_serial, prediction_work(forest, X.shape[0]))(*rows, forest, raw)
         out = raw if raw_score else self._link(raw)
         return out[:, 0] if self.n_outputs == 1 else out
 

@@ -5,7 +5,7 @@ import dataclasses
 import warnings
 from typing import Any, Callable
 
-from .._validation import check_int
+from .._validation import check_int, check_real
 from ..params import MultigroveWarning
 
 
@@ -84,9 +84,12 @@ def record_evaluation(eval_result: dict) -> Callable:
 
 
 def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbose: bool = True,
-                   min_delta: float = 0.0, per_output: bool | str = "auto", metric_name: str | None = None
-                   ) -> Callable:
+                   min_delta: float = 0.0, per_output: bool | str = "auto", metric_name: str | None = None,
+                   patience_fraction: float = 0.0, max_stopping_rounds: int | None = None) -> Callable:
     """Stop when a validation metric has not improved for ``stopping_rounds`` rounds.
+
+    With ``patience_fraction`` the patience grows with the best round so far: a curve still falling at
+    round 300 is given more rounds to find a lower point than one whose best is round 10.
 
     The booster keeps every tree and records ``best_iteration``, which ``predict`` then uses by default.
     The callback object can be reused: its state restarts with every training run.
@@ -116,6 +119,11 @@ def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbos
         Watch this metric only: a metric's mean over outputs (``"l2"``) or one output's value
         (``"l2[3]"``: output 3; such a name turns on the per-output evaluation it needs).  It replaces
         the per-output stopping that ``per_output="auto"`` would choose.
+    patience_fraction : float, default 0.0
+        The patience after a best round ``b`` (counted from 1) is
+        ``max(stopping_rounds, floor(patience_fraction * b))``, at most ``max_stopping_rounds``.
+    max_stopping_rounds : int, optional
+        The most rounds of patience that ``patience_fraction`` may give (no limit by default).
 
     Returns
     -------
@@ -130,7 +138,15 @@ def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbos
         raise TypeError(f"metric_name must be a metric's name (str), got {metric_name!r}")
     if metric_name is not None and per_output is True:
         raise ValueError("early_stopping: give metric_name or per_output=True, not both")
+    patience_fraction = check_real(patience_fraction, "patience_fraction", 0.0)
+    if max_stopping_rounds is not None:
+        max_stopping_rounds = check_int(max_stopping_rounds, "max_stopping_rounds", stopping_rounds)
     state: dict = {}
+
+    def _patience(best_iter: int) -> int:
+        """Rounds without improvement allowed after the best round (0-based best_iter)."""
+        grown = max(stopping_rounds, int(patience_fraction * (best_iter + 1)))
+        return grown if max_stopping_rounds is None else min(grown, max_stopping_rounds)
 
     def _init(env: CallbackEnv) -> None:
         state.clear()
@@ -175,7 +191,7 @@ def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbos
                 state["best"][i] = value
                 state["best_iter"][i] = env.iteration
                 state["best_list"][i] = list(res)
-            elif env.iteration - state["best_iter"][i] >= stopping_rounds:
+            elif env.iteration - state["best_iter"][i] >= _patience(state["best_iter"][i]):
                 if verbose:
                     print(f"Early stopping, best iteration is: [{state['best_iter'][i] + 1}]")
                 raise EarlyStopException(state["best_iter"][i], state["best_list"][i])
@@ -191,7 +207,7 @@ def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbos
             if _better(value, state["best"][i], higher):
                 state["best"][i] = value
                 state["best_iter"][i] = env.iteration
-            elif env.iteration - state["best_iter"][i] >= stopping_rounds:
+            elif env.iteration - state["best_iter"][i] >= _patience(state["best_iter"][i]):
                 env.frozen_outputs.add(j)
         if len(env.frozen_outputs) == len(state["watched"]) or env.iteration == env.end_iteration - 1:
             bests = [state["best_iter"][i] for i in state["watched"]]

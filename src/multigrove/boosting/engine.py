@@ -531,7 +531,7 @@ class _TreeMaker:
             topk=0 if sketched else self.topk, restricted=config.sparse_split == "restricted",
             random_strength=config.random_strength,
             histogram_pool_bytes=-1 if config.histogram_pool_size < 0 else int(config.histogram_pool_size * 2 ** 20),
-            categorical_features=categorical_features, max_cat_to_onehot=config.max_cat_to_onehot,
+            categorical_features=categorical_features, max_cat_to_onehot=config.one_vs_rest_limit(),
             max_cat_threshold=config.max_cat_threshold, cat_smooth=config.cat_smooth, cat_l2=config.cat_l2,
             min_data_per_group=config.min_data_per_group)
         self.growers: dict[StatLayout, TreeGrower] = {}

@@ -28,7 +28,7 @@ from .losses import Loss, observed
 from .metrics import MetricPart, metric_parts
 from .sampling import ALL_ROWS, bagging_rows, bayesian_weights, goss_rows, row_magnitudes
 from .sketch import SketchPlan, apply_sketch, column_sq_norms, gram_product
-from .tree import Tree, stack_trees
+from .tree import Tree, prediction_work, stack_trees
 
 
 class OutputColumn(NamedTuple):
@@ -59,7 +59,8 @@ def layout_for_splits(layout: StatLayout, spec: SketchPlan | OutputColumn) -> St
 
 def predict_trees_into(store: BinnedStore, rows: np.ndarray, trees: list[Tree], out: np.ndarray) -> None:
     """out[rows] += the trees' outputs for those rows of a binned store."""
-    pick(predict_store, predict_store_serial, rows.shape[0] * len(trees))(store, rows, stack_trees(trees), out)
+    forest = stack_trees(trees)
+    pick(predict_store, predict_store_serial, prediction_work(forest, rows.shape[0]))(store, rows, forest, out)
 
 
 class TrainingShard:

@@ -97,7 +97,7 @@ class BinMapper:
     made the accuracy panel's emotions, edm, rf1 and Otto worse, four other sets better); where the
     histogram holds millions of bins (wide sparse data, each feature's rare values a bin each) every split
     moves all of them through memory, and 3 rows a bin makes the histograms about three times smaller
-    (BENCHMARKS.md, stop 41).
+    (CHANGELOG.md, stop 41).
     """
 
     def __init__(self, max_bin: int = MAX_VALUE_BINS, sample_cnt: int = 200_000, seed: int = 0,

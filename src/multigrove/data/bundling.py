@@ -28,7 +28,7 @@ from .binning import BinMapper, BinnedEntries
 #: a bundle's column of codes is one byte: code 0 means "every member at its default bin"
 MAX_BUNDLE_CODES = 255
 #: a bundle becomes a column of codes when at least this share of the sample rows is non-default
-#: in it; below that, its members' few entries are cheaper in the CSR store (measured, see BENCHMARKS.md)
+#: in it; below that, its members' few entries are cheaper in the CSR store (measured, see CHANGELOG.md)
 DENSE_BUNDLE_MIN_FRACTION = 0.25
 #: features whose default bin holds at least this share of the sample take part in bundling
 BUNDLE_MIN_DEFAULT_FRACTION = 0.5

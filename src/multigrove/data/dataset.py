@@ -204,8 +204,7 @@ class Dataset:
             b = self.binning = self._binning_values(params, n_outputs)
             self.categories = resolve_features(b["categorical_feature"], self.feature_names, self.categories)
             data = check_codes(self.data, self._integer_coded(), self.feature_names, "data")
-            encoded = statistics_features(b["cat_encoding"], self.categories, data, b["max_bin"], targets,
-                                          self.feature_names)
+            encoded = statistics_features(b["cat_encoding"], self.categories, targets)
             if encoded:
                 self.target_statistics, data = fit_statistics(data, encoded, targets[0], targets[1], b["seed"])
             self.unsplittable = np.zeros(data.shape[1], np.bool_)

@@ -88,28 +88,16 @@ class TargetStatistics(NamedTuple):
         return cls(features, prior, codes, sums, counts, names)
 
 
-def statistics_features(encoding: str, categories: dict, X: np.ndarray, max_bin: int, targets: tuple | None,
-                        names: list[str]) -> list[int]:
-    """The categorical features encoded by statistics: every one for "statistics", those of more categories
-    than max_bin for "auto" (their set splits would see max_bin of them), none for "sets" or without targets.
-    More than MAX_COLUMNS target columns: none for "auto", an error for "statistics"."""
-    if encoding == "sets" or targets is None or not categories:
+def statistics_features(encoding: str, categories: dict, targets: tuple | None) -> list[int]:
+    """The categorical features encoded by statistics: every one for "statistics", none for "sets" and "auto"
+    (Params.cat_encoding says why) or without targets.  More than MAX_COLUMNS target columns: an error."""
+    if encoding != "statistics" or targets is None or not categories:
         return []
     k = targets[0].shape[1]
     if k > MAX_COLUMNS:
-        if encoding == "statistics":
-            raise ValueError(f"cat_encoding='statistics' makes a feature per target column, at most {MAX_COLUMNS}; "
-                             f"this model has {k}: use cat_encoding='sets' (or 'auto')")
-        return []
-    chosen = []
-    for f, values in categories.items():
-        if encoding == "statistics":
-            chosen.append(f)
-            continue
-        n_categories = len(values) if values is not None else np.unique(X[~np.isnan(X[:, f]), f]).size
-        if n_categories > max_bin:
-            chosen.append(f)
-    return chosen
+        raise ValueError(f"cat_encoding='statistics' makes a feature per target column, at most {MAX_COLUMNS}; "
+                         f"this model has {k}: use cat_encoding='sets' (or 'auto')")
+    return list(categories)
 
 
 def _full_statistics(values: np.ndarray, codes: np.ndarray, sums: np.ndarray, counts: np.ndarray,

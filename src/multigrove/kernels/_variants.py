@@ -26,7 +26,7 @@ from numba import njit
 #: a tree on the serial twin at two threads)
 PARALLEL_MIN_WORK = 4096
 #: on one thread a parallel kernel runs its loop on the calling thread too, compiled with its arrays marked
-#: as not aliasing each other: faster for the large loops (BENCHMARKS.md, stop 38: a scan of 50 x 256 bins with
+#: as not aliasing each other: faster for the large loops (CHANGELOG.md, stop 38: a scan of 50 x 256 bins with
 #: five Hessians 1.28 against 3.15 ms), no faster for small ones, where its serial twin is used
 ONE_THREAD_PARALLEL_MIN_WORK = 1 << 18
 

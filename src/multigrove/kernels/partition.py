@@ -42,37 +42,46 @@ def _lower_bound(arr, lo, hi, value):
 
 
 @njit(cache=True, inline="always")
-def _sparse_bin(store, r, lo, hi):
+def _sparse_bin(sparse_indptr, sparse_bins, r, lo, hi):
     """The global bin of row r's CSR entry in [lo, hi), or hi when the row has none."""
-    if store.sparse_bins.shape[0] == 0:  # no sparse store (its indptr is then empty)
+    if sparse_bins.shape[0] == 0:  # no sparse store (its indptr is then empty)
         return hi
-    start = store.sparse_indptr[r]
-    end = store.sparse_indptr[r + 1]
+    start = sparse_indptr[r]
+    end = sparse_indptr[r + 1]
     if start == end:
         return hi
-    p = _lower_bound(store.sparse_bins, start, end, lo)
-    return store.sparse_bins[p] if p < end and store.sparse_bins[p] < hi else hi
+    p = _lower_bound(sparse_bins, start, end, lo)
+    return sparse_bins[p] if p < end and sparse_bins[p] < hi else hi
 
 
 @njit(cache=True, inline="always")
 def feature_bin(store, r, f):
     """The bin of feature f in row r, whichever store holds it (see kernels/store.py).  A bundled
     feature's bin is in its bundle column, or (a conflict) in the CSR store."""
-    kind = store.feature_kind[f]
-    slot = store.feature_slot[f]
+    return packed_feature_bin(store.feature_kind[f], store.feature_slot[f], store.dense, store.offsets,
+                              store.code_map, store.code_offset, store.bundle_cols, store.default_bin,
+                              store.sparse_indptr, store.sparse_bins, r, f)
+
+
+@njit(cache=True, inline="always")
+def packed_feature_bin(kind, slot, dense, offsets, code_map, code_offset, bundle_cols, default_bin, sparse_indptr,
+                       sparse_bins, r, f):
+    """feature_bin from the store's arrays (kind and slot: the feature's): a serial loop over many rows
+    passes them as locals, because reading them through the store (18 arrays) at every row updates their
+    reference counts at each access outside a parallel region."""
     if kind == 0:  # row-major: a tree walk reads several features of one row
-        return store.dense[r, slot]
-    lo = store.offsets[f]
-    hi = store.offsets[f + 1]
+        return dense[r, slot]
+    lo = offsets[f]
+    hi = offsets[f + 1]
     if kind == 1:
-        g = store.code_map[store.code_offset[slot] + store.bundle_cols[r, slot]]
-        if not lo <= g < hi or g == lo + store.default_bin[f]:  # another member's code, or code 0
-            g = _sparse_bin(store, r, lo, hi)
+        g = code_map[code_offset[slot] + bundle_cols[r, slot]]
+        if not lo <= g < hi or g == lo + default_bin[f]:  # another member's code, or code 0
+            g = _sparse_bin(sparse_indptr, sparse_bins, r, lo, hi)
     else:
-        g = _sparse_bin(store, r, lo, hi)
+        g = _sparse_bin(sparse_indptr, sparse_bins, r, lo, hi)
     if g < hi:
         return g - lo
-    return store.default_bin[f]
+    return default_bin[f]
 
 
 @njit(cache=True, inline="always")

@@ -46,7 +46,7 @@ class SparseWeights:
 # classifier's result does not depend on the chunking (the solver treats them separately).
 # 256 MiB: on the synthetic benchmark set (100k rows, a 1,140-label leaf on 89k rows) peak memory
 # 190-250 MB below 512 MiB's and 34-84 MB above 128 MiB's, training time the same within the
-# machine's run-to-run spread (BENCHMARKS.md)
+# machine's run-to-run spread (CHANGELOG.md)
 STATE_BUDGET_BYTES = 256 * 2 ** 20
 
 

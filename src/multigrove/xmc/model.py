@@ -33,11 +33,11 @@ from .linear import LOSSES, LinearConfig
 FORMAT = "multigrove-labeltree"
 VERSION = 3  # 2 added the `loss` parameter (version 1 files: squared hinge); 3 added `hard_negatives`
 # (files of versions 1 and 2 were trained without)
-# C when the user leaves it None (BENCHMARKS.md): 0.5 was better than or equal to 1 on the four Mulan
+# C when the user leaves it None (CHANGELOG.md): 0.5 was better than or equal to 1 on the four Mulan
 # test splits; 8 gave the logistic loss the best PSP@5 of 2, 4, 8, 16 on 80/20 splits of delicious's
 # training rows
 DEFAULT_C = {"squared_hinge": 0.5, "log": 8.0}
-# hard negatives when the user leaves them None (BENCHMARKS.md): on six 80/20 splits of the training
+# hard negatives when the user leaves them None (CHANGELOG.md): on six 80/20 splits of the training
 # rows they raised the squared hinge's PSP@5 on delicious above Omikuji's; with the logistic loss they
 # cost P@1 (delicious -0.0098, corel5k -0.0092), so there they stay off
 DEFAULT_HARD_NEGATIVES = {"squared_hinge": True, "log": False}
@@ -96,7 +96,7 @@ class LabelTreeClassifier(BaseEstimator):
         train on the rows to which its parent's classifier for it gives a positive margin, as
         negatives for the labels they lack: the rows the beam search would wrongly send there.
         None: True for the squared hinge (on delicious it raised P@1 and PSP@5, on corel5k it cost
-        a little of both), False for the logistic loss (where it cost P@1; BENCHMARKS.md).
+        a little of both), False for the logistic loss (where it cost P@1; CHANGELOG.md).
         False trains exactly as Bonsai does.
     kmeans_max_iter, kmeans_tol : Lloyd iterations and relative objective tolerance.
     normalize : scale every row of X to unit L2 norm (training and prediction alike).

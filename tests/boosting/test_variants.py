@@ -1,0 +1,40 @@
+"""The serial twins of the parallel kernels (kernels._variants) train the same models."""
+import numpy as np
+import pandas as pd
+import pytest
+
+import multigrove as mg
+from multigrove.boosting import engine
+from multigrove.kernels import _variants
+
+
+def _fit(monkeypatch, least_work: float, params: dict, X, y, rounds: int = 8):
+    monkeypatch.setattr(_variants, "PARALLEL_MIN_WORK", least_work)
+    monkeypatch.setattr(_variants, "ONE_THREAD_PARALLEL_MIN_WORK", least_work)
+    monkeypatch.setattr(engine, "SERIAL_FIT_MAX_CELLS", 0)  # two threads even for this small data
+    booster = mg.train({"verbosity": -1, "num_threads": 2, **params}, mg.Dataset(X, y), rounds)
+    return booster, booster.predict(X)
+
+
+@pytest.mark.parametrize("case", ["one output", "targets", "classes", "labels, top-k leaves", "categories"])
+def test_serial_and_parallel_kernels_grow_the_same_trees(monkeypatch, rng, case):
+    X = rng.normal(size=(3000, 8))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    if case == "one output":
+        params, y = {}, X[:, 0] - np.nan_to_num(X[:, 1]) ** 2
+    elif case == "targets":
+        params, y = {"sketch": "none"}, np.nan_to_num(X[:, :3]) + 0.1 * rng.normal(size=(3000, 3))
+    elif case == "classes":
+        params, y = {"objective": "multiclass"}, np.digitize(np.nan_to_num(X[:, 0]), [-0.5, 0.5])
+    elif case == "labels, top-k leaves":
+        params, y = {"objective": "multilabel", "leaf_sparsity": 2}, (np.nan_to_num(X[:, :4]) > 0).astype(float)
+    else:
+        codes = rng.integers(0, 12, 3000)
+        X = pd.DataFrame({"a": X[:, 0], "b": pd.Categorical(codes), "c": X[:, 2]})
+        params, y = {}, np.nan_to_num(X["a"].to_numpy()) + (codes % 3 == 0)
+    serial, p_serial = _fit(monkeypatch, 1e30, params, X, y)
+    parallel, p_parallel = _fit(monkeypatch, 0, params, X, y)
+    for a, b in zip(serial.trees, parallel.trees):
+        np.testing.assert_array_equal(a.split_feature, b.split_feature)
+        np.testing.assert_array_equal(a.threshold_bin, b.threshold_bin)
+    np.testing.assert_allclose(p_parallel, p_serial, rtol=1e-12, atol=1e-12)
