@@ -46,14 +46,15 @@ def variant(kernel, suffix: str, parallel: bool = False, **callees):
         Global names the variant resolves to other kernels instead of the module's (a variant of a
         kernel that calls a parallel kernel calls that kernel's serial twin).
     """
-    func = kernel.py_func
+    func = getattr(kernel, "py_func", kernel)  # the plain function itself under NUMBA_DISABLE_JIT
     namespace = func.__globals__ if not callees else {**func.__globals__, **callees}
     copy = types.FunctionType(func.__code__, namespace, f"{func.__name__}_{suffix}", func.__defaults__,
                               func.__closure__)
     copy.__qualname__ = f"{func.__qualname__}_{suffix}"
     copy.__module__ = func.__module__
     copy.__doc__ = f"{func.__name__} compiled {'in parallel' if parallel else 'serially'} (kernels._variants)."
-    options = {name: value for name, value in kernel.targetoptions.items() if value is not None and name != "nopython"}
+    options = {name: value for name, value in getattr(kernel, "targetoptions", {}).items()
+               if value is not None and name != "nopython"}
     return njit(**{**options, "parallel": parallel, "cache": True})(copy)
 
 
