@@ -105,7 +105,7 @@ def test_estimators_fit_predict_and_to_local(client):
     X, Y = _data(seed=4)
     dX = da.from_array(X, chunks=(800, 6))
     reg = mgd.DaskGroveRegressor(n_estimators=6, num_leaves=8).fit(dX, da.from_array(Y, chunks=(800, 3)))
-    local = mg.GroveRegressor(n_estimators=6, num_leaves=8).fit(X, Y)
+    local = mg.GroveRegressor(n_estimators=6, num_leaves=8, early_stopping=False).fit(X, Y)
     pred = reg.predict(dX)
     assert isinstance(pred, da.Array)
     np.testing.assert_allclose(pred.compute(), local.predict(X), rtol=1e-6, atol=1e-6)
@@ -115,7 +115,7 @@ def test_estimators_fit_predict_and_to_local(client):
     assert pickle.loads(pickle.dumps(reg)).predict(X).shape == (X.shape[0], 3)
     labels = np.where(Y[:, 0] > 0.5, "high", "low")
     clf = mgd.DaskGroveClassifier(n_estimators=6, num_leaves=8).fit(dX, da.from_array(labels, chunks=800))
-    local_clf = mg.GroveClassifier(n_estimators=6, num_leaves=8).fit(X, labels)
+    local_clf = mg.GroveClassifier(n_estimators=6, num_leaves=8, early_stopping=False).fit(X, labels)
     assert list(clf.classes_) == ["high", "low"]
     np.testing.assert_array_equal(clf.predict(dX).compute(), local_clf.predict(X))
     np.testing.assert_allclose(clf.predict_proba(dX).compute(), local_clf.predict_proba(X), rtol=1e-6, atol=1e-6)

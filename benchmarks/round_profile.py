@@ -1,0 +1,197 @@
+#!/usr/bin/env python
+"""What a second thread shortens in a round: the round split into Python, serial kernels and parallel
+regions, at 1 and 2 threads, with the parallel regions entered per round and the time each takes.
+
+Every Numba kernel that multigrove's Python code calls (a module attribute of the package that is a
+dispatcher) is wrapped by a clock for the profiled rounds; a kernel compiled with ``parallel=True`` is a
+parallel region, and so is a call of a ``REGION_CARRIERS`` kernel (serial itself, it enters the
+regions of the kernels it calls); serial twins (``kernels._variants``) are serial kernels.  Python is the rest of the
+round: the grower, the builder seam, NumPy calls.  Each thread count runs in a process of its own, after
+warm-up rounds (compilation and binning are outside the profile).  By Amdahl's law a part that takes
+``t1`` on one thread and ``t2`` on two has a serial share ``2 t2 - t1`` (what a second thread does not
+shorten); the table gives it per part and for the round.
+
+    python benchmarks/round_profile.py --task otto --out benchmarks/results/round_profile.jsonl
+    python benchmarks/round_profile.py --task regression_1m --out benchmarks/results/round_profile.jsonl
+
+Tasks: ``otto`` -- ``GroveClassifier()`` defaults on the 61,878 Otto rows (no early stopping: a fixed
+number of rounds); ``regression_1m`` -- one output, 1,000,000 x 50 of the shared harness, 255 bins, 32
+leaves, lambda 1 (issue 17's setting).  The clock wrapper costs about a microsecond a call: the unprofiled
+seconds per round are given too.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _common import emit, regression_data  # noqa: E402
+
+#: kernels compiled serially that enter the parallel regions of the kernels they call (split_and_build: the
+#: parallel partition of a large node, the histogram of its child by row chunks, column blocks or feature groups)
+REGION_CARRIERS = frozenset({"split_and_build"})
+#: parallel regions are counted by the time they take on their thread count, in these bounds (microseconds)
+REGION_BUCKETS_US = (10, 50, 200, 1000)
+
+
+class KernelClock:
+    """Wraps the package's kernels by timing closures while ``active``."""
+
+    def __init__(self):
+        self.active = False
+        self.seconds: dict[tuple[str, bool], float] = defaultdict(float)
+        self.calls: dict[tuple[str, bool], int] = defaultdict(int)
+        self.region_seconds: list[float] = []
+
+    def _timed(self, name: str, kernel):
+        parallel = bool(kernel.targetoptions.get("parallel")) or name in REGION_CARRIERS
+        key = (name, parallel)
+
+        def timed(*args, **kwargs):
+            if not self.active:
+                return kernel(*args, **kwargs)
+            start = time.perf_counter()
+            result = kernel(*args, **kwargs)
+            elapsed = time.perf_counter() - start
+            self.seconds[key] += elapsed
+            self.calls[key] += 1
+            if parallel:
+                self.region_seconds.append(elapsed)
+            return result
+
+        timed.kernel = kernel
+        return timed
+
+    def install(self) -> int:
+        """Replace every dispatcher attribute of the loaded multigrove modules; the number replaced."""
+        from numba.core.dispatcher import Dispatcher
+        wrapped: dict[int, object] = {}
+        for module_name, module in list(sys.modules.items()):
+            if not module_name.startswith("multigrove") or module is None:
+                continue
+            for attr, value in list(vars(module).items()):
+                if isinstance(value, Dispatcher):
+                    if id(value) not in wrapped:
+                        wrapped[id(value)] = self._timed(value.py_func.__name__, value)
+                    setattr(module, attr, wrapped[id(value)])
+        return len(wrapped)
+
+
+def _otto(n_rounds: int, threads: int, callback):
+    import multigrove as mg
+    from multigrove.datasets import load_otto
+    X, y = load_otto()
+    clf = mg.GroveClassifier(n_estimators=n_rounds, early_stopping=False, num_threads=threads, verbosity=-1)
+    clf.fit(X, y, callbacks=[callback])
+
+
+def _regression(n_rounds: int, threads: int, callback):
+    import multigrove as mg
+    Xtr, _, ytr, _ = regression_data(1_250_000)  # the harness's 80 % train: 1,000,000 rows
+    params = dict(learning_rate=0.1, num_leaves=32, lambda_l2=1.0, max_bin=255, num_threads=threads,
+                  verbosity=-1)
+    mg.train(params, mg.Dataset(Xtr, ytr), n_rounds, callbacks=[callback])
+
+
+TASKS = {"otto": _otto, "regression_1m": _regression}
+
+
+def worker(task: str, threads: int, warm: int, rounds: int) -> dict:
+    """Train warm + rounds rounds twice in this process: the first run unprofiled (seconds per round, and
+    everything compiled), the second with the kernels clocked from round ``warm`` on."""
+    import numba
+    numba.set_num_threads(threads)
+    clock = KernelClock()
+    stamps: list[float] = []
+
+    def plain(env):
+        stamps.append(time.perf_counter())
+
+    TASKS[task](warm + rounds, threads, plain)
+    unprofiled = float(np.median(np.diff(stamps[warm:])))
+    n_wrapped = clock.install()
+    profiled_stamps: list[float] = []
+
+    def profiled(env):
+        profiled_stamps.append(time.perf_counter())
+        clock.active = env.iteration >= warm - 1
+
+    TASKS[task](warm + rounds, threads, profiled)
+    clock.active = False
+    round_s = (profiled_stamps[-1] - profiled_stamps[warm - 1]) / rounds
+    parallel_s = sum(s for (_, par), s in clock.seconds.items() if par) / rounds
+    serial_s = sum(s for (_, par), s in clock.seconds.items() if not par) / rounds
+    regions = np.asarray(clock.region_seconds) * 1e6
+    edges = (0,) + REGION_BUCKETS_US + (np.inf,)
+    buckets = [int(((regions >= lo) & (regions < hi)).sum()) / rounds for lo, hi in zip(edges[:-1], edges[1:])]
+    kernels = sorted(({"kernel": name, "parallel": par, "ms_per_round": 1e3 * s / rounds,
+                       "calls_per_round": clock.calls[(name, par)] / rounds}
+                      for (name, par), s in clock.seconds.items()), key=lambda k: -k["ms_per_round"])
+    return {"task": task, "threads": threads, "rounds": rounds, "kernels_wrapped": n_wrapped,
+            "s_per_round_unprofiled": unprofiled, "s_per_round": round_s,
+            "python_s": round_s - parallel_s - serial_s, "serial_kernels_s": serial_s, "parallel_s": parallel_s,
+            "regions_per_round": regions.size / rounds, "region_buckets_per_round": buckets,
+            "kernels": kernels}
+
+
+def _share_table(one: dict, two: dict) -> None:
+    t1 = one["s_per_round"]
+    print(f"\n{one['task']}: 1 thread {1e3 * t1:.1f} ms/round profiled ({1e3 * one['s_per_round_unprofiled']:.1f} "
+          f"unprofiled); 2 threads {1e3 * two['s_per_round']:.1f} ({1e3 * two['s_per_round_unprofiled']:.1f}); "
+          f"speed-up {one['s_per_round_unprofiled'] / two['s_per_round_unprofiled']:.2f}x")
+    print("| part | 1 thread ms | 2 threads ms | serial (2 t2 - t1) ms | share of the 1-thread round |")
+    print("|---|---|---|---|---|")
+    for part, key in (("Python", "python_s"), ("serial kernels", "serial_kernels_s"),
+                      ("parallel regions", "parallel_s"), ("round", "s_per_round")):
+        a, b = one[key], two[key]
+        serial = max(0.0, 2 * b - a)
+        print(f"| {part} | {1e3 * a:.2f} | {1e3 * b:.2f} | {1e3 * serial:.2f} | {serial / t1:.0%} |")
+    labels = [f"< {REGION_BUCKETS_US[0]}"] + [f"{lo}-{hi}" for lo, hi in zip(REGION_BUCKETS_US[:-1],
+                                                                           REGION_BUCKETS_US[1:])]
+    labels.append(f">= {REGION_BUCKETS_US[-1]}")
+    for run in (one, two):
+        counts = ", ".join(f"{label} us: {n:.1f}" for label, n in zip(labels, run["region_buckets_per_round"]))
+        print(f"parallel regions a round at {run['threads']} thread(s): {run['regions_per_round']:.1f} ({counts})")
+    print("| kernel | parallel | 1 thread ms/round | calls | 2 threads ms/round | calls |")
+    print("|---|---|---|---|---|---|")
+    by_two = {(k["kernel"], k["parallel"]): k for k in two["kernels"]}
+    for k in one["kernels"][:14]:
+        other = by_two.get((k["kernel"], k["parallel"]), {"ms_per_round": 0.0, "calls_per_round": 0})
+        print(f"| {k['kernel']} | {'yes' if k['parallel'] else ''} | {k['ms_per_round']:.2f} | "
+              f"{k['calls_per_round']:.1f} | {other['ms_per_round']:.2f} | {other['calls_per_round']:.1f} |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--task", choices=sorted(TASKS), default="otto")
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--warm", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--label", default="mg")
+    ap.add_argument("--out")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.worker:
+        print(json.dumps(worker(a.task, a.threads[0], a.warm, a.rounds)))
+        return
+    runs = {}
+    for threads in a.threads:
+        cmd = [sys.executable, __file__, "--worker", "--task", a.task, "--threads", str(threads),
+               "--warm", str(a.warm), "--rounds", str(a.rounds)]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        runs[threads] = {**json.loads(out.strip().splitlines()[-1]), "label": a.label}
+        emit(runs[threads], a.out)
+    if 1 in runs and 2 in runs:
+        _share_table(runs[1], runs[2])
+
+
+if __name__ == "__main__":
+    main()
