@@ -4,15 +4,16 @@ regions, at 1 and 2 threads, with the parallel regions entered per round and the
 
 Every Numba kernel that multigrove's Python code calls (a module attribute of the package that is a
 dispatcher) is wrapped by a clock for the profiled rounds; a kernel compiled with ``parallel=True`` is a
-parallel region, and so is a call of a ``REGION_CARRIERS`` kernel (serial itself, it enters the
-regions of the kernels it calls); serial twins (``kernels._variants``) are serial kernels.  Python is the rest of the
+parallel region, and so is a serial kernel that calls one (``split_and_build``: the parallel partition of a
+large node and its child's histogram; ``best_splits``: the scan of every feature); serial twins
+(``kernels._variants``) are serial kernels.  Python is the rest of the
 round: the grower, the builder seam, NumPy calls.  Each thread count runs in a process of its own, after
 warm-up rounds (compilation and binning are outside the profile).  By Amdahl's law a part that takes
 ``t1`` on one thread and ``t2`` on two has a serial share ``2 t2 - t1`` (what a second thread does not
 shorten); the table gives it per part and for the round.
 
-    python benchmarks/round_profile.py --task otto --out benchmarks/results/round_profile.jsonl
-    python benchmarks/round_profile.py --task regression_1m --out benchmarks/results/round_profile.jsonl
+    python benchmarks/round_profile.py --task otto --repeats 3 --out benchmarks/results/round_profile.jsonl
+    python benchmarks/round_profile.py --task regression_1m --repeats 3 --out benchmarks/results/round_profile.jsonl
 
 Tasks: ``otto`` -- ``GroveClassifier()`` defaults on the 61,878 Otto rows (no early stopping: a fixed
 number of rounds); ``regression_1m`` -- one output, 1,000,000 x 50 of the shared harness, 255 bins, 32
@@ -35,11 +36,21 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import emit, regression_data  # noqa: E402
 
-#: kernels compiled serially that enter the parallel regions of the kernels they call (split_and_build: the
-#: parallel partition of a large node, the histogram of its child by row chunks, column blocks or feature groups)
-REGION_CARRIERS = frozenset({"split_and_build"})
 #: parallel regions are counted by the time they take on their thread count, in these bounds (microseconds)
 REGION_BUCKETS_US = (10, 50, 200, 1000)
+
+
+def enters_regions(kernel, seen: frozenset = frozenset()) -> bool:
+    """Whether a kernel is compiled with parallel=True or calls (through its globals) one that enters them."""
+    from numba.core.dispatcher import Dispatcher
+    if kernel.targetoptions.get("parallel"):
+        return True
+    func = kernel.py_func
+    for name in func.__code__.co_names:
+        callee = func.__globals__.get(name)
+        if isinstance(callee, Dispatcher) and id(callee) not in seen and enters_regions(callee, seen | {id(kernel)}):
+            return True
+    return False
 
 
 class KernelClock:
@@ -51,8 +62,7 @@ class KernelClock:
         self.calls: dict[tuple[str, bool], int] = defaultdict(int)
         self.region_seconds: list[float] = []
 
-    def _timed(self, name: str, kernel):
-        parallel = bool(kernel.targetoptions.get("parallel")) or name in REGION_CARRIERS
+    def _timed(self, name: str, kernel, parallel: bool):
         key = (name, parallel)
 
         def timed(*args, **kwargs):
@@ -73,15 +83,16 @@ class KernelClock:
     def install(self) -> int:
         """Replace every dispatcher attribute of the loaded multigrove modules; the number replaced."""
         from numba.core.dispatcher import Dispatcher
+        found = [(module, attr, value) for module_name, module in list(sys.modules.items())
+                 if module_name.startswith("multigrove") and module is not None
+                 for attr, value in list(vars(module).items()) if isinstance(value, Dispatcher)]
+        # which kernels enter parallel regions, read from their globals before any is replaced
+        parallel = {id(kernel): enters_regions(kernel) for _, _, kernel in found}
         wrapped: dict[int, object] = {}
-        for module_name, module in list(sys.modules.items()):
-            if not module_name.startswith("multigrove") or module is None:
-                continue
-            for attr, value in list(vars(module).items()):
-                if isinstance(value, Dispatcher):
-                    if id(value) not in wrapped:
-                        wrapped[id(value)] = self._timed(value.py_func.__name__, value)
-                    setattr(module, attr, wrapped[id(value)])
+        for module, attr, kernel in found:
+            if id(kernel) not in wrapped:
+                wrapped[id(kernel)] = self._timed(kernel.py_func.__name__, kernel, parallel[id(kernel)])
+            setattr(module, attr, wrapped[id(kernel)])
         return len(wrapped)
 
 
@@ -162,11 +173,14 @@ def _share_table(one: dict, two: dict) -> None:
         print(f"parallel regions a round at {run['threads']} thread(s): {run['regions_per_round']:.1f} ({counts})")
     print("| kernel | parallel | 1 thread ms/round | calls | 2 threads ms/round | calls |")
     print("|---|---|---|---|---|---|")
+    none = {"ms_per_round": 0.0, "calls_per_round": 0}
+    by_one = {(k["kernel"], k["parallel"]): k for k in one["kernels"]}
     by_two = {(k["kernel"], k["parallel"]): k for k in two["kernels"]}
-    for k in one["kernels"][:14]:
-        other = by_two.get((k["kernel"], k["parallel"]), {"ms_per_round": 0.0, "calls_per_round": 0})
-        print(f"| {k['kernel']} | {'yes' if k['parallel'] else ''} | {k['ms_per_round']:.2f} | "
-              f"{k['calls_per_round']:.1f} | {other['ms_per_round']:.2f} | {other['calls_per_round']:.1f} |")
+    for key in sorted(by_one.keys() | by_two.keys(), key=lambda key: -by_one.get(key, none)["ms_per_round"]
+                      - by_two.get(key, none)["ms_per_round"])[:16]:
+        a, b = by_one.get(key, none), by_two.get(key, none)
+        print(f"| {key[0]} | {'yes' if key[1] else ''} | {a['ms_per_round']:.2f} | {a['calls_per_round']:.1f} | "
+              f"{b['ms_per_round']:.2f} | {b['calls_per_round']:.1f} |")
 
 
 def main():
@@ -175,6 +189,7 @@ def main():
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--warm", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--label", default="mg")
     ap.add_argument("--out")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -182,16 +197,28 @@ def main():
     if a.worker:
         print(json.dumps(worker(a.task, a.threads[0], a.warm, a.rounds)))
         return
-    runs = {}
-    for threads in a.threads:
-        cmd = [sys.executable, __file__, "--worker", "--task", a.task, "--threads", str(threads),
-               "--warm", str(a.warm), "--rounds", str(a.rounds)]
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-        runs[threads] = {**json.loads(out.strip().splitlines()[-1]), "label": a.label}
-        emit(runs[threads], a.out)
-    if 1 in runs and 2 in runs:
-        _share_table(runs[1], runs[2])
+    pairs = []
+    for repeat in range(a.repeats):  # the thread counts interleaved, repeat after repeat
+        runs = {}
+        for threads in a.threads:
+            cmd = [sys.executable, __file__, "--worker", "--task", a.task, "--threads", str(threads),
+                   "--warm", str(a.warm), "--rounds", str(a.rounds)]
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+            runs[threads] = {**json.loads(out.strip().splitlines()[-1]), "label": a.label, "repeat": repeat}
+            emit(runs[threads], a.out)
+        if 1 in runs and 2 in runs:
+            pairs.append((serial_share(runs[1], runs[2]), runs[1], runs[2]))
+    if pairs:
+        pairs.sort(key=lambda pair: pair[0])
+        shares = ", ".join(f"{share:.0%}" for share, _, _ in pairs)
+        print(f"\nserial share of a 1-thread round (2 t2 - t1) / t1, profiled, each repeat: {shares}; "
+              "the median repeat:")
+        _share_table(*pairs[len(pairs) // 2][1:])
 
+
+def serial_share(one: dict, two: dict) -> float:
+    """What a second thread does not shorten, as a share of the 1-thread round (Amdahl)."""
+    return max(0.0, 2 * two["s_per_round"] - one["s_per_round"]) / one["s_per_round"]
 
 if __name__ == "__main__":
     main()
