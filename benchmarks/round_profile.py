@@ -34,7 +34,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import emit, regression_data  # noqa: E402
+from _common import RoundTimer, emit, regression_data  # noqa: E402
 
 #: parallel regions are counted by the time they take on their thread count, in these bounds (microseconds)
 REGION_BUCKETS_US = (10, 50, 200, 1000)
@@ -121,13 +121,9 @@ def worker(task: str, threads: int, warm: int, rounds: int) -> dict:
     import numba
     numba.set_num_threads(threads)
     clock = KernelClock()
-    stamps: list[float] = []
-
-    def plain(env):
-        stamps.append(time.perf_counter())
-
+    plain = RoundTimer()
     TASKS[task](warm + rounds, threads, plain)
-    unprofiled = float(np.median(np.diff(stamps[warm:])))
+    unprofiled = float(np.median(np.diff(plain.ts[warm:])))
     n_wrapped = clock.install()
     profiled_stamps: list[float] = []
 

@@ -31,27 +31,27 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import emit, import_peers, regression_data  # noqa: E402
+from _common import RoundTimer, emit, import_peers, regression_data  # noqa: E402
 
 MATCHED = dict(learning_rate=0.1, num_leaves=32, lambda_l2=1.0, max_bin=255)
 WARM_ROUNDS = 2
 
 
-class RoundClock:
-    """A callback for either library: stamps every round, stops once the budget is spent."""
+class RoundClock(RoundTimer):
+    """A round timer for either library that stops training once the budget is spent."""
 
     def __init__(self, budget: float, min_rounds: int, stop_exception):
+        super().__init__()
         self.budget, self.min_rounds, self.stop_exception = budget, min_rounds, stop_exception
-        self.stamps: list[float] = []
 
     def __call__(self, env):
-        self.stamps.append(time.perf_counter())
-        timed = len(self.stamps) - 1 - WARM_ROUNDS  # rounds between stamps after the warm-up
-        if timed >= self.min_rounds and self.stamps[-1] - self.stamps[WARM_ROUNDS] >= self.budget:
+        super().__call__(env)
+        timed = len(self.ts) - 1 - WARM_ROUNDS  # rounds between stamps after the warm-up
+        if timed >= self.min_rounds and self.ts[-1] - self.ts[WARM_ROUNDS] >= self.budget:
             raise self.stop_exception(env.iteration, [])
 
     def seconds_per_round(self) -> float:
-        return float(np.median(np.diff(self.stamps[WARM_ROUNDS:])))
+        return float(np.median(np.diff(self.ts[WARM_ROUNDS:])))
 
 
 def _otto():

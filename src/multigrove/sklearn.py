@@ -432,11 +432,10 @@ class _GroveBase(BaseEstimator):
         results, self.cv_candidates_ = [], []
         for size in sizes:
             chosen = {} if size is None else {"min_data_in_leaf": size}
-            if self.n_iter_no_change is None:
-                stop = early_stopping(PATIENCE_CV, verbose=False, metric_name=watch, per_output=False,
-                                      patience_fraction=PATIENCE_CV_FRACTION, max_stopping_rounds=PATIENCE_CV_MAX)
-            else:
-                stop = early_stopping(int(self.n_iter_no_change), verbose=False, metric_name=watch, per_output=False)
+            growing = {} if self.n_iter_no_change is not None else \
+                {"patience_fraction": PATIENCE_CV_FRACTION, "max_stopping_rounds": PATIENCE_CV_MAX}
+            stop = early_stopping(self._patience(PATIENCE_CV), verbose=False, metric_name=watch, per_output=False,
+                                  **growing)
             every_round: dict = {}
             result = cv({**params, **chosen}, Dataset(X, y, weight=w, feature_names=names, init_score=start,
                                                       categories=categories),

@@ -46,7 +46,8 @@ def test_a_validation_set_with_more_outputs_or_unknown_classes_is_refused(data):
 
 @pytest.mark.parametrize("params,match", [
     ({"num_class": 3}, "num_class=3 applies to objective 'multiclass' .* got objective 'regression'"),
-    ({"num_class": 3, "objective": "binary"}, "num_class=3 applies to .* got objective 'binary'"),
+    ({"num_class": 3, "objective": "binary"},
+     "num_class=3 applies to objective 'multiclass' .* got objective 'binary'"),
     ({"num_outputs": 2}, "num_outputs=2 applies to a custom objective, got objective 'regression'"),
 ])
 def test_a_parameter_of_another_objective_is_refused(data, params, match):
