@@ -75,7 +75,8 @@ def bin_segments(values, indptr, bounds, bound_offsets, out):
         first = bound_offsets[f]
         n_bounds = bound_offsets[f + 1] - first
         row = np.full(SEARCH_WIDTH, np.inf)
-        row[:n_bounds] = bounds[first:first + n_bounds]
+        for j in range(n_bounds):  # a loop: a slice copy compiles its shape-mismatch error (3 s of a first fit)
+            row[j] = bounds[first + j]
         for i in range(indptr[f], indptr[f + 1]):
             x = values[i]
             out[i] = n_bounds if np.isnan(x) else _padded_bin(x, row)

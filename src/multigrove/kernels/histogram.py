@@ -24,6 +24,9 @@ from ._llvm import add_pair, prefetch
 from ._variants import variant
 
 U = np.uint64  # unsigned indices: no negative-index wraparound code in the hot loops
+#: the first row index passed to the row-range helpers: a typed zero, because Numba compiles a helper called with
+#: the constant 0 as a specialization of its own (Literal[int](0)), a second compile of the same code
+FIRST = np.int64(0)
 
 #: rows ahead whose binned row is prefetched
 PREFETCH_DISTANCE = 16
@@ -152,7 +155,7 @@ def _dense_rows_3(store, rows, i0, i1, stats, hf):
     return i
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_dense_bundle_rows(store, rows, i0, i1, stats, h):
     """h += the dense and bundle columns' statistics of rows[i0:i1] (one output: 2 or 3 columns)."""
     if store.dense.shape[1] + store.bundle.shape[1] == 0:
@@ -283,7 +286,7 @@ def _add_rows_fused(store, rows, i0, i1, stats, h, total, with_total):
                 _add_stats(h, U(store.sparse_bins[p]), stats, r, width)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_rows_narrow(store, rows, i0, i1, stats, h, total, with_total):
     """_add_rows for one output (2 or 3 statistic columns; right for any): the unrolled dense and bundle
     path, then the sparse rows."""
@@ -293,7 +296,7 @@ def _add_rows_narrow(store, rows, i0, i1, stats, h, total, with_total):
         _add_row_totals(rows, i0, i1, stats, total)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_rows(store, rows, i0, i1, stats, h, total, with_total):
     """h += every store's statistics of rows[i0:i1]; total += their sums when with_total."""
     if stats.shape[1] <= 3:
@@ -377,10 +380,10 @@ def build_histogram_serial(store, rows, stats, out, total):
     sum_rows = with_total and store.dense.shape[1] == 0
     if with_total:
         total[:] = 0.0
-    _add_rows(store, rows, 0, rows.shape[0], stats, out, total, sum_rows)
+    _add_rows(store, rows, FIRST, rows.shape[0], stats, out, total, sum_rows)
     if with_total:
         totals_from_dense(store, out, total)
-        fix_default_bins(store, total, out, 0, out.shape[1])
+        fix_default_bins(store, total, out, FIRST, out.shape[1])
 
 
 @njit(parallel=True, cache=True)
@@ -414,7 +417,7 @@ def build_histogram_chunks(store, rows, stats, scratch, out, total):
                 for c in range(n_chunks):
                     s += chunk_totals[c, k]
                 total[k] = s
-        fix_default_bins(store, total, out, 0, width)
+        fix_default_bins(store, total, out, FIRST, width)
 
 
 @njit(cache=True)
@@ -555,7 +558,7 @@ def build_histogram_columns(store, stats, bin_counts, counts_known, scratch, out
             h = scratch[c]
             h[:, :] = 0.0
             all_rows = np.arange(c * n_rows // n_chunks, (c + 1) * n_rows // n_chunks).astype(np.int32)
-            _add_sparse_rows(store.sparse_indptr, store.sparse_bins, all_rows, 0, all_rows.shape[0], stats, h)
+            _add_sparse_rows(store.sparse_indptr, store.sparse_bins, all_rows, FIRST, all_rows.shape[0], stats, h)
         for b in prange(n_bins):
             for k in range(width):
                 s = 0.0
@@ -567,7 +570,7 @@ def build_histogram_columns(store, stats, bin_counts, counts_known, scratch, out
         for c in range(n_chunks):
             s += chunk_totals[c, k]
         total[k] = s
-    fix_default_bins(store, total, out, 0, width)
+    fix_default_bins(store, total, out, FIRST, width)
 
 
 @njit(cache=True, inline="always")
@@ -599,12 +602,12 @@ def build_histogram_features(store, rows, stats, n_groups, out, total):
                 out[U(b), U(c)] = 0.0
     for g in prange(n_groups):
         _add_column_range(store, rows, stats, g * n_columns // n_groups, (g + 1) * n_columns // n_groups, out)
-    _add_sparse_rows(store.sparse_indptr, store.sparse_bins, rows, 0, n_rows, stats, out)
+    _add_sparse_rows(store.sparse_indptr, store.sparse_bins, rows, FIRST, n_rows, stats, out)
     if total.shape[0] > 0:
         total[:] = 0.0
         if not totals_from_dense(store, out, total):
-            _add_row_totals(rows, 0, n_rows, stats, total)
-        fix_default_bins(store, total, out, 0, width)
+            _add_row_totals(rows, FIRST, n_rows, stats, total)
+        fix_default_bins(store, total, out, FIRST, width)
 
 
 @njit(cache=True)

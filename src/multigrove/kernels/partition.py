@@ -8,6 +8,7 @@ from numba import njit, prange
 from ._variants import variant
 from .histogram import (
     FEATURE_GROUP_MIN_UPDATES,
+    FIRST,
     build_histogram_chunks,
     build_histogram_features,
     build_histogram_serial,
@@ -17,6 +18,8 @@ from .histogram import (
 )
 
 U = np.uint64  # unsigned indices: no negative-index wraparound code in the loops
+#: the steps of _sort_rows's right-hand output, typed (see kernels.histogram.FIRST)
+FORWARD, BACKWARD = np.int64(1), np.int64(-1)
 
 
 class SplitRule(NamedTuple):
@@ -124,18 +127,22 @@ def _uses_marks(store, feature, n_rows, marks):
 
 
 @njit(cache=True)
-def _mark_sides(store, rule, marks, clear):
-    """OUT marks (n,) uint8: 1 + (goes left) for every row with an entry of the rule's sparse feature,
-    or (clear) 0 again for those rows."""
+def _mark_sides(store, rule, marks):
+    """OUT marks (n,) uint8: 1 + (goes left) for every row with an entry of the rule's sparse feature."""
     feature = rule.feature
     missing = store.missing_bin[feature]
     default_left, threshold_bin, categories = rule.default_left, rule.threshold_bin, rule.categories
     for p in range(store.csc_indptr[feature], store.csc_indptr[feature + 1]):
-        if clear:
-            marks[store.csc_rows[p]] = 0
-        else:
-            marks[store.csc_rows[p]] = 1 + _goes_left_bin(np.int64(store.csc_bins[p]), missing, default_left,
-                                                          threshold_bin, categories)
+        marks[store.csc_rows[p]] = 1 + _goes_left_bin(np.int64(store.csc_bins[p]), missing, default_left,
+                                                      threshold_bin, categories)
+
+
+@njit(cache=True)
+def _clear_marks(store, feature, marks):
+    """OUT marks: 0 again for every row with an entry of the sparse feature (a function of its own, not a flag
+    of _mark_sides: a constant argument is compiled as a specialization of its own, a second compile)."""
+    for p in range(store.csc_indptr[feature], store.csc_indptr[feature + 1]):
+        marks[store.csc_rows[p]] = 0
 
 
 @njit(cache=True)
@@ -225,7 +232,7 @@ def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
     return nl
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _sort_rows(store, rows, c0, c1, rule, marks, marked, lefts, l0, rights, r0, step):
     """_sort_marked when the feature's entries are marked, else _sort_chunk."""
     if marked:
@@ -233,7 +240,7 @@ def _sort_rows(store, rows, c0, c1, rule, marks, marked, lefts, l0, rights, r0, 
     return _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def partition_rows(store, rows, start, end, rule, tmp, marks):
     """Stable in-place partition of ``rows[start:end]``: left rows first, then right rows.
 
@@ -243,12 +250,12 @@ def partition_rows(store, rows, start, end, rule, tmp, marks):
     """
     marked = _uses_marks(store, rule.feature, end - start, marks)
     if marked:
-        _mark_sides(store, rule, marks, False)
-    n_left = _sort_rows(store, rows, start, end, rule, marks, marked, rows, start, tmp, 0, 1)
+        _mark_sides(store, rule, marks)
+    n_left = _sort_rows(store, rows, start, end, rule, marks, marked, rows, start, tmp, FIRST, FORWARD)
     if marked:
-        _mark_sides(store, rule, marks, True)
-    n_right = end - start - n_left
-    rows[start + n_left:end] = tmp[:n_right]
+        _clear_marks(store, rule.feature, marks)
+    for i in range(end - start - n_left):  # a loop, not a slice copy: see kernels.binning.bin_segments
+        rows[start + n_left + i] = tmp[i]
     return n_left
 
 
@@ -263,14 +270,14 @@ def partition_rows_parallel(store, rows, start, end, rule, tmp, marks, counts):
     m = end - start
     marked = _uses_marks(store, rule.feature, m, marks)
     if marked:
-        _mark_sides(store, rule, marks, False)
+        _mark_sides(store, rule, marks)
     for c in prange(n_chunks):
         c0 = start + c * m // n_chunks
         c1 = start + (c + 1) * m // n_chunks
         # lefts from the front of the chunk's slice of tmp, rights from its back (reversed below)
-        counts[c] = _sort_rows(store, rows, c0, c1, rule, marks, marked, tmp, c0 - start, tmp, c1 - start - 1, -1)
+        counts[c] = _sort_rows(store, rows, c0, c1, rule, marks, marked, tmp, c0 - start, tmp, c1 - start - 1, BACKWARD)
     if marked:
-        _mark_sides(store, rule, marks, True)
+        _clear_marks(store, rule.feature, marks)
     total_left = 0
     for c in range(n_chunks):
         total_left += counts[c]

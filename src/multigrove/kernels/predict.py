@@ -350,7 +350,7 @@ def predict_top_k(X, indptr, indices, data, forest, start, start_order, start_ls
                         touched[n_touched] = c
                         n_touched += 1
                     acc[c] += leaf_vals[p]
-            filled = 0
+            filled = np.int64(0)  # not the constant 0: _push_top would be compiled for Literal[int](0) too
             shift = start_lse
             for j in range(n_touched):
                 c = touched[j]

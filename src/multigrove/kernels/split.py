@@ -162,7 +162,7 @@ def topk_sum(values, n, topk, heap):
     return s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _split_score(acc, total, p, buf, heap):
     """score(left) + score(right), dense or with top-k sparse leaves."""
     k = p.k
@@ -565,7 +565,7 @@ def set_left_sums(hist, offsets, feature, left_bins, out):
                 out[c] += hist[lo + b, c]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def scan_feature(f, hist, offsets, total, p, acc, buf, heap):
     """Best threshold of feature f: (score(left) + score(right), threshold bin, missing goes left,
     whether any threshold leaves min_data_in_leaf rows on both sides); (-inf, -1, False, ...) when no
@@ -638,7 +638,7 @@ def _scratch_parts(row, n_cols, p):
     return row[:n_cols], row[n_cols:n_cols + p.k], row[n_cols + p.k:n_cols + p.k + max(p.topk, 1)]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask, p, categorical, scratch_row,
                 out_gain, out_bin, out_left, out_splittable):
     """Scan tasks t0..t1-1; task t is feature t // n_nodes of node t % n_nodes (node 0: h0, node 1: h1).
@@ -749,7 +749,7 @@ def best_splits(h0, h1, n_nodes, subtract, totals, offsets, feature_mask, p, cat
         out.gain[node] = -np.inf
         out.feature[node] = -1
         parent_score = node_score(totals[node], p)
-        f = -1
+        f = np.int64(-1)  # not the constant -1: type inference would compile left_sums for Literal[int](-1) too
         best = -np.inf
         for ff in range(n_features):
             score = feat_gain[node, ff]
