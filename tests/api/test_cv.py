@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 
 import multigrove as mg
-from multigrove.boosting.cv import fold_workers
 from multigrove.sklearn import (
     CV_LEAF_SIZES,
     CV_LEAF_SIZES_MAX_ROWS,
@@ -38,28 +37,6 @@ def test_cv_mean_is_the_mean_of_the_folds_trained_alone():
         curves.append(record["valid_0"]["l2"])
     np.testing.assert_allclose(result["valid l2-mean"], np.mean(curves, axis=0), rtol=1e-12)
     np.testing.assert_allclose(result["valid l2-stdv"], np.std(curves, axis=0), rtol=1e-9, atol=1e-15)
-
-
-def test_cv_trains_folds_side_by_side_as_it_trains_them_one_after_another():
-    import threading
-    X, Y = _regression()
-    threads_seen = set()
-
-    def fold_metric(preds, data):  # evaluated inside each fold's round, on the thread that advances it
-        threads_seen.add(threading.current_thread().name)
-        return "abs", float(np.abs(preds - data.get_label()).mean()), False
-    results = {}
-    for n_threads in (1, 2):
-        threads_seen.clear()
-        params = dict(num_leaves=7, learning_rate=0.3, seed=3, verbosity=-1, num_threads=n_threads)
-        results[n_threads] = mg.cv(params, mg.Dataset(X, Y), 40, nfold=3, feval=fold_metric,
-                                   callbacks=[mg.early_stopping(5, verbose=False)])
-        side_by_side = any(name.startswith("multigrove-cv") for name in threads_seen)
-        assert side_by_side == (n_threads == 2), (n_threads, threads_seen)
-    assert results[1].keys() == results[2].keys()
-    for key in results[1]:  # each fold runs one Numba thread either way: the same trees, bit for bit
-        assert results[1][key] == results[2][key], key
-    assert fold_workers(2, 3) == 2 and fold_workers(8, 3) == 3 and fold_workers(0, 5) == 1
 
 
 def test_cv_early_stopping_cuts_the_curve_at_the_best_mean_round():

@@ -4,20 +4,13 @@ The folds share the bins of the whole training set (binned once), each trains on
 and is evaluated on its held-out rows after every round; the callbacks (early stopping, logging,
 recording) see the metrics' means over the folds, so early stopping picks the round where the mean
 validation loss is best.
-
-The folds of a round train side by side: up to ``num_threads`` Python threads each advance folds, with the
-cores shared between them (a fold on small data runs the serial kernels, which release the GIL, so two
-folds use two cores where one fold's kernels alone could not: a small node's work does not pay a parallel
-region).  Each fold's trees are those it grows alone with as many threads.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import copy
 import os
 from typing import Any, Callable, Iterable, Mapping
 
-import numba
 import numpy as np
 
 from .._validation import check_int
@@ -98,12 +91,10 @@ def cv(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round: in
             cb.watch_per_output = False
     splits = fold_indices(config, train_set, nfold, folds, stratified, shuffle)
     base = _load_init_model(init_model)
-    side_by_side = fold_workers(config.threads, len(splits))
-    per_fold = max(1, fit_threads(config, train_set) // side_by_side)
-    with _numba_threads(per_fold) as threads, _verbosity(config.verbosity):
+    with _numba_threads(fit_threads(config, train_set)) as threads, _verbosity(config.verbosity):
         runs = _start_folds(config, train_set, splits, int(num_boost_round), feval, threads, base)
         try:
-            results = _lockstep(config, runs, cbs, int(num_boost_round), base, side_by_side, threads)
+            results = _lockstep(config, runs, cbs, int(num_boost_round), base)
         finally:
             for _, rounds_run in runs:
                 rounds_run.close()
@@ -162,36 +153,13 @@ def _start_folds(config: Params, train_set: Dataset, splits: list, rounds: int, 
     return runs
 
 
-def fold_workers(threads: int, n_folds: int) -> int:
-    """The folds trained side by side: one per thread, at most the number of folds."""
-    return max(1, min(int(threads), int(n_folds)))
-
-
-def _advance(rounds_run, threads: int):
-    """One round of a fold, on ``threads`` Numba threads (the setting is per calling thread)."""
-    numba.set_num_threads(threads)
-    return next(rounds_run)
-
-
-def _lockstep(config: Params, runs: list, cbs: list, rounds: int, base: Booster | None, side_by_side: int,
-              threads: int) -> dict:
-    """Advance every fold one round at a time, ``side_by_side`` folds at once; the callbacks see the means over
-    folds."""
-    if side_by_side <= 1:
-        return _rounds_in_lockstep(config, runs, cbs, rounds, base, lambda: [next(run) for _, run in runs])
-    with concurrent.futures.ThreadPoolExecutor(side_by_side, thread_name_prefix="multigrove-cv") as pool:
-        return _rounds_in_lockstep(config, runs, cbs, rounds, base,
-                                   lambda: list(pool.map(_advance, [run for _, run in runs], [threads] * len(runs))))
-
-
-def _rounds_in_lockstep(config: Params, runs: list, cbs: list, rounds: int, base: Booster | None,
-                        next_round: Callable[[], list]) -> dict:
-    """The rounds of _lockstep; next_round() trains one round of every fold and returns their evaluations."""
+def _lockstep(config: Params, runs: list, cbs: list, rounds: int, base: Booster | None) -> dict:
+    """Advance every fold one round at a time; the callbacks see the means over folds."""
     first = 0 if base is None else base.current_iteration()
     results: dict = {}
     handle = [booster for booster, _ in runs]  # what the callbacks see as the model
     for it in range(first, first + rounds):
-        per_fold = next_round()
+        per_fold = [next(rounds_run) for _, rounds_run in runs]
         mean_list = []
         for j, (_, metric, _, higher) in enumerate(per_fold[0]):
             values = np.array([fold[j][2] for fold in per_fold])

@@ -61,7 +61,7 @@ def _prefetch_row(flat, n_cols, bflat, n_bundles, sf, width, p):
         prefetch(bflat, row * U(n_bundles))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _dense_rows_2(store, rows, i0, i1, stats, hf):
     """Two statistic columns (one output, constant Hessian): dense and bundle columns, two rows per
     step, unrolled; returns the first row not done.
@@ -107,7 +107,7 @@ def _dense_rows_2(store, rows, i0, i1, stats, hf):
     return i
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _dense_rows_3(store, rows, i0, i1, stats, hf):
     """Three statistic columns (one output with its Hessian): as _dense_rows_2."""
     flat = store.dense.reshape(-1)
@@ -171,7 +171,7 @@ def _add_dense_bundle_rows(store, rows, i0, i1, stats, h):
         _add_bundle_rows(store.bundle, store.code_map, store.code_offset, rows, i, i1, stats, h)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _add_dense_rows(dense, dense_base, rows, i0, i1, stats, h):
     """h += the dense columns' statistics of rows[i0:i1] (any width)."""
     n_cols = dense.shape[1]
@@ -192,7 +192,7 @@ def _add_dense_rows(dense, dense_base, rows, i0, i1, stats, h):
                 h[b, c] += stats[r, c]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _add_bundle_rows(bundle, code_map, code_offset, rows, i0, i1, stats, h):
     """h += the bundle columns' statistics of rows[i0:i1]."""
     n_cols = bundle.shape[1]
@@ -208,7 +208,7 @@ def _add_bundle_rows(bundle, code_map, code_offset, rows, i0, i1, stats, h):
                 h[b, c] += stats[r, c]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _add_sparse_rows(indptr, bins, rows, i0, i1, stats, h):
     """h += the statistics of the stored (non-default) bins of rows[i0:i1].
 
@@ -255,7 +255,7 @@ def _add_stats(h, b, stats, r, width):
         h[b, cu] += stats[r, cu]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _add_rows_fused(store, rows, i0, i1, stats, h, total, with_total):
     """Every store's statistics of rows[i0:i1] in one pass per row (and the totals): a row of wide
     statistics is read once for all its bins."""
@@ -305,7 +305,7 @@ def _add_rows(store, rows, i0, i1, stats, h, total, with_total):
         _add_rows_fused(store, rows, i0, i1, stats, h, total, with_total)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _add_row_totals(rows, i0, i1, stats, total):
     """total += sum of stats[rows[i0:i1]]."""
     width = stats.shape[1]
@@ -315,7 +315,7 @@ def _add_row_totals(rows, i0, i1, stats, total):
             total[c] += stats[r, c]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def totals_from_dense(store, h, total):
     """total = the sums of the first dense column's bins (every row falls in one of them); False
     when the store has no dense column (the caller sums the rows instead)."""
@@ -332,7 +332,7 @@ def totals_from_dense(store, h, total):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def fix_default_bins(store, total, h, c0, c1):
     """For every derived feature, set columns c0:c1 of its default bin to total minus its other bins.
 
@@ -368,7 +368,7 @@ def fix_default_bins(store, total, h, c0, c1):
 
 
 # ------------------------------------------------------------------ schedules
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def build_histogram_serial(store, rows, stats, out, total):
     """One thread (small nodes, where starting a parallel region costs more than the work).
 
@@ -386,7 +386,7 @@ def build_histogram_serial(store, rows, stats, out, total):
         fix_default_bins(store, total, out, FIRST, out.shape[1])
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True)
 def build_histogram_chunks(store, rows, stats, scratch, out, total):
     """Rows in chunks, one private histogram per chunk, summed.
 
@@ -420,7 +420,7 @@ def build_histogram_chunks(store, rows, stats, scratch, out, total):
         fix_default_bins(store, total, out, FIRST, width)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _column_counts(col, stats_t, sums, counts, count):
     """sums[c, v] += stats_t[c, r], and counts[v] += 1 when ``count``, for every row r with col[r] == v.
 
@@ -482,7 +482,7 @@ def _column_counts(col, stats_t, sums, counts, count):
         counts[v] += counts[v + 256]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _add_column(store, t, stats_t, out, bin_counts, count):
     """out += the statistics of every row for column task t: dense column t, or bundle column
     t - n_dense (rows in order, no row indices).  IN stats_t (C - 1, n): every statistic column but
@@ -511,7 +511,7 @@ def _add_column(store, t, stats_t, out, bin_counts, count):
             bin_counts[b] += counts[v]
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True)
 def build_histogram_columns(store, stats, bin_counts, counts_known, scratch, out, total):
     """The histogram of every row (the root without row sampling): one dense or bundle column per
     task, straight into the output (columns own disjoint histogram rows); the statistic columns are
@@ -581,7 +581,7 @@ def _add_stat_block(out, b, stats, r, c0, c1):
         out[b, cu] += stats[r, cu]
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True)
 def build_histogram_features(store, rows, stats, n_groups, out, total):
     """Dense and bundle columns split in n_groups contiguous groups, one task each, every task over
     all the node's rows into the histogram rows its columns own: no private histograms to zero and
@@ -610,7 +610,7 @@ def build_histogram_features(store, rows, stats, n_groups, out, total):
         fix_default_bins(store, total, out, FIRST, width)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _add_column_range(store, rows, stats, t0, t1, out):
     """out += the statistics of rows for the dense and bundle columns t0 .. t1 - 1 (dense first).
     One output (2 or 3 statistic columns) keeps a row's statistics in registers: a loop over the
@@ -631,7 +631,7 @@ def _add_column_range(store, rows, stats, t0, t1, out):
             _add_stats(out, U(store.code_map[U(store.code_offset[j]) + U(bundle[r, j])]), stats, r, width)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _add_column_range_2(store, rows, stats, t0, t1, out):
     """_add_column_range for two statistic columns (one output, constant Hessian)."""
     dense, bundle = store.dense, store.bundle
@@ -652,7 +652,7 @@ def _add_column_range_2(store, rows, stats, t0, t1, out):
             add_pair(flat, b * two, s0, s1)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True)
 def build_histogram_wide(store, rows, stats, n_blocks, out, total):
     """Statistic columns split in n_blocks blocks, one task each, every task over all the rows
     (no private histograms: the schedule for wide statistics, many outputs).
@@ -704,7 +704,7 @@ def build_histogram_wide(store, rows, stats, n_blocks, out, total):
             fix_default_bins(store, total, out, c0, c1)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True)
 def subtract_histogram(parent, child, out):
     """OUT out = parent - child (out may be parent itself: the sibling's histogram in place)."""
     n_bins, n_cols = parent.shape
@@ -713,7 +713,7 @@ def subtract_histogram(parent, child, out):
             out[b, c] = parent[b, c] - child[b, c]
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True)
 def unpack_counts(packed, unit, plain_hessian, amplified_hessian, out):
     """The three statistic columns of a GOSS histogram built on two (see kernels.sampling.gather_packed_counts).
 

@@ -60,7 +60,7 @@ def exp_nonpositive(x):
     return 0.0 if x <= EXP_UNDERFLOW else x
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True)
 def scaled_residual(raw, y, shift, scale, out_g):
     """IN raw (n, d) float64 scores in standardized units, y (n, d) float64 targets, shift and scale (d,).
     OUT out_g (n, d) = raw - (y - shift) / scale: the squared loss's gradient on standardized targets,
@@ -89,7 +89,7 @@ def lane_sum(values, count):
     return (s0 + s1) + (s2 + s3)
 
 
-@njit(parallel=True, fastmath={"contract"}, cache=True, nogil=True)
+@njit(parallel=True, fastmath={"contract"}, cache=True)
 def softmax_grad_hess(raw, y, out_g, out_h):
     """IN raw (n, K) float64 scores, y (n,) int64 class ids.
     OUT out_g (n, K) = softmax(raw) - onehot(y); OUT out_h (n, K) = p (1 - p)."""
@@ -120,7 +120,7 @@ def _sigmoid(x):
     return (1.0 if x >= 0 else e) / (1.0 + e)
 
 
-@njit(parallel=True, fastmath={"contract"}, cache=True, nogil=True)
+@njit(parallel=True, fastmath={"contract"}, cache=True)
 def sigmoid_grad_hess(raw, y, out_g, out_h):
     """IN raw (n, L) float64 scores, y (n, L) 0/1.  OUT out_g = sigmoid(raw) - y; OUT out_h = p (1 - p).
 
@@ -151,7 +151,7 @@ def sigmoid_grad_hess(raw, y, out_g, out_h):
                 out_h[i, j] = p[jj] * (1.0 - p[jj])
 
 
-@njit(parallel=True, fastmath={"contract"}, cache=True, nogil=True)
+@njit(parallel=True, fastmath={"contract"}, cache=True)
 def project_rows(G, P_T, H, out_g, out_h):
     """One pass over the rows: out_g = G P and, when out_h has a column, out_h = the row means of H.
 

@@ -118,7 +118,7 @@ def _goes_left_bin(b, missing, default_left, threshold_bin, categories):
     return (b == missing and default_left) or (b != missing and b <= threshold_bin)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _uses_marks(store, feature, n_rows, marks):
     """Whether the node's n_rows are sorted by marks (see MARK_MIN_ROWS_PER_ENTRY)."""
     n_entries = store.csc_indptr[feature + 1] - store.csc_indptr[feature]
@@ -126,7 +126,7 @@ def _uses_marks(store, feature, n_rows, marks):
             and n_rows >= MARK_MIN_ROWS_PER_ENTRY * n_entries)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _mark_sides(store, rule, marks):
     """OUT marks (n,) uint8: 1 + (goes left) for every row with an entry of the rule's sparse feature."""
     feature = rule.feature
@@ -137,7 +137,7 @@ def _mark_sides(store, rule, marks):
                                                       threshold_bin, categories)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _clear_marks(store, feature, marks):
     """OUT marks: 0 again for every row with an entry of the sparse feature (a function of its own, not a flag
     of _mark_sides: a constant argument is compiled as a specialization of its own, a second compile)."""
@@ -145,7 +145,7 @@ def _clear_marks(store, feature, marks):
         marks[store.csc_rows[p]] = 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _sort_marked(store, rows, c0, c1, rule, marks, lefts, l0, rights, r0, step):
     """As _sort_chunk, for a sparse feature whose entries' sides are marked: a row without a mark has
     the default bin."""
@@ -165,7 +165,7 @@ def _sort_marked(store, rows, c0, c1, rule, marks, lefts, l0, rights, r0, step):
     return nl
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
     """Sort rows[c0:c1] (ascending) by the rule's side: lefts[l0], lefts[l0 + 1], ... and rights[r0],
     rights[r0 + step], ... (step -1 fills rights backwards).  Returns the number of left rows.
@@ -259,7 +259,7 @@ def partition_rows(store, rows, start, end, rule, tmp, marks):
     return n_left
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True)
 def partition_rows_parallel(store, rows, start, end, rule, tmp, marks, counts):
     """As partition_rows, in parallel over counts.shape[0] chunks: one pass sorts each chunk's rows
     into its slice of tmp (lefts from the front, rights from the back), then a parallel copy.
@@ -297,7 +297,7 @@ def partition_rows_parallel(store, rows, start, end, rule, tmp, marks, counts):
     return total_left
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def split_and_build(store, rows, start, end, rule, build, stats, schedule, tmp, marks, counts, scratch, out, total):
     """Partition ``rows[start:end]`` by ``rule`` (SplitRule; parallel when counts has more than one chunk),
     then build the histogram of one child: ``build`` 0 = none, 1 = left, 2 = right.
@@ -337,7 +337,7 @@ def _child_rows(rows, start, end, n_left, build):
     return rows[start + n_left:end]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def split_and_build_serial(store, rows, start, end, rule, build, stats, tmp, marks, out, total):
     """split_and_build on the calling thread for a small node: the serial partition, then the serial
     histogram of the child ``build`` names (0 none).  It compiles in a fraction of split_and_build's time
@@ -348,7 +348,7 @@ def split_and_build_serial(store, rows, start, end, rule, build, stats, tmp, mar
     return n_left
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True)
 def add_leaf_values(rows, leaf_start, leaf_end, leaf_value, first_col, cols, scores):
     """OUT scores (n, d) float64: adds leaf l's values to the rows rows[leaf_start[l]:leaf_end[l]].
 

@@ -140,7 +140,7 @@ def _sift_down(heap, i, size):
         i = lo
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def topk_sum(values, n, topk, heap):
     """Sum of the topk largest of values[:n].  OUT heap: scratch of >= topk floats (a min-heap)."""
     if topk >= n:
@@ -162,7 +162,7 @@ def topk_sum(values, n, topk, heap):
     return s
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _split_score(acc, total, p, buf, heap):
     """score(left) + score(right), dense or with top-k sparse leaves."""
     k = p.k
@@ -189,7 +189,7 @@ def _hess_mean(acc, total, p, left):
     return s * p.h_scale / p.k
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def node_score(total, p):
     """sum_j G_j^2 / (H_j + lambda) of one node's sums (C,), over its top-k outputs when topk > 0."""
     k = p.k
@@ -203,7 +203,7 @@ def node_score(total, p):
     return topk_sum(buf, k, p.topk, np.empty(p.topk))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def one_output_node_score(total, p):
     """node_score of one output's sums (its own top 1): the one-output variants call it in node_score's place."""
     g = total[0]
@@ -372,7 +372,7 @@ def _own_hessians_score(acc, total, p):
     return score_left + score_right
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _leading_direction(hist, lo, bins, n_bins, p, smooth, out):
     """OUT out (k,): the leading eigenvector of sum_c G_c G_c^T / (H_c + smooth) over the categories in
     ``bins[:n_bins]`` (G_c: the category's gradient sums, H_c: its Hessian sum per output), by power
@@ -432,7 +432,7 @@ def _category_hessian(hist, b, p):
 EXHAUSTIVE_MAX_CATEGORIES = 8
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _best_subset(hist, lo, bins, n_bins, total, q, cat, acc, buf, heap):
     """(score, bits) of the best set of the categories bins[:n_bins] to send left (bit i: bins[i]), over
     every subset of at most max_cat_threshold of them whose two sides hold min_data_in_leaf and
@@ -459,7 +459,7 @@ def _best_subset(hist, lo, bins, n_bins, total, q, cat, acc, buf, heap):
     return best, best_bits, count_ok
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def scan_categorical(f, node, hist, offsets, total, p, cat, acc, buf, heap):
     """Best set split of categorical feature f: the categories in the set go left, every other one (and a
     missing value) right.  Up to cat.max_cat_to_onehot categories: one category against the rest.  More:
@@ -554,7 +554,7 @@ def scan_categorical(f, node, hist, offsets, total, p, cat, acc, buf, heap):
     return best_gain, -1, False, count_ok
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def set_left_sums(hist, offsets, feature, left_bins, out):
     """OUT out (C,): the statistic sums of the left child of a set split (the bins in left_bins go left)."""
     lo = offsets[feature]
@@ -565,7 +565,7 @@ def set_left_sums(hist, offsets, feature, left_bins, out):
                 out[c] += hist[lo + b, c]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def scan_feature(f, hist, offsets, total, p, acc, buf, heap):
     """Best threshold of feature f: (score(left) + score(right), threshold bin, missing goes left,
     whether any threshold leaves min_data_in_leaf rows on both sides); (-inf, -1, False, ...) when no
@@ -670,7 +670,7 @@ def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask,
         out_splittable[node, f] = ok
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True)
 def best_split_per_feature(h0, h1, subtract, active, totals, offsets, feature_mask, p, categorical, scratch, out):
     """Scan every feature of one or two node histograms for its best threshold, in parallel over
     (node, feature).
@@ -713,7 +713,7 @@ def scan_block_start(offsets, blk, n_blocks):
     return lo
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def left_sums(hist, offsets, feature, threshold_bin, default_left, out):
     """OUT out (C,): the statistic sums of the left child of a split."""
     lo = offsets[feature]
@@ -726,7 +726,7 @@ def left_sums(hist, offsets, feature, threshold_bin, default_left, out):
             out[c] += hist[lo + t, c]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def best_splits(h0, h1, n_nodes, subtract, totals, offsets, feature_mask, p, categorical, scratch, active,
                 feature_noise, per_feature, out):
     """The best split of one or two nodes, after turning h1 from the parent's histogram into the
@@ -793,7 +793,7 @@ def _valid_split_score(acc, total, p, buf, heap):
     return _split_score(acc, total, p, buf, heap)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _add_feature_gains(f, hist, total, parent_score, offsets, p, acc, buf, heap, out_gain):
     lo = offsets[f]
     miss = offsets[f + 1] - 1
@@ -822,7 +822,7 @@ def _add_feature_gains(f, hist, total, parent_score, offsets, p, acc, buf, heap,
                 out_gain[1, lo + t] += gain
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _add_gain_tasks(f0, f1, hist, total, parent_score, offsets, feature_mask, p, scratch_row, out_gain):
     acc, buf, heap = _scratch_parts(scratch_row, hist.shape[1], p)
     for f in range(f0, f1):
@@ -830,7 +830,7 @@ def _add_gain_tasks(f0, f1, hist, total, parent_score, offsets, feature_mask, p,
             _add_feature_gains(f, hist, total, parent_score, offsets, p, acc, buf, heap, out_gain)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True)
 def add_split_gains(hist, total, offsets, feature_mask, p, scratch, out_gain):
     """Add one node's gain of every candidate split to ``out_gain``: symmetric (oblivious) trees
     split every node of a level by the same (feature, threshold, missing direction), the one whose
@@ -854,7 +854,7 @@ def add_split_gains(hist, total, offsets, feature_mask, p, scratch, out_gain):
                         hist, total, parent_score, offsets, feature_mask, p, scratch[blk], out_gain)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True)
 def segment_sums(rows, seg_start, seg_end, stats, out):
     """OUT out (n_segments, C) float64: out[s] = sum of stats[rows[seg_start[s]:seg_end[s]]].
     Used for leaf values from the full statistics when splits were scored on a sketch."""
