@@ -162,6 +162,8 @@ def topk_sum(values, n, topk, heap):
     return s
 
 
+# called, not inlined (inline="always" re-types the callee at each call site: this one, with its _contrib
+# and _score inlined many times over, made the multi-output scan compile for 11 s; CHANGELOG.md, stop 48)
 @njit(cache=True)
 def _split_score(acc, total, p, buf, heap):
     """score(left) + score(right), dense or with top-k sparse leaves."""
