@@ -512,7 +512,8 @@ def scan_categorical(f, node, hist, offsets, total, p, cat, acc, buf, heap):
             keys[i] = key / (_category_hessian(hist, b, p) + cat.cat_smooth)
         order = np.argsort(keys, kind="mergesort")
         sorted_bins = bins[:n_used][order]
-        bins[:n_used] = sorted_bins
+        for i in range(n_used):  # a loop, not a slice copy: see kernels.binning.bin_segments
+            bins[i] = sorted_bins[i]
     max_in_set = 1 if one_hot else min(cat.max_cat_threshold, (n_used + 1) // 2)
     for direction_sign in (1, -1):
         if one_hot and direction_sign == -1:
