@@ -5,6 +5,7 @@ import scipy.sparse as sp
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from multigrove.boosting.builder import feature_groups
 from multigrove.boosting.tree import Tree, stack_trees
 from multigrove.data.binning import BinMapper
 from multigrove.kernels.binning import (
@@ -228,7 +229,7 @@ def _all_histograms(store, rows, stats):
         if name == "serial":
             build_histogram_serial(store, rows, stats, out, total)
         elif name == "features":
-            build_histogram_features(store, rows, stats, 3, out, total)
+            build_histogram_features(store, rows, stats, feature_groups(store, 3), out, total)
         elif name == "chunks":
             build_histogram_chunks(store, rows, stats, np.full((3, n_bins, C), np.nan), out, total)
         elif name == "wide":
@@ -403,7 +404,8 @@ def test_split_and_build_partitions_and_builds_one_child(problem, default_left, 
     rule = SplitRule(f, thr, default_left)
     C = stats.shape[1]
     out, total = np.full((store.total_bins, C), np.nan), np.full(C, np.nan)
-    got = split_and_build(store, order, 0, n, rule, build, stats, schedule, np.empty(n, np.int32),
+    got = split_and_build(store, order, 0, n, rule, build, stats, schedule, feature_groups(store, 3),
+                          np.empty(n, np.int32),
                           np.zeros(0, np.uint8),
                           np.empty(n_chunks, np.int64), np.full((2, store.total_bins, C), np.nan), out, total)
     assert got == n_left
@@ -480,11 +482,12 @@ def test_predict_kernels_equal_naive(seed, n_trees, d):
 @given(st.integers(0, 2**31 - 1), st.integers(1, 4))
 def test_add_leaf_values_equals_naive(seed, d):
     rng = np.random.default_rng(seed)
-    n = 50
+    n = 50 if seed % 2 else 20_000  # 20,000 rows: several row chunks, cutting through leaves
     rows = rng.permutation(n).astype(np.int32)
     cuts = np.sort(rng.choice(np.arange(1, n), size=3, replace=False))
-    start = np.concatenate([[0], cuts]).astype(np.int64)
-    end = np.concatenate([cuts, [n]]).astype(np.int64)
+    order = rng.permutation(4)  # leaf l's segment is not the l-th: chunks find every leaf's part
+    start = np.concatenate([[0], cuts]).astype(np.int64)[order]
+    end = np.concatenate([cuts, [n]]).astype(np.int64)[order]
     cols = np.array([np.sort(rng.choice(d + 2, size=d, replace=False)) for _ in range(4)], dtype=np.int32)
     vals = rng.normal(size=(4, d))
     scores = rng.normal(size=(n, d + 2))
@@ -527,10 +530,12 @@ def test_objective_kernels_equal_numpy(seed, n, K):
     project_rows(stats[:, :K], np.ascontiguousarray(P.T), stats[:, K:2 * K], out_g, out_h)
     np.testing.assert_allclose(out_g, stats[:, :K] @ P, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(out_h[:, 0], stats[:, K:2 * K].mean(axis=1), rtol=1e-5)
-    from multigrove.kernels.objective import scaled_residual
+    from multigrove.kernels.objective import residual, scaled_residual
     targets, shift, scale = rng.normal(size=(n, K)), rng.normal(size=K), rng.uniform(0.1, 3, size=K)
     scaled_residual(raw, targets, shift, scale, stats[:, :K])
     np.testing.assert_array_equal(stats[:, :K], (raw - (targets - shift) / scale).astype(np.float32))
+    residual(raw, targets, stats[:, :K])
+    np.testing.assert_array_equal(stats[:, :K], (raw - targets).astype(np.float32))
 
 
 @SETTINGS

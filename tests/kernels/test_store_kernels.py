@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
+from multigrove.boosting.builder import feature_groups
 from multigrove.data import bundling
 from multigrove.data.binning import BinMapper
 from multigrove.data.bundling import plan_layout
@@ -103,7 +104,7 @@ def test_store_histograms_equal_naive(problem, every_row):
         if name == "serial":
             build_histogram_serial(store, rows, stats, out, total)
         elif name == "features":
-            build_histogram_features(store, rows, stats, 2, out, total)
+            build_histogram_features(store, rows, stats, feature_groups(store, 5), out, total)
         elif name == "chunks":
             build_histogram_chunks(store, rows, stats, np.full((3,) + expect.shape, np.nan), out, total)
         elif name == "wide":
@@ -117,6 +118,28 @@ def test_store_histograms_equal_naive(problem, every_row):
         np.testing.assert_allclose(out, expect, rtol=1e-9, atol=1e-6, err_msg=name)
         np.testing.assert_allclose(total, stats[rows].sum(0, dtype=np.float64), rtol=1e-9, atol=1e-6)
     assert len(outs) >= 3
+
+
+@SETTINGS
+@given(sparse_problem(), st.integers(1, 9), st.booleans())
+def test_feature_groups_sum_as_one_thread(problem, n_groups, wide):
+    """Feature groups over a store with dense, bundle and sparse parts give the serial kernel's histogram
+    bit for bit (each bin summed in the same row order), for any number of groups."""
+    rng, mapper, store, B, stats = problem
+    if wide:
+        stats = np.ascontiguousarray(np.concatenate([stats, stats[:, :2]], axis=1))
+    n = B.shape[0]
+    rows = np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False)).astype(np.int32)
+    groups = feature_groups(store, n_groups)
+    assert groups[0] == 0 and groups[-1] == store.n_features and np.all(np.diff(groups) > 0)
+    assert groups.shape[0] - 1 <= n_groups
+    C = stats.shape[1]
+    expect, expect_total = np.full((store.total_bins, C), np.nan), np.full(C, np.nan)
+    build_histogram_serial(store, rows, stats, expect, expect_total)
+    out, total = np.full_like(expect, np.nan), np.full(C, np.nan)
+    build_histogram_features(store, rows, stats, groups, out, total)
+    np.testing.assert_array_equal(out, expect)
+    np.testing.assert_array_equal(total, expect_total)
 
 
 @SETTINGS
@@ -143,7 +166,7 @@ def test_store_partitions_equal_naive(problem, default_left, n_chunks, build):
     c = rows.copy()
     C = stats.shape[1]
     out, total = np.full((mapper.total_bins, C), np.nan), np.full(C, np.nan)
-    assert split_and_build(store, c, 0, c.size, rule, build, stats, 0, np.empty(n, np.int32),
+    assert split_and_build(store, c, 0, c.size, rule, build, stats, 0, feature_groups(store, 2), np.empty(n, np.int32),
                            np.zeros(n, np.uint8),
                            np.empty(1, np.int64), np.empty((1, 1, 1)), out, total) == n_left
     if build:

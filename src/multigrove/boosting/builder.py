@@ -36,7 +36,7 @@ from ..kernels.partition import (
     split_and_build_serial_wide,
 )
 from ..kernels.sampling import PACKED_AMPLIFIED_UNIT, gather_column_rows, gather_packed_counts, gather_rows
-from ..kernels.store import BinnedStore
+from ..kernels.store import FEATURE_BUNDLED, FEATURE_DENSE, FEATURE_SPARSE, BinnedStore
 
 #: row chunks with private histograms need this many updates per histogram row to pay for zeroing
 #: and summing the private copies; smaller nodes are built on one thread (measured on Otto's store
@@ -147,6 +147,7 @@ class LocalBuilder:
         self._marks = np.zeros(n if store.sparse_indptr.shape[0] else 0, dtype=np.uint8)
         self._counts = {1: np.zeros(1, np.int64), self.n_threads: np.zeros(self.n_threads, np.int64)}
         self._scratch: dict[int, np.ndarray] = {}
+        self._groups: np.ndarray | None = None  # build_histogram_features' groups (_feature_groups)
         self._total = np.empty(0, dtype=HIST)
         self._no_total = np.empty(0, dtype=HIST)  # children's totals are needed only to derive default bins
         self._no_hist = np.empty((1, 1), dtype=HIST)
@@ -220,12 +221,11 @@ class LocalBuilder:
         return self.store.sparse_indptr.shape[0] == 0 and n_sample <= COMPACT_MAX_FRACTION * self.store.n_rows
 
     def _schedule(self, n_rows: int) -> int:
-        """0 serial, 1 row chunks, >= 2 statistic-column blocks, <= -2 that many feature groups (see
-        kernels.partition.split_and_build)."""
+        """0 serial, 1 row chunks, >= 2 statistic-column blocks, -1 feature groups (see
+        kernels.partition.split_and_build; the groups are _feature_groups())."""
         store, width = self.tree_store, self.stats.shape[1]
         n_columns = store.dense.shape[1] + store.bundle.shape[1]
-        per_row = n_columns + store.sparse_bins.shape[0] / max(store.n_rows, 1)
-        updates = n_rows * per_row
+        updates = n_rows * (n_columns + store.sparse_bins.shape[0] / max(store.n_rows, 1))
         wide = width >= WIDE_MIN_COLS or (width >= WIDE_SMALL_NODE_COLS
                                            and updates < WIDE_SMALL_NODE_UPDATES_PER_BIN * store.total_bins)
         # one thread builds a large node as one row chunk, in a parallel region all the same: Numba compiles
@@ -236,16 +236,24 @@ class LocalBuilder:
         serial = (one_thread and wide) or updates * width < PARALLEL_MIN_WORK \
             or (not wide and updates < CHUNK_MIN_UPDATES_PER_BIN * self.n_chunks * store.total_bins)
         # feature groups sum each bin in row order, as one thread does: where row chunks would run,
-        # deterministic=True keeps them (its sums must not depend on the number of threads)
+        # deterministic=True keeps them (its sums must not depend on the number of threads).  Not for a
+        # store with a CSR part: every group then walks every row's entries to find its own, and on Otto's
+        # store (17 entries a row) at 16 threads a round's splits took 33 ms so, 21 ms serial (issue 43)
         if self.n_threads > 1 and n_columns >= 2 and store.sparse_bins.shape[0] == 0 \
-                and n_rows * n_columns >= FEATURE_GROUP_MIN_UPDATES \
+                and updates >= FEATURE_GROUP_MIN_UPDATES \
                 and (serial or (not self.deterministic and self._cache_resident(n_columns))):
-            return -min(self.n_threads, n_columns)
+            return -1
         if serial:
             return 0
         if not wide and self.n_chunks * store.total_bins * width * 8 <= PRIVATE_HISTOGRAM_BUDGET:
             return 1
         return max(2, min(self.n_threads, width))  # column blocks: every block sums its rows in order
+
+    def _feature_groups(self) -> np.ndarray:
+        """The feature groups of build_histogram_features for this many threads (feature_groups)."""
+        if self._groups is None:
+            self._groups = feature_groups(self.store, self.n_threads)
+        return self._groups
 
     def _narrow(self) -> bool:
         """Whether this tree's statistics are one output's (2 or 3 columns, packed GOSS counts 2): the
@@ -320,7 +328,7 @@ class LocalBuilder:
             serial = build_histogram_serial_narrow if self._narrow() else build_histogram_serial_wide
             serial(self.tree_store, rows, self.stats, out, total)
         elif schedule < 0:
-            build_histogram_features(self.tree_store, rows, self.stats, -schedule, out, total)
+            build_histogram_features(self.tree_store, rows, self.stats, self._feature_groups(), out, total)
         elif schedule == 1:
             build_histogram_chunks(self.tree_store, rows, self.stats, self._scratch_for(1), out, total)
         else:
@@ -343,8 +351,8 @@ class LocalBuilder:
                                               self.stats, self._tmp, self._marks, hist, hist_total)
             else:
                 n_left = split_and_build(self.tree_store, self.rows, start, end, req.rule(), req.build, self.stats,
-                                         schedule, self._tmp, self._marks, counts, self._scratch_for(schedule), hist,
-                                         hist_total)
+                                         schedule, self._feature_groups(), self._tmp, self._marks, counts,
+                                         self._scratch_for(schedule), hist, hist_total)
             if req.build != BUILD_NONE and self.packed is not None:
                 self._unpack(hist, hist_total, out, total)
             self.leaf_end[req.leaf] = start + n_left
@@ -358,8 +366,8 @@ class LocalBuilder:
         parallel = end - start >= PARALLEL_PARTITION_MIN_ROWS and self.n_threads > 1
         if parallel:
             n_left = split_and_build(self.store, self.other_rows, start, end, req.rule(), BUILD_NONE, self.stats, 0,
-                                     self._tmp, self._marks, self._counts[self.n_threads], self._no_scratch,
-                                     self._no_hist, self._no_total)
+                                     self._feature_groups(), self._tmp, self._marks, self._counts[self.n_threads],
+                                     self._no_scratch, self._no_hist, self._no_total)
         else:
             n_left = self._serial_split()(self.store, self.other_rows, start, end, req.rule(), BUILD_NONE,
                                           self.stats, self._tmp, self._marks, self._no_hist, self._no_total)
@@ -376,6 +384,31 @@ class LocalBuilder:
     def other_segments(self, n_leaves: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """As leaf_segments, for the rows left out of the tree's sample."""
         return self.other_rows, self.other_start[:n_leaves], self.other_end[:n_leaves]
+
+
+def feature_groups(store: BinnedStore, n_groups: int) -> np.ndarray:
+    """Split the features in at most ``n_groups`` contiguous groups of about equal histogram work, for
+    build_histogram_features: (n_groups + 1,) int64 feature boundaries, 0 first and F last.
+
+    A feature's work is the cells its rows update (a dense feature: every row; a sparse one: its stored
+    entries; a bundled one: its bundle's rows shared among the bundle's members) plus its histogram rows
+    (zeroed and, for a derived default bin, summed again) times the statistics' reads that cost."""
+    n_features = store.n_features
+    kind = store.feature_kind
+    work = np.diff(store.offsets).astype(np.float64)
+    dense = kind == FEATURE_DENSE
+    work[dense] += store.n_rows
+    sparse = kind == FEATURE_SPARSE
+    work[sparse] += np.diff(store.csc_indptr)[sparse]
+    bundled = kind == FEATURE_BUNDLED
+    if bundled.any():
+        members = np.bincount(store.feature_slot[bundled], minlength=store.bundle.shape[1])
+        work[bundled] += store.n_rows / members[store.feature_slot[bundled]]
+    cumulative = np.concatenate([[0.0], np.cumsum(work)])
+    targets = cumulative[-1] * np.arange(1, n_groups) / n_groups
+    inner = np.searchsorted(cumulative, targets)
+    bounds = np.unique(np.concatenate([[0], np.clip(inner, 1, n_features - 1), [n_features]]))
+    return bounds.astype(np.int64)
 
 
 def compact_store(store: BinnedStore, rows: np.ndarray, reuse: BinnedStore | None = None) -> BinnedStore:

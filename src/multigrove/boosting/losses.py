@@ -17,6 +17,8 @@ from .._dtypes import STAT_INPUT_LIMIT
 from .._validation import check_indicator, check_sparse_features
 from ..kernels._variants import pick
 from ..kernels.objective import (
+    residual,
+    residual_serial,
     scaled_residual,
     scaled_residual_serial,
     sigmoid_grad_hess,
@@ -167,7 +169,7 @@ class SquaredError(Loss):
 
     def gradients(self, raw, y, out_g, out_h):
         if self.scale is None:
-            np.subtract(raw, y, out=out_g, casting="unsafe")
+            pick(residual, residual_serial, raw.size)(raw, y, out_g)
         else:  # no standardized copy of y (n x d float64) is kept
             pick(scaled_residual, scaled_residual_serial, raw.size)(raw, y, self.shift, self.scale, out_g)
         if out_h is not None:

@@ -21,9 +21,11 @@ from numba import njit
 #: the work (in the caller's unit, each of about a nanosecond on one thread: cells of a row-wise pass, bins x
 #: nodes x outputs of a split scan, rows x trees of a prediction) below which a kernel runs its serial twin.
 #: A parallel region of Numba's OpenMP layer costs 0.8 us more than a serial call on one thread here and
-#: 1.6 us on two (benchmarks/fork_join.py); 4,096 units are 4-10 us of work, two to five times that, so a
-#: region pays for itself where it is entered (scm20d's one-output split scans, 30,000 units, ran 1.2x slower
-#: a tree on the serial twin at two threads)
+#: 1.6 us on two; on 16 cores an empty region takes 2.7 us at 2 threads and 7.8 at 16, and a region
+#: beats one thread from about 8 us of work at any thread count (benchmarks/region_cost.py); 4,096 units are
+#: 4-10 us of work: at two threads a region pays for itself where it is entered, at 16 it about breaks
+#: even (scm20d's one-output split scans, 30,000 units, ran 1.2x slower a tree on the serial twin at two
+#: threads)
 PARALLEL_MIN_WORK = 4096
 #: on one thread a parallel kernel runs its loop on the calling thread too, compiled with its arrays marked
 #: as not aliasing each other: faster for the large loops (CHANGELOG.md, stop 38: a scan of 50 x 256 bins with

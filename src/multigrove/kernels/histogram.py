@@ -28,6 +28,9 @@ U = np.uint64  # unsigned indices: no negative-index wraparound code in the hot 
 #: the constant 0 as a specialization of its own (Literal[int](0)), a second compile of the same code
 FIRST = np.int64(0)
 
+#: what _add_owned_bins adds: a row's dense and bundle columns, its sparse entries (typed, as FIRST)
+COLUMNS = np.int64(1)
+ENTRIES = np.int64(2)
 #: rows ahead whose binned row is prefetched
 PREFETCH_DISTANCE = 16
 #: feature groups (build_histogram_features) need this many updates (rows x columns) to pay for a
@@ -36,6 +39,12 @@ PREFETCH_DISTANCE = 16
 FEATURE_GROUP_MIN_UPDATES = 20_000
 #: fix_default_bins sums this few statistic columns one at a time (see there)
 NARROW_FIX_COLS = 8
+
+
+@njit(cache=True)
+def row_updates(store):
+    """Histogram cells a row updates on average (its dense and bundle columns and sparse entries)."""
+    return store.dense.shape[1] + store.bundle.shape[1] + store.sparse_bins.shape[0] / max(store.dense.shape[0], 1)
 
 
 # ------------------------------------------------------------------ row-wise accumulation
@@ -347,9 +356,15 @@ def fix_default_bins(store, total, h, c0, c1):
     whole rows 0.98 ms); up to NARROW_FIX_COLS columns a column at a time in a register is faster
     (one-hot set, 3 columns, 2,614 derived features: 25 against 35 us).  Either way each sum runs bin
     by bin from 0.0, then total - sum."""
+    _fix_default_bins(store, total, h, c0, c1, FIRST, store.derived.shape[0])
+
+
+@njit(cache=True)
+def _fix_default_bins(store, total, h, c0, c1, t0, t1):
+    """fix_default_bins for the derived features derived[t0:t1]."""
     narrow = c1 - c0 <= NARROW_FIX_COLS
     others = np.empty(0 if narrow else c1 - c0)
-    for t in range(store.derived.shape[0]):
+    for t in range(t0, t1):
         f = store.derived[t]
         lo = store.offsets[f]
         hi = store.offsets[f + 1]
@@ -586,74 +601,103 @@ def _add_stat_block(out, b, stats, r, c0, c1):
 
 
 @njit(parallel=True, cache=True)
-def build_histogram_features(store, rows, stats, n_groups, out, total):
-    """Dense and bundle columns split in n_groups contiguous groups, one task each, every task over
-    all the node's rows into the histogram rows its columns own: no private histograms to zero and
-    sum, and each bin summed in row order (the same sums as build_histogram_serial).  The schedule
-    for small nodes and for stores that fit in cache, where both threads reading every row costs
-    less than private histograms (measured on scm20d's store, 8,966 x 61: 1,000 rows 32 us against
-    46 serial and 44 by row chunks; 4,000 rows 88 against 170 and 102).  Sparse rows, if any, are
-    added on one thread afterwards.
+def build_histogram_features(store, rows, stats, group_features, out, total):
+    """Features split in groups, one task each, every task over all the node's rows into the histogram
+    rows its features own (``offsets[group_features[g]]:offsets[group_features[g + 1]]``): no private
+    histograms to zero and sum, and each bin summed in row order (the same sums as
+    build_histogram_serial).  A task zeroes its rows, adds its dense columns and, of every bundle column
+    and every row's sparse entries, those that fall in its rows; after the totals a second region derives
+    the default bins, again by groups.  The schedule for small and middle nodes on many threads, where
+    private histograms cost threads x bins to zero and sum (measured on scm20d's store, 8,966 x 61:
+    1,000 rows 32 us against 46 serial and 44 by row chunks; 4,000 rows 88 against 170 and 102).
 
-    IN as build_histogram_serial.  OUT out, total as build_histogram_serial."""
-    n_bins, width = out.shape
-    n_rows = rows.shape[0]
-    n_dense = store.dense.shape[1]
-    n_columns = n_dense + store.bundle.shape[1]
+    IN as build_histogram_serial; group_features (n_groups + 1,) int64 ascending from 0 to F
+    (builder.feature_groups balances them by work).  OUT out, total as build_histogram_serial."""
+    n_groups = group_features.shape[0] - 1
     for g in prange(n_groups):
-        for b in range(g * n_bins // n_groups, (g + 1) * n_bins // n_groups):
-            for c in range(width):
+        lo = store.offsets[group_features[g]]
+        hi = store.offsets[group_features[g + 1]]
+        for b in range(lo, hi):
+            for c in range(out.shape[1]):
                 out[U(b), U(c)] = 0.0
-    for g in prange(n_groups):
-        _add_column_range(store, rows, stats, g * n_columns // n_groups, (g + 1) * n_columns // n_groups, out)
-    _add_sparse_rows(store.sparse_indptr, store.sparse_bins, rows, FIRST, n_rows, stats, out)
+        if out.shape[1] <= 3:  # as the serial kernel's narrow path: every row's columns, then its entries
+            _add_owned_bins(store, rows, stats, lo, hi, COLUMNS, out)
+            _add_owned_bins(store, rows, stats, lo, hi, ENTRIES, out)
+        else:  # as its fused path: a row's columns and entries together
+            _add_owned_bins(store, rows, stats, lo, hi, COLUMNS | ENTRIES, out)
     if total.shape[0] > 0:
         total[:] = 0.0
         if not totals_from_dense(store, out, total):
-            _add_row_totals(rows, FIRST, n_rows, stats, total)
-        fix_default_bins(store, total, out, FIRST, width)
+            _add_row_totals(rows, FIRST, rows.shape[0], stats, total)
+        if store.derived.shape[0] > 0:
+            for g in prange(n_groups):
+                t0 = np.searchsorted(store.derived, group_features[g])
+                t1 = np.searchsorted(store.derived, group_features[g + 1])
+                _fix_default_bins(store, total, out, FIRST, out.shape[1], t0, t1)
 
 
 @njit(cache=True)
-def _add_column_range(store, rows, stats, t0, t1, out):
-    """out += the statistics of rows for the dense and bundle columns t0 .. t1 - 1 (dense first).
-    One output (2 or 3 statistic columns) keeps a row's statistics in registers: a loop over the
-    columns of each bin costs half again as much (measured)."""
+def _add_owned_bins(store, rows, stats, lo, hi, parts, out):
+    """out[lo:hi] += the statistics of rows whose dense or bundle bins (``parts & COLUMNS``) or sparse
+    entries (``parts & ENTRIES``) fall in [lo, hi), a range of whole features; a bin summed in the order the serial
+    kernel sums it (a bundled feature's bin can get both a code and, where members conflict, an entry).
+    Dense columns are ordered by feature (their histogram offsets ascend), so those of the range are a
+    slice; every bundle code and sparse entry is tested.  One output (2 or 3 statistic
+    columns) keeps a row's statistics in registers: a loop over the columns of each bin costs half again
+    as much (measured)."""
+    dense, bundle = store.dense, store.bundle
+    indptr, stored = store.sparse_indptr, store.sparse_bins
+    columns = (parts & COLUMNS) != 0
+    has_sparse = (parts & ENTRIES) != 0 and store.sparse_bins.shape[0] > 0
+    d0 = np.searchsorted(store.dense_base, lo) if columns else 0
+    d1 = np.searchsorted(store.dense_base, hi) if columns else 0
+    n_bundles = store.bundle.shape[1] if columns else 0
     width = stats.shape[1]
-    if width == 2:
-        _add_column_range_2(store, rows, stats, t0, t1, out)
-        return
-    dense, bundle = store.dense, store.bundle
-    n_dense = dense.shape[1]
-    for i in range(rows.shape[0]):
-        r = U(rows[i])
-        for jj in range(t0, min(t1, n_dense)):
-            j = U(jj)
-            _add_stats(out, U(store.dense_base[j]) + U(dense[r, j]), stats, r, width)
-        for jj in range(max(t0, n_dense) - n_dense, t1 - n_dense):
-            j = U(jj)
-            _add_stats(out, U(store.code_map[U(store.code_offset[j]) + U(bundle[r, j])]), stats, r, width)
-
-
-@njit(cache=True)
-def _add_column_range_2(store, rows, stats, t0, t1, out):
-    """_add_column_range for two statistic columns (one output, constant Hessian)."""
-    dense, bundle = store.dense, store.bundle
-    n_dense = dense.shape[1]
-    zero, one, two = U(0), U(1), U(2)
+    narrow = width <= 3
     flat = out.reshape(-1)
+    ulo, uhi, w = U(lo), U(hi), U(width)
     for i in range(rows.shape[0]):
         r = U(rows[i])
-        s0 = np.float64(stats[r, zero])
-        s1 = np.float64(stats[r, one])
-        for jj in range(t0, min(t1, n_dense)):
+        s0 = np.float64(stats[r, U(0)])
+        s1 = np.float64(stats[r, U(1)]) if width > 1 else 0.0
+        s2 = np.float64(stats[r, U(2)]) if width > 2 else 0.0
+        for jj in range(d0, d1):
             j = U(jj)
             b = U(store.dense_base[j]) + U(dense[r, j])
-            add_pair(flat, b * two, s0, s1)
-        for jj in range(max(t0, n_dense) - n_dense, t1 - n_dense):
+            if narrow:
+                _add_narrow(flat, b * w, width, s0, s1, s2)
+            else:
+                _add_stats(out, b, stats, r, width)
+        for jj in range(n_bundles):
             j = U(jj)
             b = U(store.code_map[U(store.code_offset[j]) + U(bundle[r, j])])
-            add_pair(flat, b * two, s0, s1)
+            if ulo <= b < uhi:
+                if narrow:
+                    _add_narrow(flat, b * w, width, s0, s1, s2)
+                else:
+                    _add_stats(out, b, stats, r, width)
+        if has_sparse:
+            p, stop = U(indptr[r]), U(indptr[r + U(1)])
+            while p < stop and U(stored[p]) < ulo:
+                p += U(1)
+            while p < stop and U(stored[p]) < uhi:
+                b = U(stored[p])
+                if narrow:
+                    _add_narrow(flat, b * w, width, s0, s1, s2)
+                else:
+                    _add_stats(out, b, stats, r, width)
+                p += U(1)
+
+
+@njit(cache=True, inline="always")
+def _add_narrow(flat, x, width, s0, s1, s2):
+    """flat[x:x + width] += (s0, s1, s2)[:width] for width 1 to 3."""
+    if width == 1:
+        flat[x] += s0
+        return
+    add_pair(flat, x, s0, s1)
+    if width == 3:
+        flat[x + U(2)] += s2
 
 
 @njit(parallel=True, cache=True)

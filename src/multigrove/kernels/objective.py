@@ -73,6 +73,19 @@ def scaled_residual(raw, y, shift, scale, out_g):
             out_g[i, j] = raw[i, j] - (y[i, j] - shift[j]) / scale[j]
 
 
+@njit(parallel=True, cache=True)
+def residual(raw, y, out_g):
+    """IN raw (n, d) float64 scores, y (n, d) float64 targets.  OUT out_g (n, d) = raw - y: the squared
+    loss's gradient, written by all threads (NumPy's subtraction runs on one: 2-3 ms a round of a
+    1,000,000-row regression, a tenth of the round at 16 threads)."""
+    n, d = raw.shape
+    for ii in prange(n):
+        i = U(ii)
+        for jj in range(d):
+            j = U(jj)
+            out_g[i, j] = raw[i, j] - y[i, j]
+
+
 @njit(inline="always", cache=True)
 def lane_sum(values, count):
     """values[0] + ... + values[count - 1] in float64, in four interleaved partial sums (a fixed
@@ -188,6 +201,7 @@ def _row_dot(A, i, B, c, d):
 
 # serial twins for small data (kernels._variants): the caller picks by the cells of the scores
 scaled_residual_serial = variant(scaled_residual, "serial")
+residual_serial = variant(residual, "serial")
 softmax_grad_hess_serial = variant(softmax_grad_hess, "serial")
 sigmoid_grad_hess_serial = variant(sigmoid_grad_hess, "serial")
 project_rows_serial = variant(project_rows, "serial")
