@@ -533,6 +533,9 @@ def train(client, params: Mapping[str, Any] | None, X, y, num_boost_round: int =
         raise ValueError("multigrove.dask.train needs a synchronous distributed.Client (made with asynchronous=False): "
                          "it waits on the workers, which would block an asynchronous client's event loop")
     config = Params.from_dict(params)
+    if config.device_type != "cpu":
+        raise ValueError(f"multigrove.dask.train trains on the workers' CPUs: device_type='{config.device_type}' is "
+                         "not supported there (use multigrove.train on a machine with the GPU)")
     if callable(config.objective):
         raise ValueError("multigrove.dask.train takes a named objective; a callable objective needs the labels "
                          "in one process (use multigrove.train)")

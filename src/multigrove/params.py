@@ -33,6 +33,7 @@ SAMPLE_STRATEGIES = ("bagging", "goss")
 SKETCHES = ("none", "top_outputs", "random_sampling", "random_projection", "svd", "auto")
 SPARSE_SPLITS = ("unrestricted", "restricted")
 GROW_POLICIES = ("leafwise", "depthwise", "symmetric")
+DEVICE_TYPES = ("cpu", "cuda")
 METRICS = ("l2", "rmse", "binary_logloss", "binary_error", "multi_logloss", "multi_error",
            "multilabel_logloss", "precision_at_k", "ndcg_at_k", "psprecision_at_k")
 METRIC_ALIASES = {
@@ -74,6 +75,7 @@ ALIASES = {
     "cat_column": "categorical_feature", "categorical_features": "categorical_feature",
     "cat_features": "categorical_feature",
     "one_hot_max_size": "max_cat_to_onehot",
+    "device": "device_type",
 }
 
 #: default sparse thresholds: measured on Otto, s/round 0.0102 (0.8) vs 0.0112 (0.5) for a binary tree,
@@ -111,7 +113,7 @@ CAT_ENCODINGS = ("auto", "sets", "statistics")
 
 
 #: parameters of a training run that do not shape the model (left out of model files)
-RUN_SETTINGS = ("num_threads", "verbosity", "histogram_pool_size")
+RUN_SETTINGS = ("num_threads", "verbosity", "histogram_pool_size", "device_type")
 
 
 class MultigroveWarning(UserWarning):
@@ -177,6 +179,8 @@ class Params:
     #                                        is dropped, and built again from its rows if it splits; < 0: no
     #                                        limit (a tree holds up to num_leaves of them; depth-wise and
     #                                        symmetric growth hold those of a level, whatever the limit)
+    device_type: str = "cpu"               # "cuda": histograms and partitions on an NVIDIA GPU
+    #                                        (boosting/cuda_builder.py; needs multigrove[cuda]); "cpu": the cores
     deterministic: bool = False            # the same model file whatever num_threads: histograms are summed in
     #                                        row order on every thread count (no per-thread partial sums), at
     #                                        some cost in speed on large nodes (CHANGELOG.md, determinism)
@@ -254,7 +258,7 @@ class Params:
         Parameters
         ----------
         model_only : bool, default False
-            Leave out the settings of a run that do not shape the model (RUN_SETTINGS: threads,
+            Leave out the settings of a run that do not shape the model (RUN_SETTINGS: threads, the device,
             verbosity, the histogram pool's size), as the model file does, so that it does not depend on them.
         """
         out = dataclasses.asdict(self)
@@ -283,6 +287,7 @@ class Params:
         _choice("multi_strategy", self.multi_strategy, STRATEGIES)
         _choice("target_scaling", self.target_scaling, TARGET_SCALINGS)
         _choice("growth_policy", self.growth_policy, GROW_POLICIES)
+        _choice("device_type", self.device_type, DEVICE_TYPES)
         if self.sketch is not None:
             _choice("sketch", self.sketch, SKETCHES)
         set_("sketch_k", _int("sketch_k", self.sketch_k, low=1))

@@ -169,6 +169,8 @@ _PARAMETERS = """
         splits; < 0: no limit.
     deterministic : bool, default False
         The same model whatever num_threads (histograms summed in row order on every thread count).
+    device_type : {"cpu", "cuda"}, default "cpu"
+        "cuda": histograms and partitions on an NVIDIA GPU (``pip install 'multigrove[cuda]'``).
     seed : int, default 0
     verbosity : int, default 0
         -1 silent, 0 warnings, 1 also info lines.
@@ -238,7 +240,7 @@ class _GroveBase(BaseEstimator):
                  metric_per_output=_D["metric_per_output"], early_stopping="auto",
                  validation_fraction=VALIDATION_FRACTION, cv_folds=CV_FOLDS, n_iter_no_change=None,
                  num_threads=_D["num_threads"], histogram_pool_size=_D["histogram_pool_size"],
-                 deterministic=_D["deterministic"], seed=_D["seed"],
+                 deterministic=_D["deterministic"], device_type=_D["device_type"], seed=_D["seed"],
                  verbosity=_D["verbosity"], importance_type="split"):
         self.n_estimators = n_estimators
         self.objective = objective
@@ -287,6 +289,7 @@ class _GroveBase(BaseEstimator):
         self.num_threads = num_threads
         self.histogram_pool_size = histogram_pool_size
         self.deterministic = deterministic
+        self.device_type = device_type
         self.seed = seed
         self.verbosity = verbosity
         self.importance_type = importance_type

@@ -241,7 +241,7 @@ def start_training(config: Params, ds: Dataset, rounds: int, valid_sets: list, v
     check_categorical(config, ds.categories, ds.feature_names, loss)
     layout = stat_layout(loss, ds.weight, config, bool(np.isnan(y).any()) if y.dtype.kind == "f" else False)
     rows = TrainingShard(ds.store, y, ds.weight, loss, booster.init_score, layout, threads,
-                         deterministic=config.deterministic)
+                         deterministic=config.deterministic, device_type=config.device_type)
     booster.init_score = loss.unscale(booster.init_score.reshape(1, -1)).reshape(-1)  # the model's own units
     first = 0
     if base is not None:
@@ -311,6 +311,9 @@ def _start_sparse_output(config: Params, loss: Loss, y, ds: Dataset, rounds: int
     for i, dataset in enumerate([ds, *valid_sets]):
         if isinstance(dataset, Dataset):
             _row_offsets(dataset, loss, "train_set" if i == 0 else f"valid_sets[{i - 1}]")  # refused: scores are sparse
+    if config.device_type != "cpu":
+        raise ValueError(f"objective '{loss.name}' trains on the CPU only (its splits are scored from the rows of "
+                         f"each label): device_type='{config.device_type}' is not supported, use 'cpu'")
     started = time.perf_counter()
     ds.construct(config, loss.n_outputs)
     info(config, f"binned {describe_store(ds)} in {time.perf_counter() - started:.2f} s; {loss.n_outputs} sparse "

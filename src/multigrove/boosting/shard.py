@@ -63,6 +63,12 @@ def predict_trees_into(store: BinnedStore, rows: np.ndarray, trees: list[Tree], 
     pick(predict_store, predict_store_serial, prediction_work(forest, rows.shape[0]))(store, rows, forest, out)
 
 
+def cuda_builder(store: BinnedStore):
+    """The GPU builder (imported only here: importing multigrove never touches CUDA)."""
+    from .cuda_builder import CudaBuilder
+    return CudaBuilder(store)
+
+
 class TrainingShard:
     """One process's training rows; a ``HistogramBuilder`` for the grower."""
 
@@ -71,7 +77,7 @@ class TrainingShard:
 
     def __init__(self, store: BinnedStore, label: np.ndarray, weight: np.ndarray | None, loss: Loss,
                  init_score: np.ndarray, layout: StatLayout, n_threads: int, shard_id: int = 0,
-                 deterministic: bool = False):
+                 deterministic: bool = False, device_type: str = "cpu"):
         n = store.n_rows
         self.store, self.w, self.loss, self.layout = store, weight, loss, layout
         self.y, self.mask = observed(label)  # missing labels: no gradient, no Hessian, no metric term
@@ -92,7 +98,7 @@ class TrainingShard:
         self.sample = ALL_ROWS
         self._bootstrapped = False  # this round's rows carry Bayesian bootstrap weights
         self._frozen = np.zeros(0, np.int64)
-        self.builder = LocalBuilder(store, n_threads, deterministic)
+        self.builder = LocalBuilder(store, n_threads, deterministic) if device_type == "cpu" else cuda_builder(store)
         self._buffers: dict[StatLayout, np.ndarray] = {}
         self.split_stats = self.stats
         self._split_layout = layout

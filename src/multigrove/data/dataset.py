@@ -144,6 +144,8 @@ class Dataset:
     def _train_value(params: Params, name: str, n_outputs: int):
         if name == "sparse_threshold":
             return params.sparse_threshold_for(n_outputs)
+        if name in ("enable_bundle", "is_enable_sparse") and params.device_type == "cuda":
+            return False  # the CUDA kernels read dense binned columns only (boosting/cuda_builder.py)
         return getattr(params, name)
 
     def _binning_values(self, params: Params, n_outputs: int) -> dict:

@@ -1,0 +1,212 @@
+"""The CUDA builder (device_type="cuda") in Numba's CUDA simulator: its kernels against naive twins, and the
+trees it grows against the CPU builder's.
+
+CI has no GPU: NUMBA_ENABLE_CUDASIM=1 runs every CUDA thread as Python.  It must be set before numba.cuda is
+first imported; the Makefile's test target sets it, and this module sets it when numba.cuda is not loaded yet.
+The CUDA builder sums histograms in float64 with atomic adds (any order), so trees are compared by their
+structure and their outputs to float64 rounding.
+"""
+import os
+import sys
+
+import numba
+import numpy as np
+import pytest
+
+if "numba.cuda" not in sys.modules:
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+    numba.config.ENABLE_CUDASIM = int(os.environ["NUMBA_ENABLE_CUDASIM"])
+
+from numba import cuda  # noqa: E402
+
+import multigrove as mg  # noqa: E402
+from multigrove.boosting.builder import BUILD_LEFT, SplitRequest  # noqa: E402
+from multigrove.boosting.cuda_builder import CudaBuilder, check_cuda_store  # noqa: E402
+from multigrove.data.storage import dense_store  # noqa: E402
+from multigrove.kernels import cuda as kernels  # noqa: E402
+
+from ..kernels import naive  # noqa: E402
+
+
+def _launch(kernel, n, *args):
+    kernel[kernels.blocks_for(n), kernels.THREADS_PER_BLOCK](*args)
+
+
+def _binned(rng, n=150, n_features=3, bins=5):
+    binned = rng.integers(0, bins + 1, size=(n, n_features)).astype(np.uint8)  # bin `bins`: missing
+    offsets = np.arange(n_features + 1, dtype=np.int64) * (bins + 1)
+    return binned, offsets
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_histogram_kernel_equals_naive(seed):
+    rng = np.random.default_rng(seed)
+    binned, offsets = _binned(rng)
+    stats = rng.normal(size=(binned.shape[0], 3)).astype(np.float32)
+    rows = rng.permutation(binned.shape[0]).astype(np.int32)
+    start, n = 7, 100
+    out = cuda.device_array((int(offsets[-1]), 3), np.float64)
+    _launch(kernels.zero_histogram, out.size, out)
+    _launch(kernels.histogram_rows, n, cuda.to_device(binned), cuda.to_device(offsets[:-1].copy()),
+            cuda.to_device(rows), start, n, cuda.to_device(stats), out)
+    expect = naive.histogram(binned, rows[start:start + n], stats, offsets)
+    np.testing.assert_allclose(out.copy_to_host(), expect, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("default_left, categorical", [(False, False), (True, False), (False, True)])
+def test_partition_kernels_equal_naive(default_left, categorical):
+    rng = np.random.default_rng(3)
+    binned, offsets = _binned(rng)
+    n_rows = binned.shape[0]
+    rows = rng.permutation(n_rows).astype(np.int32)
+    start, end, feature, threshold, missing = 10, 140, 1, 2, 5
+    categories = rng.random(6) < 0.5 if categorical else np.zeros(0, np.bool_)
+    d_rows, goes_left = cuda.to_device(rows), cuda.device_array(n_rows, np.uint8)
+    n_left_out = cuda.to_device(np.zeros(1, np.int64))
+    n = end - start
+    d_binned = cuda.to_device(binned)
+    _launch(kernels.mark_sides, n, d_binned, feature, d_rows, start, n, threshold, missing, default_left,
+            cuda.to_device(categories), goes_left, n_left_out)
+    n_left = int(n_left_out.copy_to_host()[0])
+    tmp = cuda.device_array(n_rows, np.int32)
+    _launch(kernels.scatter_sides, n, d_rows, start, n, goes_left, n_left, cuda.to_device(np.zeros(2, np.int64)), tmp)
+    _launch(kernels.copy_rows, n, tmp, d_rows, start, n)
+    got = d_rows.copy_to_host()
+    segment = rows[start:end]
+    if categorical:
+        left = categories[binned[segment, feature]]
+    else:
+        expect, expect_left = naive.partition(rows.copy(), start, end, binned, feature, threshold, missing,
+                                              default_left)
+        left = np.isin(segment, expect[start:start + expect_left])
+    assert n_left == int(left.sum())
+    np.testing.assert_array_equal(got[:start], rows[:start])
+    np.testing.assert_array_equal(got[end:], rows[end:])
+    assert set(got[start:start + n_left]) == set(segment[left])
+    assert set(got[start + n_left:end]) == set(segment[~left])
+
+
+def _data(rng, n=240, n_features=4):
+    X = rng.normal(size=(n, n_features))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    return X
+
+
+def _targets(kind, X, rng):
+    signal = np.nan_to_num(X[:, :3])
+    if kind == "regression":
+        return {}, signal[:, 0] + 0.1 * rng.normal(size=X.shape[0])
+    if kind == "multi_target":
+        return {}, signal + 0.1 * rng.normal(size=signal.shape)
+    if kind == "multiclass":
+        return {"objective": "multiclass", "num_class": 3}, np.argmax(signal, axis=1)
+    return {"objective": "multilabel"}, (signal > 0).astype(float)
+
+
+def _assert_same_forest(cpu, gpu, X):
+    assert len(cpu.trees) == len(gpu.trees)
+    for ta, tb in zip(cpu.trees, gpu.trees):
+        a, b = ta.to_dict(), tb.to_dict()
+        for key in ("split_feature", "threshold_bin", "default_left", "left_child", "right_child", "output_cols",
+                    "leaf_cols", "leaf_count"):
+            assert a[key] == b[key], key
+        np.testing.assert_allclose(tb.leaf_value, ta.leaf_value, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(gpu.predict(X, raw_score=True), cpu.predict(X, raw_score=True), rtol=1e-9, atol=1e-9)
+
+
+CASES = [
+    ("regression", {}),
+    ("multi_target", {}),
+    ("multiclass", {}),
+    ("multilabel", {}),
+    ("multi_target", {"growth_policy": "depthwise", "max_depth": 3}),
+    ("multiclass", {"growth_policy": "symmetric", "max_depth": 2}),
+    ("multiclass", {"sketch": "random_projection", "sketch_k": 2}),
+    ("multilabel", {"leaf_sparsity": 1}),
+    ("regression", {"bagging_fraction": 0.6, "bagging_freq": 1}),
+    ("multi_target", {"data_sample_strategy": "goss", "top_rate": 0.3, "other_rate": 0.3}),
+    ("multi_target", {"feature_fraction": 0.5}),
+]
+
+
+@pytest.mark.parametrize("kind, extra", CASES)
+def test_cuda_trees_equal_cpu_trees(kind, extra):
+    rng = np.random.default_rng(11)
+    X = _data(rng)
+    params, y = _targets(kind, X, rng)
+    params = {"verbosity": -1, "num_leaves": 6, "min_data_in_leaf": 8, "num_threads": 1, **params, **extra}
+    cpu = mg.train(params, mg.Dataset(X, y), 3)
+    gpu = mg.train({**params, "device": "cuda"}, mg.Dataset(X, y), 3)
+    _assert_same_forest(cpu, gpu, X)
+
+
+def test_cuda_categorical_set_splits_equal_cpu():
+    rng = np.random.default_rng(5)
+    n = 240
+    codes = rng.integers(0, 8, size=n)
+    X = np.c_[codes, rng.normal(size=n)]
+    y = np.where(np.isin(codes, [1, 4, 6]), 2.0, -1.0) + 0.1 * rng.normal(size=n)
+    params = {"verbosity": -1, "num_leaves": 4, "min_data_in_leaf": 5, "min_data_per_group": 5,
+              "max_cat_to_onehot": 2, "categorical_feature": [0], "num_threads": 1}
+    cpu = mg.train(params, mg.Dataset(X, y), 2)
+    gpu = mg.train({**params, "device_type": "cuda"}, mg.Dataset(X, y), 2)
+    assert gpu.trees[0].has_set_splits  # the partition kernel ran a set split
+    _assert_same_forest(cpu, gpu, X)
+
+
+def test_cuda_refuses_what_it_does_not_run(monkeypatch):
+    rng = np.random.default_rng(0)
+    X, y = _data(rng, 100), rng.normal(size=100)
+    with pytest.raises(ValueError, match="device_type must be one of"):
+        mg.train({"device_type": "gpu", "verbosity": -1}, mg.Dataset(X, y), 1)
+    Y = (rng.random((100, 5)) < 0.2).astype(float)
+    import scipy.sparse as sp
+    with pytest.raises(ValueError, match="trains on the CPU only"):
+        mg.train({"objective": "sparse_squared", "device_type": "cuda", "verbosity": -1},
+                 mg.Dataset(X, sp.csr_matrix(Y)), 1)
+    # a Dataset already binned with bundles and sparse entries (for the CPU)
+    X_sparse = np.where(rng.random((300, 6)) < 0.9, 0.0, rng.normal(size=(300, 6)))
+    ds = mg.Dataset(X_sparse, rng.normal(size=300), params={"enable_bundle": True, "is_enable_sparse": True})
+    ds.construct(mg.Params(), 1)
+    with pytest.raises(ValueError, match="dense binned columns"):
+        check_cuda_store(ds.store)
+    # no GPU: a clear error, never a silent run on the CPU
+    monkeypatch.setattr(cuda, "is_available", lambda: False)
+    with pytest.raises(RuntimeError, match="no CUDA GPU"):
+        mg.train({"device_type": "cuda", "verbosity": -1}, mg.Dataset(X, y), 1)
+
+
+def test_cuda_dataset_binned_dense_and_estimators_take_device_type():
+    rng = np.random.default_rng(2)
+    X_sparse = np.where(rng.random((200, 6)) < 0.9, 0.0, rng.normal(size=(200, 6)))
+    y = X_sparse[:, 0] + 0.1 * rng.normal(size=200)
+    ds = mg.Dataset(X_sparse, y)
+    booster = mg.train({"device_type": "cuda", "verbosity": -1, "min_data_in_leaf": 5}, ds, 2)
+    assert ds.store.bundle.shape[1] == 0 and ds.store.sparse_bins.shape[0] == 0
+    cpu = mg.train({"verbosity": -1, "min_data_in_leaf": 5, "enable_bundle": False, "is_enable_sparse": False},
+                   mg.Dataset(X_sparse, y), 2)
+    np.testing.assert_allclose(booster.predict(X_sparse), cpu.predict(X_sparse), rtol=1e-9, atol=1e-9)
+    model = mg.GroveRegressor(n_estimators=2, device_type="cuda", early_stopping=False, verbosity=-1,
+                              min_data_in_leaf=5).fit(X_sparse, y)
+    assert model.get_params()["device_type"] == "cuda"
+    assert model.predict(X_sparse).shape == (200,)
+
+
+def test_cuda_builder_leaf_segments_cover_every_row_once():
+    rng = np.random.default_rng(4)
+    binned, offsets = _binned(rng, n=120)
+    store = dense_store(binned, offsets, np.full(3, 5, np.int32))
+    builder = CudaBuilder(store)
+    stats = np.c_[rng.normal(size=(120, 1)), np.ones((120, 2))].astype(np.float32)
+    builder.begin(stats, max_leaves=3)
+    root = np.empty((int(offsets[-1]), 3))
+    total = builder.root(root)
+    np.testing.assert_allclose(total, stats.sum(axis=0, dtype=np.float64), rtol=1e-12)
+    out = np.empty_like(root)
+    builder.split([SplitRequest(0, 1, 0, 2, True, BUILD_LEFT)], [out])
+    rows, start, end = builder.leaf_segments(2)
+    assert sorted(rows.tolist()) == list(range(120))
+    left = rows[start[0]:end[0]]
+    np.testing.assert_allclose(out, naive.histogram(binned, left, stats, offsets), rtol=1e-12, atol=1e-12)
+    b = binned[left, 0]
+    assert np.all((b <= 2) | (b == 5))
