@@ -86,7 +86,7 @@ def test_partition_kernels_equal_naive(default_left, categorical):
     assert set(got[start + n_left:end]) == set(segment[~left])
 
 
-def _data(rng, n=240, n_features=4):
+def _data(rng, n=128, n_features=4):  # one block of THREADS_PER_BLOCK: the simulator runs a thread each
     X = rng.normal(size=(n, n_features))
     X[rng.random(X.shape) < 0.1] = np.nan
     return X
@@ -135,8 +135,8 @@ def test_cuda_trees_equal_cpu_trees(kind, extra):
     X = _data(rng)
     params, y = _targets(kind, X, rng)
     params = {"verbosity": -1, "num_leaves": 6, "min_data_in_leaf": 8, "num_threads": 1, **params, **extra}
-    cpu = mg.train(params, mg.Dataset(X, y), 3)
-    gpu = mg.train({**params, "device": "cuda"}, mg.Dataset(X, y), 3)
+    cpu = mg.train(params, mg.Dataset(X, y), 2)
+    gpu = mg.train({**params, "device": "cuda"}, mg.Dataset(X, y), 2)
     _assert_same_forest(cpu, gpu, X)
 
 
@@ -178,8 +178,8 @@ def test_cuda_refuses_what_it_does_not_run(monkeypatch):
 
 def test_cuda_dataset_binned_dense_and_estimators_take_device_type():
     rng = np.random.default_rng(2)
-    X_sparse = np.where(rng.random((200, 6)) < 0.9, 0.0, rng.normal(size=(200, 6)))
-    y = X_sparse[:, 0] + 0.1 * rng.normal(size=200)
+    X_sparse = np.where(rng.random((128, 6)) < 0.9, 0.0, rng.normal(size=(128, 6)))
+    y = X_sparse[:, 0] + 0.1 * rng.normal(size=128)
     ds = mg.Dataset(X_sparse, y)
     booster = mg.train({"device_type": "cuda", "verbosity": -1, "min_data_in_leaf": 5}, ds, 2)
     assert ds.store.bundle.shape[1] == 0 and ds.store.sparse_bins.shape[0] == 0
@@ -189,7 +189,7 @@ def test_cuda_dataset_binned_dense_and_estimators_take_device_type():
     model = mg.GroveRegressor(n_estimators=2, device_type="cuda", early_stopping=False, verbosity=-1,
                               min_data_in_leaf=5).fit(X_sparse, y)
     assert model.get_params()["device_type"] == "cuda"
-    assert model.predict(X_sparse).shape == (200,)
+    assert model.predict(X_sparse).shape == (128,)
 
 
 def test_cuda_builder_leaf_segments_cover_every_row_once():

@@ -18,7 +18,6 @@ from .._validation import check_indicator, check_sparse_features
 from ..kernels._variants import pick
 from ..kernels.objective import (
     residual,
-    residual_serial,
     scaled_residual,
     scaled_residual_serial,
     sigmoid_grad_hess,
@@ -169,7 +168,10 @@ class SquaredError(Loss):
 
     def gradients(self, raw, y, out_g, out_h):
         if self.scale is None:
-            pick(residual, residual_serial, raw.size)(raw, y, out_g)
+            if pick(residual, None, raw.size) is residual:
+                residual(raw, y, out_g)
+            else:  # small data: NumPy's one-thread loop, and no kernel to compile for a first fit
+                np.subtract(raw, y, out=out_g, casting="unsafe")
         else:  # no standardized copy of y (n x d float64) is kept
             pick(scaled_residual, scaled_residual_serial, raw.size)(raw, y, self.shift, self.scale, out_g)
         if out_h is not None:

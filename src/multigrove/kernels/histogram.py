@@ -346,8 +346,9 @@ def totals_from_dense(store, h, total):
 
 
 @njit(cache=True)
-def fix_default_bins(store, total, h, c0, c1):
-    """For every derived feature, set columns c0:c1 of its default bin to total minus its other bins.
+def fix_default_bins(store, total, h, c0, c1, t0, t1):
+    """For the derived features derived[t0:t1] (every one: 0 and len(derived)), set columns c0:c1 of
+    their default bins to total minus their other bins.
 
     IN total (C,) node totals.  IN/OUT h (total_bins, C).
 
@@ -356,12 +357,6 @@ def fix_default_bins(store, total, h, c0, c1):
     whole rows 0.98 ms); up to NARROW_FIX_COLS columns a column at a time in a register is faster
     (one-hot set, 3 columns, 2,614 derived features: 25 against 35 us).  Either way each sum runs bin
     by bin from 0.0, then total - sum."""
-    _fix_default_bins(store, total, h, c0, c1, FIRST, store.derived.shape[0])
-
-
-@njit(cache=True)
-def _fix_default_bins(store, total, h, c0, c1, t0, t1):
-    """fix_default_bins for the derived features derived[t0:t1]."""
     narrow = c1 - c0 <= NARROW_FIX_COLS
     others = np.empty(0 if narrow else c1 - c0)
     for t in range(t0, t1):
@@ -402,7 +397,7 @@ def build_histogram_serial(store, rows, stats, out, total):
     _add_rows(store, rows, FIRST, rows.shape[0], stats, out, total, sum_rows)
     if with_total:
         totals_from_dense(store, out, total)
-        fix_default_bins(store, total, out, FIRST, out.shape[1])
+        fix_default_bins(store, total, out, FIRST, out.shape[1], FIRST, store.derived.shape[0])
 
 
 @njit(parallel=True, cache=True)
@@ -436,7 +431,7 @@ def build_histogram_chunks(store, rows, stats, scratch, out, total):
                 for c in range(n_chunks):
                     s += chunk_totals[c, k]
                 total[k] = s
-        fix_default_bins(store, total, out, FIRST, width)
+        fix_default_bins(store, total, out, FIRST, width, FIRST, store.derived.shape[0])
 
 
 @njit(cache=True)
@@ -589,7 +584,7 @@ def build_histogram_columns(store, stats, bin_counts, counts_known, scratch, out
         for c in range(n_chunks):
             s += chunk_totals[c, k]
         total[k] = s
-    fix_default_bins(store, total, out, FIRST, width)
+    fix_default_bins(store, total, out, FIRST, width, FIRST, store.derived.shape[0])
 
 
 @njit(cache=True, inline="always")
@@ -633,7 +628,7 @@ def build_histogram_features(store, rows, stats, group_features, out, total):
             for g in prange(n_groups):
                 t0 = np.searchsorted(store.derived, group_features[g])
                 t1 = np.searchsorted(store.derived, group_features[g + 1])
-                _fix_default_bins(store, total, out, FIRST, out.shape[1], t0, t1)
+                fix_default_bins(store, total, out, FIRST, out.shape[1], t0, t1)
 
 
 @njit(cache=True)
@@ -749,7 +744,7 @@ def build_histogram_wide(store, rows, stats, n_blocks, out, total):
                     r = U(rows[i])
                     for c in range(c0, c1):
                         total[c] += stats[r, U(c)]
-            fix_default_bins(store, total, out, c0, c1)
+            fix_default_bins(store, total, out, c0, c1, FIRST, store.derived.shape[0])
 
 
 @njit(parallel=True, cache=True)

@@ -201,7 +201,6 @@ def _row_dot(A, i, B, c, d):
 
 # serial twins for small data (kernels._variants): the caller picks by the cells of the scores
 scaled_residual_serial = variant(scaled_residual, "serial")
-residual_serial = variant(residual, "serial")
 softmax_grad_hess_serial = variant(softmax_grad_hess, "serial")
 sigmoid_grad_hess_serial = variant(sigmoid_grad_hess, "serial")
 project_rows_serial = variant(project_rows, "serial")

@@ -366,7 +366,10 @@ def add_leaf_values(rows, leaf_start, leaf_end, leaf_value, first_col, cols, sco
     width = leaf_value.shape[1]
     if n_leaves == 0:
         return
-    lo, hi = leaf_start.min(), leaf_end.max()
+    lo, hi = leaf_start[0], leaf_end[0]
+    for leaf in range(1, n_leaves):  # loops: NumPy's min and max cost a first fit 0.6 s of compilation
+        lo = min(lo, leaf_start[leaf])
+        hi = max(hi, leaf_end[leaf])
     # equal row chunks, each adding the part of every leaf inside it: chunks by leaf left one thread
     # the largest leaf (a 1,000,000-row round at 16 threads: 1.95 ms where one thread took 4.1).  The
     # count depends on the rows only (numba.get_num_threads here would keep the kernel out of the cache)

@@ -1,0 +1,135 @@
+#!/usr/bin/env python
+"""Seconds per round on a GPU: multigrove ``device_type="cuda"`` against Py-Boost (GPU) and LightGBM (CPU).
+
+Issue 44's table, one command for the lent GPU machine (``../shared/bench/device/README.md``: carry the
+LightGBM and Py-Boost wheels and the stubs of Py-Boost's CPU-inference imports).  Tasks, depth-6 trees,
+learning rate 0.1, lambda 1, min_data_in_leaf 10, 255 bins:
+
+* ``c200_sketch`` -- 200 classes, the harness's 100,000 x 50 (80,000 train rows), sketch: projection k = 5
+  (multigrove ``random_projection``, Py-Boost ``SketchBoost(sketch_method="proj", sketch_outputs=5)``);
+* ``c200_full`` -- the same without a sketch;
+* ``targets16`` -- 1,000,000 x 50 with 16 regression targets (LightGBM: 16 models, their rounds summed);
+* ``single`` -- 1,000,000 x 50, one output (multigrove on the GPU against LightGBM on every CPU core).
+
+A system's seconds per round come from two fits of ``--rounds`` and ``2 x --rounds`` rounds (the difference
+over the difference in rounds, which leaves out data transfer, set-up and compilation); the first fit's
+time is printed apart (transfer and compilation).  A missing library or GPU is reported in its cell, not
+raised.  ``--scale`` shrinks every data set (for a check of the script on a CPU under
+``NUMBA_ENABLE_CUDASIM=1``).
+
+    python benchmarks/gpu.py --out benchmarks/results/gpu.jsonl
+    NUMBA_ENABLE_CUDASIM=1 python benchmarks/gpu.py --scale 0.002 --rounds 1 --tasks c200_sketch
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _common import emit, import_peers, regression_data  # noqa: E402
+
+TASKS = ("c200_sketch", "c200_full", "targets16", "single")
+TREE = dict(learning_rate=0.1, max_depth=6, num_leaves=64, lambda_l2=1.0, min_data_in_leaf=10, max_bin=255)
+
+
+def _data(task: str, scale: float):
+    if task.startswith("c200"):
+        spec = argparse.Namespace(task="multiclass", n_rows=100_000, n_features=50, n_outputs=200, seed=0,
+                                  cache_dir="/tmp/peers_cache")
+        X, _, y, _, _ = import_peers().get_data(spec)
+        y = np.ravel(y).astype(np.int64)
+    else:
+        X, _, y, _ = regression_data(1_250_000, n_outputs=16 if task == "targets16" else 1)
+    n = max(200, int(X.shape[0] * scale))
+    return np.ascontiguousarray(X[:n]), y[:n]
+
+
+def _two_fits(fit, rounds: int) -> tuple[float, float]:
+    """(seconds per round from fits of rounds and 2 x rounds, the first fit's seconds)."""
+    start = time.perf_counter()
+    fit(rounds)
+    first = time.perf_counter() - start
+    start = time.perf_counter()
+    fit(2 * rounds)
+    second = time.perf_counter() - start
+    start = time.perf_counter()
+    fit(rounds)
+    again = time.perf_counter() - start  # the same fit once warm: the round figure uses it
+    return (second - again) / rounds, first
+
+
+def _multigrove(task, X, y, threads):
+    import multigrove as mg
+    params = dict(TREE, growth_policy="depthwise", device_type="cuda", num_threads=threads, verbosity=-1)
+    if task.startswith("c200"):
+        params.update(objective="multiclass", num_class=200)
+        sketch = dict(sketch="random_projection", sketch_k=5) if task == "c200_sketch" else dict(sketch="none")
+        params.update(sketch)
+    elif task == "targets16":
+        params.update(sketch="none")
+    data = mg.Dataset(X, y)
+    return lambda rounds: mg.train(params, data, rounds)
+
+
+def _pyboost(task, X, y):
+    from py_boost import GradientBoosting, SketchBoost
+    common = dict(lr=0.1, max_depth=6, lambda_l2=1.0, min_data_in_leaf=10, es=0, verbose=100000)
+    if task == "c200_sketch":
+        return lambda rounds: SketchBoost("crossentropy", ntrees=rounds, sketch_outputs=5, sketch_method="proj",
+                                          **common).fit(X, y)
+    if task == "c200_full":
+        return lambda rounds: GradientBoosting("crossentropy", ntrees=rounds, **common).fit(X, y)
+    Y = y.reshape(len(y), -1)
+    return lambda rounds: GradientBoosting("mse", ntrees=rounds, **common).fit(X, Y)
+
+
+def _lightgbm(task, X, y, threads):
+    import lightgbm as lgb
+    params = dict(TREE, num_threads=threads, verbosity=-1)
+    if task.startswith("c200"):
+        params.update(objective="multiclass", num_class=200)
+    targets = [y[:, j] for j in range(y.shape[1])] if y.ndim == 2 else [y]
+    base = lgb.Dataset(X, targets[0], params={"max_bin": 255, "verbosity": -1}, free_raw_data=False)
+    sets = [base] + [lgb.Dataset(X, t, reference=base, free_raw_data=False) for t in targets[1:]]
+    return lambda rounds: [lgb.train(params, data, rounds) for data in sets]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS))
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--scale", type=float, default=1.0, help="share of each data set's rows")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="CPU threads (LightGBM, the host side)")
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    table = {}
+    for task in a.tasks:
+        X, y = _data(task, a.scale)
+        systems = {"multigrove cuda": partial(_multigrove, task, X, y, a.threads),
+                   "Py-Boost": partial(_pyboost, task, X, y)}
+        if task in ("single", "targets16", "c200_full"):
+            systems["LightGBM CPU"] = partial(_lightgbm, task, X, y, a.threads)
+        for system, make in systems.items():
+            try:
+                per_round, first = _two_fits(make(), a.rounds)
+            except Exception as exc:  # noqa: BLE001 - a missing library or GPU is a cell of the table
+                table[(task, system)] = f"not run: {type(exc).__name__}: {str(exc)[:120]}"
+                emit({"bench": "gpu", "task": task, "system": system, "error": table[(task, system)]}, a.out)
+                continue
+            table[(task, system)] = f"{per_round:.4f} (first fit {first:.1f} s)"
+            emit({"bench": "gpu", "task": task, "system": system, "s_per_round": per_round, "first_fit_s": first,
+                  "rows": X.shape[0], "rounds": a.rounds, "cpus": os.cpu_count()}, a.out)
+    print("\n| task | system | s/round |\n|---|---|---|")
+    for (task, system), cell in table.items():
+        print(f"| {task} | {system} | {cell} |")
+
+
+if __name__ == "__main__":
+    main()
