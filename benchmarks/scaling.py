@@ -34,7 +34,9 @@ sys.path.insert(0, str(HERE))
 from _common import RoundTimer, emit, import_peers, regression_data  # noqa: E402
 
 MATCHED = dict(learning_rate=0.1, num_leaves=32, lambda_l2=1.0, max_bin=255)
-WARM_ROUNDS = 2
+#: rounds of each cell left out of its figure (the thread pool's start at a new thread count); the
+#: compilation is outside every cell (the task's first fit)
+WARM_ROUNDS = 1
 
 
 class RoundClock(RoundTimer):
@@ -138,8 +140,10 @@ def main():
     ap.add_argument("--tasks", nargs="+", default=["otto", "single", "targets16", "c200", "c200_sklearn"],
                     choices=["otto", "single", "targets16", "c200", "c200_sklearn"])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2, 4, 8, 16])
-    ap.add_argument("--budget", type=float, default=3.0, help="timed seconds per cell (after the warm-up)")
-    ap.add_argument("--min-rounds", type=int, default=3)
+    # 1 s and 2 rounds a cell: with 3 s and 3 rounds the table took over 7 minutes on 16 cores, LightGBM's
+    # 200-class rounds at one and two threads taking 3-6 s each (BENCHMARKS.md)
+    ap.add_argument("--budget", type=float, default=1.0, help="timed seconds per cell (after the warm-up)")
+    ap.add_argument("--min-rounds", type=int, default=2)
     ap.add_argument("--out")
     a = ap.parse_args()
     import numba
@@ -147,7 +151,7 @@ def main():
     numba.set_num_threads(max(threads))
     table = {}
     for name in a.tasks:
-        start = time.perf_counter()
+        task_start = start = time.perf_counter()
         task = Task(name, a.budget, a.min_rounds)
         print(f"{name}: data and binning {time.perf_counter() - start:.1f} s", flush=True)
         start = time.perf_counter()
@@ -160,6 +164,7 @@ def main():
                 table[(name, system, t)] = seconds
                 emit({"bench": "scaling", "task": name, "system": system, "threads": t,
                       "s_per_round": seconds, "cpus": os.cpu_count()}, a.out)
+        print(f"{name}: done in {time.perf_counter() - task_start:.0f} s", flush=True)
     print(f"\nseconds per round ({os.cpu_count()} CPUs); ratio = multigrove / LightGBM")
     print("| task | | " + " | ".join(str(t) for t in threads) + " | speed-up 1 → max |")
     print("|---|---|" + "---|" * len(threads) + "---|")

@@ -238,7 +238,7 @@ class LocalBuilder:
         # feature groups sum each bin in row order, as one thread does: where row chunks would run,
         # deterministic=True keeps them (its sums must not depend on the number of threads).  Not for a
         # store with a CSR part: every group then walks every row's entries to find its own, and on Otto's
-        # store (17 entries a row) at 16 threads a round's splits took 33 ms so, 21 ms serial (issue 43)
+        # store (17 entries a row) at 16 threads a round's splits took 33 ms so, 21 ms without (issue 43)
         if self.n_threads > 1 and n_columns >= 2 and store.sparse_bins.shape[0] == 0 \
                 and updates >= FEATURE_GROUP_MIN_UPDATES \
                 and (serial or (not self.deterministic and self._cache_resident(n_columns))):
