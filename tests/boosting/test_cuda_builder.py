@@ -38,52 +38,68 @@ def _binned(rng, n=150, n_features=3, bins=5):
     return binned, offsets
 
 
+def _segments(segments):
+    starts = np.array([start for start, _ in segments], np.int64)
+    offsets = np.concatenate([[0], np.cumsum([n for _, n in segments])]).astype(np.int64)
+    return cuda.to_device(starts), cuda.to_device(offsets), int(offsets[-1])
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_histogram_kernel_equals_naive(seed):
+    """Two row segments' histograms in one launch, each into its own block of rows."""
     rng = np.random.default_rng(seed)
     binned, offsets = _binned(rng)
     stats = rng.normal(size=(binned.shape[0], 3)).astype(np.float32)
     rows = rng.permutation(binned.shape[0]).astype(np.int32)
-    start, n = 7, 100
-    out = cuda.device_array((int(offsets[-1]), 3), np.float64)
-    _launch(kernels.zero_histogram, out.size, out)
+    segments = [(7, 60), (90, 45)]
+    total_bins = int(offsets[-1])
+    out = cuda.device_array((2 * total_bins, 3), np.float64)
+    _launch(kernels.zero_histogram, out.size, out, out.shape[0])
+    starts, offsets_d, n = _segments(segments)
     _launch(kernels.histogram_rows, n, cuda.to_device(binned), cuda.to_device(offsets[:-1].copy()),
-            cuda.to_device(rows), start, n, cuda.to_device(stats), out)
-    expect = naive.histogram(binned, rows[start:start + n], stats, offsets)
-    np.testing.assert_allclose(out.copy_to_host(), expect, rtol=1e-12, atol=1e-12)
+            cuda.to_device(rows), starts, offsets_d, cuda.to_device(stats), out)
+    got = out.copy_to_host()
+    for k, (start, count) in enumerate(segments):
+        expect = naive.histogram(binned, rows[start:start + count], stats, offsets)
+        np.testing.assert_allclose(got[k * total_bins:(k + 1) * total_bins], expect, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("default_left, categorical", [(False, False), (True, False), (False, True)])
-def test_partition_kernels_equal_naive(default_left, categorical):
+@pytest.mark.parametrize("default_left", [False, True])
+def test_partition_kernels_equal_naive(default_left):
+    """Two segments partitioned in one launch: a numeric split and a set split."""
     rng = np.random.default_rng(3)
     binned, offsets = _binned(rng)
     n_rows = binned.shape[0]
     rows = rng.permutation(n_rows).astype(np.int32)
-    start, end, feature, threshold, missing = 10, 140, 1, 2, 5
-    categories = rng.random(6) < 0.5 if categorical else np.zeros(0, np.bool_)
+    segments = [(10, 70), (95, 50)]  # rows[10:80] and rows[95:145]
+    features, threshold, missing = np.array([1, 2]), 2, 5
+    categories = rng.random(6) < 0.5  # the second split's set (bins 0..5)
     d_rows, goes_left = cuda.to_device(rows), cuda.device_array(n_rows, np.uint8)
-    n_left_out = cuda.to_device(np.zeros(1, np.int64))
-    n = end - start
-    d_binned = cuda.to_device(binned)
-    _launch(kernels.mark_sides, n, d_binned, feature, d_rows, start, n, threshold, missing, default_left,
-            cuda.to_device(categories), goes_left, n_left_out)
-    n_left = int(n_left_out.copy_to_host()[0])
+    n_left = cuda.to_device(np.zeros(2, np.int64))
+    starts, offsets_d, n = _segments(segments)
+    _launch(kernels.mark_sides, n, cuda.to_device(binned), d_rows, starts, offsets_d, cuda.to_device(features),
+            cuda.to_device(np.array([threshold, 0])), cuda.to_device(np.array([missing, missing])),
+            cuda.to_device(np.array([default_left, False], np.uint8)), cuda.to_device(np.array([0, 0, 6])),
+            cuda.to_device(categories), goes_left, n_left)
     tmp = cuda.device_array(n_rows, np.int32)
-    _launch(kernels.scatter_sides, n, d_rows, start, n, goes_left, n_left, cuda.to_device(np.zeros(2, np.int64)), tmp)
-    _launch(kernels.copy_rows, n, tmp, d_rows, start, n)
-    got = d_rows.copy_to_host()
-    segment = rows[start:end]
-    if categorical:
-        left = categories[binned[segment, feature]]
-    else:
-        expect, expect_left = naive.partition(rows.copy(), start, end, binned, feature, threshold, missing,
-                                              default_left)
-        left = np.isin(segment, expect[start:start + expect_left])
-    assert n_left == int(left.sum())
-    np.testing.assert_array_equal(got[:start], rows[:start])
-    np.testing.assert_array_equal(got[end:], rows[end:])
-    assert set(got[start:start + n_left]) == set(segment[left])
-    assert set(got[start + n_left:end]) == set(segment[~left])
+    _launch(kernels.scatter_sides, n, d_rows, starts, offsets_d, goes_left, n_left,
+            cuda.to_device(np.zeros(4, np.int64)), tmp)
+    _launch(kernels.copy_rows, n, tmp, d_rows, starts, offsets_d)
+    got, lefts = d_rows.copy_to_host(), n_left.copy_to_host()
+    untouched = np.ones(n_rows, bool)
+    for k, (start, count) in enumerate(segments):
+        segment = rows[start:start + count]
+        if k == 1:
+            left = categories[binned[segment, 2]]
+        else:
+            expect, expect_left = naive.partition(rows.copy(), start, start + count, binned, 1, threshold, missing,
+                                                  default_left)
+            left = np.isin(segment, expect[start:start + expect_left])
+        assert lefts[k] == int(left.sum())
+        assert set(got[start:start + lefts[k]]) == set(segment[left])
+        assert set(got[start + lefts[k]:start + count]) == set(segment[~left])
+        untouched[start:start + count] = False
+    np.testing.assert_array_equal(got[untouched], rows[untouched])
 
 
 def _data(rng, n=128, n_features=4):  # one block of THREADS_PER_BLOCK: the simulator runs a thread each

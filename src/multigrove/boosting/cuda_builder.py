@@ -3,8 +3,10 @@
 ``device_type="cuda"`` trains with the one grower (``grower.py``) over this builder instead of
 ``LocalBuilder``: the binned rows go to the GPU once, each tree's split statistics once, and the root's
 histogram, every split's partition and every requested child's histogram are computed there
-(``kernels/cuda.py``).  The host receives each histogram the grower scans, each split's count of left
-rows and, at the end of a tree, the rows' order by leaf (for the leaf values and the scores).
+(``kernels/cuda.py``).  A request batch (one split in leaf-wise growth, a whole level in depth-wise and
+symmetric growth) is one launch per step: the side marks of every node, the scatter, the children's
+histograms.  The host receives each histogram the grower scans, each split's count of left rows and, at
+the end of a tree, the rows' order by leaf (for the leaf values and the scores).
 
 What this first GPU path does not move to the device yet (issue 44): the gradients and sketches, the
 split scans, the leaf values and score updates run on the host's cores; a histogram crosses to the host
@@ -71,9 +73,6 @@ class CudaBuilder:
         self._total_bins = (int(store.offsets[first]), int(store.offsets[first + 1])) if first >= 0 else None
         self._tmp = self.cuda.device_array(max(self.n_rows, 1), INDEX)
         self._goes_left = self.cuda.device_array(max(self.n_rows, 1), np.uint8)
-        self._n_left = self.cuda.device_array(1, np.int64)
-        self._next_slot = self.cuda.device_array(2, np.int64)
-        self._no_categories = self.cuda.to_device(np.zeros(0, np.bool_))
         self._hist = None
         self._stats = None
         self._rows = self._other = None
@@ -89,9 +88,6 @@ class CudaBuilder:
         del packed
         cuda = self.cuda
         self._stats = cuda.to_device(np.ascontiguousarray(stats))
-        width = stats.shape[1]
-        if self._hist is None or self._hist.shape[1] != width:
-            self._hist = cuda.device_array((self.total_bins, width), HIST)
         own = np.arange(self.n_rows, dtype=INDEX) if rows is None else np.ascontiguousarray(rows, INDEX)
         self._rows = cuda.to_device(own)
         other = np.zeros(0, INDEX) if other_rows is None else np.ascontiguousarray(other_rows, INDEX)
@@ -106,30 +102,38 @@ class CudaBuilder:
 
     def root(self, out: np.ndarray) -> np.ndarray:
         total = np.empty(out.shape[1], dtype=HIST)
-        self._build(self._rows, 0, int(self.leaf_end[0]), out, total)
+        self._build(self._rows, [(0, int(self.leaf_end[0]))], [out], total)
         return total
 
     def histograms(self, leaves: Sequence[int], outs: Sequence[np.ndarray]) -> None:
-        for leaf, out in zip(leaves, outs):
-            start, end = int(self.leaf_start[leaf]), int(self.leaf_end[leaf])
-            self._build(self._rows, start, end - start, out, None)
+        segments = [(int(self.leaf_start[leaf]), int(self.leaf_end[leaf] - self.leaf_start[leaf])) for leaf in leaves]
+        if segments:
+            self._build(self._rows, segments, list(outs), None)
 
     def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None]) -> None:
-        for req, out in zip(requests, outs):
-            start, end = int(self.leaf_start[req.leaf]), int(self.leaf_end[req.leaf])
-            n_left = self._partition(self._rows, start, end, req)
+        """Every request of the batch in one launch per step: the partitions, then the children's histograms."""
+        if not requests:
+            return
+        segments = [(int(self.leaf_start[r.leaf]), int(self.leaf_end[r.leaf] - self.leaf_start[r.leaf]))
+                    for r in requests]
+        n_lefts = self._partition(self._rows, segments, requests)
+        children, child_outs = [], []
+        for req, out, (start, n), n_left in zip(requests, outs, segments, n_lefts):
             self.leaf_end[req.leaf] = start + n_left
             self.leaf_start[req.new_leaf] = start + n_left
-            self.leaf_end[req.new_leaf] = end
+            self.leaf_end[req.new_leaf] = start + n
             if req.build != BUILD_NONE:
-                child_start, child_end = (start, start + n_left) if req.build == BUILD_LEFT else (start + n_left, end)
-                self._build(self._rows, child_start, child_end - child_start, out, None)
-            if self._n_other:
-                start, end = int(self.other_start[req.leaf]), int(self.other_end[req.leaf])
-                n_left = self._partition(self._other, start, end, req)
+                children.append((start, n_left) if req.build == BUILD_LEFT else (start + n_left, n - n_left))
+                child_outs.append(out)
+        if children:
+            self._build(self._rows, children, child_outs, None)
+        if self._n_other:
+            segments = [(int(self.other_start[r.leaf]), int(self.other_end[r.leaf] - self.other_start[r.leaf]))
+                        for r in requests]
+            for req, (start, n), n_left in zip(requests, segments, self._partition(self._other, segments, requests)):
                 self.other_end[req.leaf] = start + n_left
                 self.other_start[req.new_leaf] = start + n_left
-                self.other_end[req.new_leaf] = end
+                self.other_end[req.new_leaf] = start + n
 
     def leaf_segments(self, n_leaves: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rows, leaf_start, leaf_end): leaf l of the last tree holds rows[leaf_start[l]:leaf_end[l]]."""
@@ -141,38 +145,63 @@ class CudaBuilder:
         return rows, self.other_start[:n_leaves], self.other_end[:n_leaves]
 
     # ------------------------------------------------------------------ kernels
-    def _build(self, rows, start: int, n: int, out: np.ndarray, total: np.ndarray | None) -> None:
-        """The histogram of rows[start:start + n] into out (host); its totals into total when given."""
-        kernels, hist = self.kernels, self._hist
-        kernels.zero_histogram[kernels.blocks_for(hist.size), kernels.THREADS_PER_BLOCK](hist)
+    def _segments(self, segments: list[tuple[int, int]]):
+        """The device arrays (segment_start, segment_offset) of (start, n) segments, and their total rows."""
+        starts = np.array([start for start, _ in segments], np.int64)
+        offsets = np.concatenate([[0], np.cumsum([n for _, n in segments])]).astype(np.int64)
+        return self.cuda.to_device(starts), self.cuda.to_device(offsets), int(offsets[-1])
+
+    def _histogram_buffer(self, n_segments: int, width: int):
+        """A device buffer for n_segments histograms of this tree's width (grown as batches grow)."""
+        rows = n_segments * self.total_bins
+        if self._hist is None or self._hist.shape[0] < rows or self._hist.shape[1] != width:
+            self._hist = self.cuda.device_array((rows, width), HIST)
+        return self._hist
+
+    def _build(self, rows, segments: list[tuple[int, int]], outs: list[np.ndarray], total: np.ndarray | None) -> None:
+        """The histograms of the row segments (start, n) into outs (host), in one launch; with ``total``
+        (one segment), its totals too."""
+        kernels, width = self.kernels, outs[0].shape[1]
+        hist = self._histogram_buffer(len(segments), width)
+        n_cells = len(segments) * self.total_bins
+        kernels.zero_histogram[kernels.blocks_for(n_cells * width), kernels.THREADS_PER_BLOCK](hist, n_cells)
+        starts, offsets, n = self._segments(segments)
         if n:
             kernels.histogram_rows[kernels.blocks_for(n), kernels.THREADS_PER_BLOCK](
-                self._binned, self._dense_base, rows, start, n, self._stats, hist)
-        hist.copy_to_host(out)
+                self._binned, self._dense_base, rows, starts, offsets, self._stats, hist[:n_cells])
+        host = hist[:n_cells].copy_to_host()
+        for k, out in enumerate(outs):
+            out[...] = host[k * self.total_bins:(k + 1) * self.total_bins]
         if total is not None:
             if self._total_bins is None:  # no feature at all: the totals of the rows themselves
-                total[:] = self._stats.copy_to_host()[rows.copy_to_host()[start:start + n]].sum(axis=0, dtype=HIST)
+                start, count = segments[0]
+                total[:] = self._stats.copy_to_host()[rows.copy_to_host()[start:start + count]].sum(axis=0, dtype=HIST)
             else:
                 lo, hi = self._total_bins
-                total[:] = out[lo:hi].sum(axis=0)
+                total[:] = outs[0][lo:hi].sum(axis=0)
 
-    def _partition(self, rows, start: int, end: int, req: SplitRequest) -> int:
-        """Reorder rows[start:end] into the split's left rows then its right ones; return the left count."""
-        cuda, kernels = self.cuda, self.kernels
-        n = end - start
+    def _partition(self, rows, segments: list[tuple[int, int]], requests: Sequence[SplitRequest]) -> list[int]:
+        """Reorder each segment of rows into its split's left rows then its right ones, all in one launch per
+        step; return each segment's left count."""
+        cuda, kernels, store = self.cuda, self.kernels, self.store
+        starts, offsets, n = self._segments(segments)
         if n == 0:
-            return 0
-        rule = req.rule()
-        column = int(self.store.feature_slot[rule.feature])
-        categories = cuda.to_device(rule.categories) if rule.categories.shape[0] else self._no_categories
-        self._n_left.copy_to_device(np.zeros(1, np.int64))
+            return [0] * len(segments)
+        rules = [req.rule() for req in requests]
+        features = np.array([rule.feature for rule in rules], np.int64)
+        sets = [rule.categories for rule in rules]
+        category_offset = np.concatenate([[0], np.cumsum([c.shape[0] for c in sets])]).astype(np.int64)
+        categories = np.concatenate(sets + [np.zeros(1, np.bool_)]).astype(np.bool_)
+        n_left = cuda.to_device(np.zeros(len(segments), np.int64))
         blocks = kernels.blocks_for(n)
         kernels.mark_sides[blocks, kernels.THREADS_PER_BLOCK](
-            self._binned, column, rows, start, n, rule.threshold_bin, int(self.store.missing_bin[rule.feature]),
-            rule.default_left, categories, self._goes_left, self._n_left)
-        n_left = int(self._n_left.copy_to_host()[0])
-        self._next_slot.copy_to_device(np.zeros(2, np.int64))
-        kernels.scatter_sides[blocks, kernels.THREADS_PER_BLOCK](rows, start, n, self._goes_left, n_left,
-                                                                 self._next_slot, self._tmp)
-        kernels.copy_rows[blocks, kernels.THREADS_PER_BLOCK](self._tmp, rows, start, n)
-        return n_left
+            self._binned, rows, starts, offsets, cuda.to_device(store.feature_slot[features].astype(np.int64)),
+            cuda.to_device(np.array([rule.threshold_bin for rule in rules], np.int64)),
+            cuda.to_device(store.missing_bin[features].astype(np.int64)),
+            cuda.to_device(np.array([rule.default_left for rule in rules], np.uint8)),
+            cuda.to_device(category_offset), cuda.to_device(categories), self._goes_left, n_left)
+        kernels.scatter_sides[blocks, kernels.THREADS_PER_BLOCK](
+            rows, starts, offsets, self._goes_left, n_left, cuda.to_device(np.zeros(2 * len(segments), np.int64)),
+            self._tmp)
+        kernels.copy_rows[blocks, kernels.THREADS_PER_BLOCK](self._tmp, rows, starts, offsets)
+        return [int(k) for k in n_left.copy_to_host()]
