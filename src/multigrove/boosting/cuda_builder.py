@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from .._dtypes import HIST, INDEX
+from ..kernels.histogram import totals_from_dense
 from ..kernels.store import BinnedStore
 from .builder import BUILD_LEFT, BUILD_NONE, PackedCounts, SplitRequest
 
@@ -68,9 +69,6 @@ class CudaBuilder:
         self.total_bins = store.total_bins
         self._binned = self.cuda.to_device(np.ascontiguousarray(store.dense))
         self._dense_base = self.cuda.to_device(np.ascontiguousarray(store.dense_base, np.int64))
-        # every row falls in one bin of the first dense column's feature: the node totals are its bins' sums
-        first = int(np.searchsorted(store.offsets, store.dense_base[0])) if store.dense.shape[1] else -1
-        self._total_bins = (int(store.offsets[first]), int(store.offsets[first + 1])) if first >= 0 else None
         self._tmp = self.cuda.device_array(max(self.n_rows, 1), INDEX)
         self._goes_left = self.cuda.device_array(max(self.n_rows, 1), np.uint8)
         self._hist = None
@@ -172,13 +170,9 @@ class CudaBuilder:
         host = hist[:n_cells].copy_to_host()
         for k, out in enumerate(outs):
             out[...] = host[k * self.total_bins:(k + 1) * self.total_bins]
-        if total is not None:
-            if self._total_bins is None:  # no feature at all: the totals of the rows themselves
-                start, count = segments[0]
-                total[:] = self._stats.copy_to_host()[rows.copy_to_host()[start:start + count]].sum(axis=0, dtype=HIST)
-            else:
-                lo, hi = self._total_bins
-                total[:] = outs[0][lo:hi].sum(axis=0)
+        if total is not None and not totals_from_dense(self.store, outs[0], total):
+            start, count = segments[0]  # no feature at all: the totals of the rows themselves
+            total[:] = self._stats.copy_to_host()[rows.copy_to_host()[start:start + count]].sum(axis=0, dtype=HIST)
 
     def _partition(self, rows, segments: list[tuple[int, int]], requests: Sequence[SplitRequest]) -> list[int]:
         """Reorder each segment of rows into its split's left rows then its right ones, all in one launch per

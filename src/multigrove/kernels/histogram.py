@@ -648,9 +648,8 @@ def _add_owned_bins(store, rows, stats, lo, hi, parts, out):
     d1 = np.searchsorted(store.dense_base, hi) if columns else 0
     n_bundles = store.bundle.shape[1] if columns else 0
     width = stats.shape[1]
-    narrow = width <= 3
     flat = out.reshape(-1)
-    ulo, uhi, w = U(lo), U(hi), U(width)
+    ulo, uhi = U(lo), U(hi)
     for i in range(rows.shape[0]):
         r = U(rows[i])
         s0 = np.float64(stats[r, U(0)])
@@ -658,35 +657,29 @@ def _add_owned_bins(store, rows, stats, lo, hi, parts, out):
         s2 = np.float64(stats[r, U(2)]) if width > 2 else 0.0
         for jj in range(d0, d1):
             j = U(jj)
-            b = U(store.dense_base[j]) + U(dense[r, j])
-            if narrow:
-                _add_narrow(flat, b * w, width, s0, s1, s2)
-            else:
-                _add_stats(out, b, stats, r, width)
+            _add_row_stats(out, flat, U(store.dense_base[j]) + U(dense[r, j]), stats, r, width, s0, s1, s2)
         for jj in range(n_bundles):
             j = U(jj)
             b = U(store.code_map[U(store.code_offset[j]) + U(bundle[r, j])])
             if ulo <= b < uhi:
-                if narrow:
-                    _add_narrow(flat, b * w, width, s0, s1, s2)
-                else:
-                    _add_stats(out, b, stats, r, width)
+                _add_row_stats(out, flat, b, stats, r, width, s0, s1, s2)
         if has_sparse:
             p, stop = U(indptr[r]), U(indptr[r + U(1)])
             while p < stop and U(stored[p]) < ulo:
                 p += U(1)
             while p < stop and U(stored[p]) < uhi:
-                b = U(stored[p])
-                if narrow:
-                    _add_narrow(flat, b * w, width, s0, s1, s2)
-                else:
-                    _add_stats(out, b, stats, r, width)
+                _add_row_stats(out, flat, U(stored[p]), stats, r, width, s0, s1, s2)
                 p += U(1)
 
 
 @njit(cache=True, inline="always")
-def _add_narrow(flat, x, width, s0, s1, s2):
-    """flat[x:x + width] += (s0, s1, s2)[:width] for width 1 to 3."""
+def _add_row_stats(out, flat, b, stats, r, width, s0, s1, s2):
+    """out[b] += stats[r]: from the registers s0, s1, s2 (the row's first statistics) for width 1 to 3
+    (flat: out as one array), else column by column."""
+    if width > 3:
+        _add_stats(out, b, stats, r, width)
+        return
+    x = b * U(width)
     if width == 1:
         flat[x] += s0
         return
