@@ -34,9 +34,12 @@ from multigrove.kernels.partition import (
 )
 from multigrove.kernels.predict import predict_leaf_raw, predict_raw, predict_store
 from multigrove.kernels.split import (
+    REGISTER_MAX_K,
     TASK_BINS,
     FeatureSplits,
     NodeSplits,
+    _scan_shared_hessian,
+    _scan_shared_hessian_registers,
     add_split_gains,
     best_split_per_feature,
     best_splits_kernel,
@@ -65,7 +68,7 @@ def binned_problem(draw):
         b = rng.integers(0, n_vb[f], size=n)
         b[rng.random(n) < draw(st.sampled_from([0.0, 0.2]))] = n_vb[f]   # missing bin
         binned[:, f] = b
-    C = draw(st.sampled_from([2, 3, 5, 9]))
+    C = draw(st.sampled_from([2, 3, 4, 5, 7, 9]))
     stats = rng.normal(size=(n, C)).astype(np.float32)
     stats[:, -1] = 1.0
     rows = np.sort(rng.choice(n, size=rng.integers(1, n + 1), replace=False)).astype(np.int32)
@@ -323,6 +326,23 @@ def test_split_scan_equals_naive(problem, const_hess, lam, min_data, topk, restr
         lo, miss = offsets[f], offsets[f + 1] - 1
         expect = hist[lo:lo + b[f] + 1].sum(axis=0) + (hist[miss] if d[f] else 0)
         np.testing.assert_allclose(out, expect, atol=1e-9)
+
+
+@SETTINGS
+@given(binned_problem(), st.integers(1, REGISTER_MAX_K), st.sampled_from([0.0, 1.0]), st.integers(1, 4))
+def test_register_scan_equals_array_scan(problem, k, lam, min_data):
+    """The shared-Hessian scan with its left sums in registers (k <= REGISTER_MAX_K) gives what the scan over
+    an array of sums gives, bit for bit: the same gain, threshold, missing side and splittability."""
+    rng, binned, offsets, _, stats, rows = problem
+    stats = np.column_stack([rng.normal(size=(stats.shape[0], k)), np.abs(stats[:, :1]) + 0.1,
+                             np.ones(stats.shape[0])]).astype(np.float32)
+    hist = naive.histogram(binned, rows, stats, offsets)
+    total = hist[offsets[0]:offsets[1]].sum(axis=0)
+    params = scan_params(k, k, 0, 1.0, k + 1, lam, min_data, 1e-3)
+    acc = np.empty(k + 2)
+    for f in range(offsets.size - 1):
+        expect = _scan_shared_hessian(f, hist, offsets, total, params, acc)
+        assert _scan_shared_hessian_registers(f, hist, offsets, total, params) == expect, f
 
 
 @SETTINGS

@@ -165,6 +165,7 @@ class LocalBuilder:
         self.packed: PackedCounts | None = None  # this tree's histograms are built packed (see PackedCounts)
         self._packed_hist = np.empty((0, 2), dtype=HIST)
         self._packed_total = np.empty(2, dtype=HIST)
+        self._row_updates: tuple[int, float] | None = None  # (code columns, sparse entries a row): _schedule
 
     # ------------------------------------------------------------------ per tree
     def begin(self, stats: np.ndarray, rows: np.ndarray | None = None, max_leaves: int = 2,
@@ -178,6 +179,7 @@ class LocalBuilder:
         constant Hessian; where it gets a compact store its histograms are built on two columns."""
         self.stats = stats
         self.tree_store, self.sample_rows = self.store, None
+        self._row_updates = None
         self.all_rows = rows is None
         self.packed = None
         if rows is None:
@@ -224,8 +226,11 @@ class LocalBuilder:
         """0 serial, 1 row chunks, >= 2 statistic-column blocks, -1 feature groups (see
         kernels.partition.split_and_build; the groups are _feature_groups())."""
         store, width = self.tree_store, self.stats.shape[1]
-        n_columns = store.dense.shape[1] + store.bundle.shape[1]
-        updates = n_rows * (n_columns + store.sparse_bins.shape[0] / max(store.n_rows, 1))
+        if self._row_updates is None:  # once a tree (the store may be a sample's), not at each split
+            self._row_updates = (store.dense.shape[1] + store.bundle.shape[1],
+                                 store.sparse_bins.shape[0] / max(store.n_rows, 1))
+        n_columns, sparse_per_row = self._row_updates
+        updates = n_rows * (n_columns + sparse_per_row)
         wide = width >= WIDE_MIN_COLS or (width >= WIDE_SMALL_NODE_COLS
                                            and updates < WIDE_SMALL_NODE_UPDATES_PER_BIN * store.total_bins)
         # one thread builds a large node as one row chunk, in a parallel region all the same: Numba compiles

@@ -34,6 +34,8 @@ gives the gain of every candidate threshold of a leaf from the leaf's rows.  Gro
 from __future__ import annotations
 
 import dataclasses
+import heapq
+import math
 from typing import Protocol
 
 import numpy as np
@@ -227,11 +229,17 @@ class TreeGrower:
             return self._finish(leaves)
         self._evaluate(root, None, self._mask, subtract=False)
         if config.growth_policy == "leafwise":
-            while len(leaves) < config.num_leaves:
-                best = max(leaves, key=lambda lf: lf.gain)
-                if not np.isfinite(best.gain):
-                    break
-                leaves += self._split_level(builder, [best], len(leaves))
+            # the leaf of the largest gain, the lowest index among equal gains (a leaf's index is its place
+            # in ``leaves``), from a heap: each leaf is scanned once between two of its splits, so no entry
+            # goes stale, and leaves without a valid split never enter it
+            heap = [(-root.gain, 0, root)] if math.isfinite(root.gain) else []
+            while heap and len(leaves) < config.num_leaves:
+                best = heapq.heappop(heap)[2]
+                new = self._split_level(builder, [best], len(leaves))
+                leaves += new
+                for leaf in (best, *new):
+                    if math.isfinite(leaf.gain):
+                        heapq.heappush(heap, (-leaf.gain, leaf.index, leaf))
         else:
             frontier = [root]
             while frontier and len(leaves) < config.num_leaves:
@@ -448,7 +456,7 @@ class TreeGrower:
         for i, leaf in enumerate((first, second)[:n_nodes]):
             leaf.scan_mask = self._per_feature.splittable[i].copy()
             leaf.gain = float(best.gain[i])
-            if np.isfinite(leaf.gain):
+            if math.isfinite(leaf.gain):
                 leaf.feature, leaf.bin = int(best.feature[i]), int(best.threshold_bin[i])
                 leaf.default_left = bool(best.default_left[i])
                 leaf.left_total = best.left_sums[i].copy()

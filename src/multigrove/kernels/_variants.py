@@ -63,5 +63,10 @@ def variant(kernel, suffix: str, parallel: bool = False, **callees):
 def pick(parallel_kernel, serial_kernel, work: float):
     """The parallel kernel for at least PARALLEL_MIN_WORK units of work (ONE_THREAD_PARALLEL_MIN_WORK when
     Numba runs one thread here), else its serial twin."""
-    least = PARALLEL_MIN_WORK if numba.get_num_threads() > 1 else ONE_THREAD_PARALLEL_MIN_WORK
-    return parallel_kernel if work >= least else serial_kernel
+    # the thread count (a few microseconds to ask Numba: a small split's Python pays it per call) decides only
+    # between the two thresholds
+    if work < PARALLEL_MIN_WORK:
+        return serial_kernel
+    if work >= ONE_THREAD_PARALLEL_MIN_WORK or numba.get_num_threads() > 1:
+        return parallel_kernel
+    return serial_kernel

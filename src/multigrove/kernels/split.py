@@ -348,6 +348,73 @@ def _scan_shared_hessian(f, hist, offsets, total, p, acc):
     return best_gain, best_bin, best_left, count_ok
 
 
+#: the most gradient columns _scan_shared_hessian_registers keeps in registers (the default sketch has 3)
+REGISTER_MAX_K = 4
+
+
+@njit(cache=True, inline="always")
+def _scan_shared_hessian_registers(f, hist, offsets, total, p):
+    """_scan_shared_hessian for k <= REGISTER_MAX_K gradient columns: their left sums in four registers (a
+    column j >= k reads column 0 and is masked out of the scores, which add the columns in the same order:
+    the same gains bit for bit), and no branch on an empty bin (its threshold repeats the previous one's
+    sums, hence its fraction, which the strict comparison never takes again; min_data_in_leaf >= 1 keeps an
+    empty first bin out as the skip did).  1.6-2x the speed of the array version at k = 3 (Otto's and
+    scene's histograms; CHANGELOG.md, stop 50).  One body with the array's columns beyond the fourth ran
+    1.6x slower at k = 3 than this one, so k > REGISTER_MAX_K keeps its own."""
+    k = p.k
+    h_col, count_col = U(p.h_col), U(p.count_col)
+    h_scale, lam = p.h_scale, p.lambda_l2
+    min_data, min_hess = p.min_data_in_leaf, p.min_sum_hessian
+    c1, c2, c3 = U(1 if k > 1 else 0), U(2 if k > 2 else 0), U(3 if k > 3 else 0)
+    m1, m2, m3 = 1.0 if k > 1 else 0.0, 1.0 if k > 2 else 0.0, 1.0 if k > 3 else 0.0
+    t0, t1, t2, t3 = total[0], total[c1], total[c2], total[c3]
+    best_num, best_den = -np.inf, 1.0
+    best_bin = -1
+    best_left = False
+    lo = U(offsets[f])
+    miss = U(offsets[f + 1] - 1)
+    n_value_bins = np.int64(miss - lo)
+    n_total = total[count_col]
+    h_total = total[h_col]
+    has_missing = hist[miss, count_col] > 0
+    count_ok = False
+    for direction in range(2 if n_value_bins >= 2 else 0):
+        missing_left = direction == 1
+        if missing_left and not has_missing:
+            break
+        start = 1.0 if missing_left else 0.0
+        a0, a1, a2, a3 = start * hist[miss, 0], start * hist[miss, c1], start * hist[miss, c2], start * hist[miss, c3]
+        h_left = start * hist[miss, h_col]
+        n_left = start * hist[miss, count_col]
+        for tt in range(n_value_bins - 1):
+            b = lo + U(tt)
+            a0 += hist[b, U(0)]
+            a1 += hist[b, c1]
+            a2 += hist[b, c2]
+            a3 += hist[b, c3]
+            h_left += hist[b, h_col]
+            n_left += hist[b, count_col]
+            if n_total - n_left < min_data:
+                break  # the right side only shrinks from here on
+            if n_left < min_data:
+                continue
+            count_ok = True
+            hl = h_scale * h_left
+            hr = h_scale * (h_total - h_left)
+            if hl < min_hess or hr < min_hess:
+                continue
+            r0, r1, r2, r3 = t0 - a0, t1 - a1, t2 - a2, t3 - a3
+            g2l = a0 * a0 + m1 * (a1 * a1) + m2 * (a2 * a2) + m3 * (a3 * a3)
+            g2r = r0 * r0 + m1 * (r1 * r1) + m2 * (r2 * r2) + m3 * (r3 * r3)
+            num, den = _ratio_sum(g2l, hl + lam, g2r, hr + lam)
+            if num * best_den > best_num * den:
+                best_num, best_den = num, den
+                best_bin = tt
+                best_left = missing_left
+    best_gain = best_num / best_den if best_bin >= 0 else -np.inf
+    return best_gain, best_bin, best_left, count_ok
+
+
 @njit(cache=True, inline="always")
 def _own_hessians_score(acc, total, p):
     """score(left) + score(right) of several outputs with their own Hessians and dense leaves, in one pass
@@ -579,6 +646,8 @@ def scan_feature(f, hist, offsets, total, p, acc, buf, heap):
     descendant either (a child's sides are subsets of the parent's), so the grower stops scanning it."""
     k = p.k
     if p.h_stride == 0 and (p.topk <= 0 or p.topk >= k):  # one Hessian for all outputs, dense leaves
+        if k <= REGISTER_MAX_K:
+            return _scan_shared_hessian_registers(f, hist, offsets, total, p)
         return _scan_shared_hessian(f, hist, offsets, total, p, acc)
     dense = p.topk <= 0 or p.topk >= k
     n_cols = hist.shape[1]
