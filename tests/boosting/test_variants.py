@@ -38,3 +38,22 @@ def test_serial_and_parallel_kernels_grow_the_same_trees(monkeypatch, rng, case)
         np.testing.assert_array_equal(a.split_feature, b.split_feature)
         np.testing.assert_array_equal(a.threshold_bin, b.threshold_bin)
     np.testing.assert_allclose(p_parallel, p_serial, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_pick_chooses_by_work_and_asks_the_thread_count_only_between_its_thresholds(monkeypatch, threads):
+    asked = []
+
+    def get_num_threads():
+        asked.append(threads)
+        return threads
+
+    monkeypatch.setattr(_variants.numba, "get_num_threads", get_num_threads)
+    parallel, serial = object(), object()
+    low, high = _variants.PARALLEL_MIN_WORK, _variants.ONE_THREAD_PARALLEL_MIN_WORK
+    assert _variants.pick(parallel, serial, low - 1) is serial
+    assert _variants.pick(parallel, serial, high) is parallel
+    assert not asked
+    assert _variants.pick(parallel, serial, low) is (parallel if threads > 1 else serial)
+    assert _variants.pick(parallel, serial, high - 1) is (parallel if threads > 1 else serial)
+    assert asked == [threads, threads]

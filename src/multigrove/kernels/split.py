@@ -358,9 +358,10 @@ def _scan_shared_hessian_registers(f, hist, offsets, total, p):
     column j >= k reads column 0 and is masked out of the scores, which add the columns in the same order:
     the same gains bit for bit), and no branch on an empty bin (its threshold repeats the previous one's
     sums, hence its fraction, which the strict comparison never takes again; min_data_in_leaf >= 1 keeps an
-    empty first bin out as the skip did).  1.6-2x the speed of the array version at k = 3 (Otto's and
-    scene's histograms; CHANGELOG.md, stop 50).  One body with the array's columns beyond the fourth ran
-    1.6x slower at k = 3 than this one, so k > REGISTER_MAX_K keeps its own."""
+    empty first bin out as the skip did).  A two-node scan at k = 3 takes 0.69x (atp7d's shape) and 0.80x
+    (scene's) of the array version's time (benchmarks/split_scan.py; CHANGELOG.md, stop 50).  One body with
+    an array for the columns beyond the fourth ran the k = 3 scan 1.6x slower than this one, so
+    k > REGISTER_MAX_K keeps its own."""
     k = p.k
     h_col, count_col = U(p.h_col), U(p.count_col)
     h_scale, lam = p.h_scale, p.lambda_l2
