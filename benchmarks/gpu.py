@@ -106,51 +106,25 @@ def _lightgbm(task, X, y, threads):
     return lambda rounds: [lgb.train(params, data, rounds) for data in sets]
 
 
-def _otto_curve(run, Xtr, ytr, Xva, yva, Xte, yte) -> tuple[list, list]:
-    """(test log loss after every round, seconds since the start after every round) of one library's fit."""
-    from otto_time_to_target import booster_staged_losses
-    clock: list = []
-    started = time.perf_counter()
-    booster = run(Xtr, ytr, Xva, yva, lambda env: clock.append(time.perf_counter() - started))
-    return booster_staged_losses(booster, Xte, yte), clock
-
-
 def _otto(threads: int, scale: float, max_rounds: int, out) -> dict:
     """The ``otto`` task's table cells: LightGBM's best test log loss is the target."""
-    import lightgbm as lgb
     from otto import split
-    from otto_time_to_target import PATIENCE, log_loss
+    from otto_time_to_target import PATIENCE, first_reach, log_loss, run_lgbm, run_mg
     parts = split()
     if scale < 1.0:
         parts = tuple(part[:max(300, int(len(part) * scale))] for part in parts)
     Xtr, ytr, Xva, yva, Xte, yte = parts
     cells = {}
-
-    def run_lgbm(Xtr, ytr, Xva, yva, clock):
-        train = lgb.Dataset(Xtr, ytr)
-        return lgb.train(dict(objective="multiclass", num_class=9, num_threads=threads, verbose=-1), train,
-                         max_rounds, valid_sets=[lgb.Dataset(Xva, yva, reference=train)],
-                         callbacks=[lgb.early_stopping(PATIENCE, verbose=False), clock])
-
-    def run_mg(Xtr, ytr, Xva, yva, clock):
-        import multigrove as mg
-        params = dict(objective="multiclass", num_class=9, device_type="cuda", num_threads=threads, verbosity=-1)
-        train = mg.Dataset(Xtr, ytr)
-        return mg.train(params, train, max_rounds, valid_sets=[mg.Dataset(Xva, yva, reference=train)],
-                        callbacks=[mg.early_stopping(PATIENCE, verbose=False), clock])
-
-    curve, clock = _otto_curve(run_lgbm, *parts)
+    clock: list = []
+    curve = run_lgbm(*parts, clock, threads=threads, max_rounds=max_rounds)
     target = min(curve)
-    cells["LightGBM CPU"] = dict(best_test_logloss=target, seconds=clock[int(np.argmin(curve))],
-                                 rounds=int(np.argmin(curve)) + 1)
+    rounds, seconds = first_reach(dict(curve=curve, clock=clock), target)
+    cells["LightGBM CPU"] = dict(best_test_logloss=target, seconds=seconds, rounds=rounds)
     try:
-        import multigrove as mg
-        mg.train(dict(objective="multiclass", num_class=9, device_type="cuda", verbosity=-1),
-                 mg.Dataset(Xtr[:3000], ytr[:3000]), 2)  # compilation and the first transfer outside the clock
-        curve, clock = _otto_curve(run_mg, *parts)
-        hit = np.flatnonzero(np.asarray(curve) <= target + 1e-12)
-        cells["multigrove cuda"] = dict(best_test_logloss=min(curve), rounds=int(hit[0]) + 1 if hit.size else None,
-                                        seconds=clock[hit[0]] if hit.size else None)
+        clock = []
+        curve = run_mg(*parts, clock, threads=threads, max_rounds=max_rounds, device_type="cuda")
+        rounds, seconds = first_reach(dict(curve=curve, clock=clock), target)
+        cells["multigrove cuda"] = dict(best_test_logloss=min(curve), rounds=rounds, seconds=seconds)
     except Exception as exc:  # noqa: BLE001 - a missing library or GPU is a cell of the table
         cells["multigrove cuda"] = dict(error=f"{type(exc).__name__}: {str(exc)[:120]}")
     try:

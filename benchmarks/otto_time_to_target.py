@@ -49,26 +49,27 @@ def booster_staged_losses(bst, Xte, yte):
                          bst.current_iteration(), yte)
 
 
-def run_lgbm(Xtr, ytr, Xva, yva, Xte, yte, clock):
+def run_lgbm(Xtr, ytr, Xva, yva, Xte, yte, clock, threads=2, max_rounds=MAX_ROUNDS):
     import lightgbm as lgb
-    params = dict(objective="multiclass", num_class=9, num_threads=2, verbose=-1)
+    params = dict(objective="multiclass", num_class=9, num_threads=threads, verbose=-1)
     t0 = time.perf_counter()
     train = lgb.Dataset(Xtr, ytr)
     valid = lgb.Dataset(Xva, yva, reference=train)
-    bst = lgb.train(params, train, MAX_ROUNDS, valid_sets=[valid],
+    bst = lgb.train(params, train, max_rounds, valid_sets=[valid],
                     callbacks=[lgb.early_stopping(PATIENCE, verbose=False),
                                lambda env: clock.append(time.perf_counter() - t0)])
     return booster_staged_losses(bst, Xte, yte)
 
 
-def run_mg(Xtr, ytr, Xva, yva, Xte, yte, clock):
+def run_mg(Xtr, ytr, Xva, yva, Xte, yte, clock, threads=2, max_rounds=MAX_ROUNDS, **params):
+    """``params``: added to multigrove's defaults (benchmarks/gpu.py: device_type="cuda")."""
     import multigrove as mg
-    params = dict(objective="multiclass", num_class=9, num_threads=2, verbosity=-1)
-    mg.train(params, mg.Dataset(Xtr[:3000], ytr[:3000]), 2)  # compile outside the clock
+    params = dict(objective="multiclass", num_class=9, num_threads=threads, verbosity=-1, **params)
+    mg.train(params, mg.Dataset(Xtr[:3000], ytr[:3000]), 2)  # compile (and a first transfer) outside the clock
     t0 = time.perf_counter()
     train = mg.Dataset(Xtr, ytr)
     valid = mg.Dataset(Xva, yva, reference=train)
-    bst = mg.train(params, train, MAX_ROUNDS, valid_sets=[valid],
+    bst = mg.train(params, train, max_rounds, valid_sets=[valid],
                    callbacks=[mg.early_stopping(PATIENCE, verbose=False),
                               lambda env: clock.append(time.perf_counter() - t0)])
     return booster_staged_losses(bst, Xte, yte)
