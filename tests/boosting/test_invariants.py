@@ -115,3 +115,28 @@ def test_root_bin_counts_are_counted_once_per_store_and_never_for_a_sample(rng):
             assert builder._bin_counts is not None  # the column-wise root ran and kept the counts
             if tree > 0:  # counted at the first root only, a sample tree between
                 assert builder._bin_counts is counts_before
+
+
+def test_feature_groups_over_a_csr_part_for_wide_statistics_or_many_threads(rng):
+    """LocalBuilder's schedule (kernels.partition.split_and_build: -1 = feature groups) for a small node of a
+    store with a CSR part: groups for statistics of SPARSE_GROUP_MIN_COLS columns or more, or from
+    SPARSE_GROUP_MIN_THREADS threads; one output at fewer threads stays on one thread (each group would walk
+    every row's entries for sums that cost no more than the walk: benchmarks/feature_groups.py)."""
+    import scipy.sparse as sp
+
+    from multigrove.boosting.builder import SPARSE_GROUP_MIN_COLS, SPARSE_GROUP_MIN_THREADS
+    from multigrove.data.bundling import plan_layout
+    from multigrove.data.storage import build_store
+    n = 6_000
+    dense_part = rng.normal(size=(n, 4))
+    counts = sp.random(n, 60, density=0.15, random_state=0, data_rvs=lambda k: rng.integers(1, 9, k)).toarray()
+    X = np.hstack([dense_part, counts])
+    mapper = BinMapper(max_bin=63).fit(X)
+    store = build_store(X, mapper, plan_layout(mapper, mapper.transform(X), enable_bundle=False))
+    assert store.sparse_bins.shape[0] > 0 and store.dense.shape[1] >= 2
+    node_rows = 3_000
+    for width, threads, groups in ((SPARSE_GROUP_MIN_COLS, 2, True), (3, 2, False),
+                                   (3, SPARSE_GROUP_MIN_THREADS, True)):
+        builder = LocalBuilder(store, threads)
+        builder.begin(np.zeros((n, width), np.float32), None, 2)
+        assert (builder._schedule(node_rows) == -1) == groups, (width, threads)

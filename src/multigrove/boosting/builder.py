@@ -20,7 +20,7 @@ import numpy as np
 
 from .._dtypes import HIST, INDEX
 from ..kernels.histogram import (
-    FEATURE_GROUP_MIN_UPDATES,
+    FEATURE_GROUP_MIN_WORK,
     build_histogram_chunks,
     build_histogram_columns,
     build_histogram_features,
@@ -57,10 +57,17 @@ COLUMN_ROOT_MAX_COLS = 3
 WIDE_MIN_COLS = 128
 WIDE_SMALL_NODE_COLS = 64
 WIDE_SMALL_NODE_UPDATES_PER_BIN = 50
+#: feature groups over a store with a CSR part need statistics this wide, or this many threads: each group
+#: walks every row's entries to its own, which for one output costs as much as the sums.  On Otto's store
+#: (17 entries a row; benchmarks/feature_groups.py, one thread), a group's share of the work as a fraction
+#: of the serial kernel's time: 5 columns 0.57-0.62 with 2 groups, 0.28-0.34 with 16; 3 columns 0.63-0.98
+#: with 2 groups (no gain at 2 threads), 0.51-0.68 with 16
+SPARSE_GROUP_MIN_COLS = 4
+SPARSE_GROUP_MIN_THREADS = 8
 #: nodes with fewer rows are partitioned on one thread
 PARALLEL_PARTITION_MIN_ROWS = 16384
 #: below this many cell updates a histogram is built on one thread (a parallel region costs more),
-#: or by feature groups from FEATURE_GROUP_MIN_UPDATES on
+#: or by feature groups from FEATURE_GROUP_MIN_WORK on
 PARALLEL_MIN_WORK = 200_000
 #: a store whose binned rows and statistics take at most this many bytes stays in cache: its nodes
 #: are built by feature groups instead of row chunks (on a 500k x 50 store, where every row read is
@@ -241,11 +248,12 @@ class LocalBuilder:
         serial = (one_thread and wide) or updates * width < PARALLEL_MIN_WORK \
             or (not wide and updates < CHUNK_MIN_UPDATES_PER_BIN * self.n_chunks * store.total_bins)
         # feature groups sum each bin in row order, as one thread does: where row chunks would run,
-        # deterministic=True keeps them (its sums must not depend on the number of threads).  Not for a
-        # store with a CSR part: every group then walks every row's entries to find its own, and on Otto's
-        # store (17 entries a row) at 16 threads a round's splits took 33 ms so, 21 ms without (issue 43)
-        if self.n_threads > 1 and n_columns >= 2 and store.sparse_bins.shape[0] == 0 \
-                and updates >= FEATURE_GROUP_MIN_UPDATES \
+        # deterministic=True keeps them (its sums must not depend on the number of threads).  On a store
+        # with a CSR part every group walks each row's entries to its own (SPARSE_GROUP_MIN_COLS)
+        sparse_ok = store.sparse_bins.shape[0] == 0 or width >= SPARSE_GROUP_MIN_COLS \
+            or self.n_threads >= SPARSE_GROUP_MIN_THREADS
+        if self.n_threads > 1 and n_columns >= 2 and sparse_ok \
+                and updates * width >= FEATURE_GROUP_MIN_WORK \
                 and (serial or (not self.deterministic and self._cache_resident(n_columns))):
             return -1
         if serial:

@@ -33,10 +33,15 @@ COLUMNS = np.int64(1)
 ENTRIES = np.int64(2)
 #: rows ahead whose binned row is prefetched
 PREFETCH_DISTANCE = 16
-#: feature groups (build_histogram_features) need this many updates (rows x columns) to pay for a
-#: parallel region (measured on scm20d, 61 columns: 200 rows 17 us against 13 serial, 500 rows 23
-#: against 26)
-FEATURE_GROUP_MIN_UPDATES = 20_000
+#: feature groups (build_histogram_features) pay for their parallel region from this much work: cell
+#: updates (rows x columns) x statistic columns.  Measured at 2 threads on the panel's stores (serial
+#: against 2 groups, microseconds): enb 4,000 of work 11.5 against 12.2, 8,000 17.4 against 14.1; emotions
+#: 3,555 38.1 against 37.9, 7,110 40.4 against 35.7; yeast 5,150 52.1 against 42.0; scm20d 6,100 30.5
+#: against 27.2 (benchmarks/feature_groups.py's kernels, CHANGELOG.md stop 51).  At 16 threads a region
+#: costs 2.9x as much (region_cost.py: 7.8 against 2.7 us) for 15/16 of the work saved instead of 1/2,
+#: about 1.5x the break-even: 6,000 is about it at both counts.  (20,000 updates, 100,000 of work at 5
+#: columns, while the kernel ran 4-9x slower a row than the serial one: CHANGELOG.md, stop 51.)
+FEATURE_GROUP_MIN_WORK = 6_000
 #: fix_default_bins sums this few statistic columns one at a time (see there)
 NARROW_FIX_COLS = 8
 
@@ -631,15 +636,37 @@ def build_histogram_features(store, rows, stats, group_features, out, total):
                 fix_default_bins(store, total, out, FIRST, out.shape[1], t0, t1)
 
 
+@njit(cache=True, inline="always")
+def _owned_entries(indptr, stored, r, bin_lo, bin_hi):
+    """(p0, p1): row r's CSR entries (ascending) in the histogram rows [bin_lo, bin_hi), found by walking
+    the row's entries: on Otto's rows (17 entries) 16 feature groups took 1.1x as long with a binary search
+    for the first (branches mispredicted), 1.5x with a branchless one."""
+    p0, stop = U(indptr[r]), U(indptr[r + U(1)])
+    while p0 < stop and U(stored[p0]) < bin_lo:
+        p0 += U(1)
+    p1 = p0
+    while p1 < stop and U(stored[p1]) < bin_hi:
+        p1 += U(1)
+    return p0, p1
+
+
 @njit(cache=True)
 def _add_owned_bins(store, rows, stats, lo, hi, parts, out):
     """out[lo:hi] += the statistics of rows whose dense or bundle bins (``parts & COLUMNS``) or sparse
-    entries (``parts & ENTRIES``) fall in [lo, hi), a range of whole features; a bin summed in the order the serial
-    kernel sums it (a bundled feature's bin can get both a code and, where members conflict, an entry).
-    Dense columns are ordered by feature (their histogram offsets ascend), so those of the range are a
-    slice; every bundle code and sparse entry is tested.  One output (2 or 3 statistic
-    columns) keeps a row's statistics in registers: a loop over the columns of each bin costs half again
-    as much (measured)."""
+    entries (``parts & ENTRIES``) fall in [lo, hi), a range of whole features; a bin summed in the order
+    the serial kernel sums it (a bundled feature's bin can get both a code and, where members conflict, an
+    entry).  Dense columns are ordered by feature (their histogram offsets ascend), so those of the range
+    are a slice; every bundle code is tested, and a row's entries walked to those in the range.
+
+    One output (2 or 3 statistic columns) keeps a row's statistics in registers: a loop over the columns
+    of each bin costs half again as much (measured).  Wider statistics have a loop of their own: in one
+    loop with the register path (not taken), 5 columns ran 3-10x slower than the serial kernel's loop
+    (Otto's store, one group over every feature: 175 against 53 us for 500 rows); alone, as fast (issue
+    43: this is what made feature groups slower than one thread on stores with a CSR part).  Nothing is
+    prefetched: a prefetch of each row's codes, statistics and entries made the loop 3-4x slower."""
+    if stats.shape[1] > 3:
+        _add_owned_bins_wide(store, rows, stats, lo, hi, parts, out)
+        return
     dense, bundle = store.dense, store.bundle
     indptr, stored = store.sparse_indptr, store.sparse_bins
     columns = (parts & COLUMNS) != 0
@@ -650,7 +677,8 @@ def _add_owned_bins(store, rows, stats, lo, hi, parts, out):
     width = stats.shape[1]
     flat = out.reshape(-1)
     ulo, uhi = U(lo), U(hi)
-    for i in range(rows.shape[0]):
+    n_rows = rows.shape[0]
+    for i in range(n_rows):
         r = U(rows[i])
         s0 = np.float64(stats[r, U(0)])
         s1 = np.float64(stats[r, U(1)]) if width > 1 else 0.0
@@ -664,12 +692,38 @@ def _add_owned_bins(store, rows, stats, lo, hi, parts, out):
             if ulo <= b < uhi:
                 _add_row_stats(out, flat, b, stats, r, width, s0, s1, s2)
         if has_sparse:
-            p, stop = U(indptr[r]), U(indptr[r + U(1)])
-            while p < stop and U(stored[p]) < ulo:
-                p += U(1)
-            while p < stop and U(stored[p]) < uhi:
+            p0, p1 = _owned_entries(indptr, stored, r, ulo, uhi)
+            for p in range(p0, p1):
                 _add_row_stats(out, flat, U(stored[p]), stats, r, width, s0, s1, s2)
-                p += U(1)
+
+
+@njit(cache=True)
+def _add_owned_bins_wide(store, rows, stats, lo, hi, parts, out):
+    """_add_owned_bins for more than 3 statistic columns: each bin's columns in a loop."""
+    dense, bundle = store.dense, store.bundle
+    indptr, stored = store.sparse_indptr, store.sparse_bins
+    columns = (parts & COLUMNS) != 0
+    has_sparse = (parts & ENTRIES) != 0 and store.sparse_bins.shape[0] > 0
+    d0 = np.searchsorted(store.dense_base, lo) if columns else 0
+    d1 = np.searchsorted(store.dense_base, hi) if columns else 0
+    n_bundles = store.bundle.shape[1] if columns else 0
+    width = stats.shape[1]
+    ulo, uhi = U(lo), U(hi)
+    n_rows = rows.shape[0]
+    for i in range(n_rows):
+        r = U(rows[i])
+        for jj in range(d0, d1):
+            j = U(jj)
+            _add_stats(out, U(store.dense_base[j]) + U(dense[r, j]), stats, r, width)
+        for jj in range(n_bundles):
+            j = U(jj)
+            b = U(store.code_map[U(store.code_offset[j]) + U(bundle[r, j])])
+            if ulo <= b < uhi:
+                _add_stats(out, b, stats, r, width)
+        if has_sparse:
+            p0, p1 = _owned_entries(indptr, stored, r, ulo, uhi)
+            for p in range(p0, p1):
+                _add_stats(out, U(stored[p]), stats, r, width)
 
 
 @njit(cache=True, inline="always")

@@ -7,7 +7,7 @@ from numba import njit, prange
 
 from ._variants import variant
 from .histogram import (
-    FEATURE_GROUP_MIN_UPDATES,
+    FEATURE_GROUP_MIN_WORK,
     FIRST,
     build_histogram_chunks,
     build_histogram_features,
@@ -307,7 +307,7 @@ def split_and_build(store, rows, start, end, rule, build, stats, schedule, group
     ``schedule`` picks the histogram kernel: 0 serial, 1 row chunks (scratch), >= 2 the number of
     statistic-column blocks of build_histogram_wide, < 0 the feature groups ``groups`` of
     build_histogram_features (serial when the child, known only now, is below
-    FEATURE_GROUP_MIN_UPDATES: the caller chose from half the node, and a split's smaller child is
+    FEATURE_GROUP_MIN_WORK: the caller chose from half the node, and a split's smaller child is
     often far smaller).  Returns the number of left rows.
     OUT tmp, marks, counts, scratch: as the partition and histogram kernels; OUT out, total: the histogram.
     """
@@ -318,7 +318,7 @@ def split_and_build(store, rows, start, end, rule, build, stats, schedule, group
     if build == 0:
         return n_left
     child = _child_rows(rows, start, end, n_left, build)
-    if schedule < 0 and child.shape[0] * row_updates(store) < FEATURE_GROUP_MIN_UPDATES:
+    if schedule < 0 and child.shape[0] * row_updates(store) * stats.shape[1] < FEATURE_GROUP_MIN_WORK:
         schedule = 0
     if schedule == 0:
         build_histogram_serial(store, child, stats, out, total)
