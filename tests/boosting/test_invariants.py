@@ -117,14 +117,19 @@ def test_root_bin_counts_are_counted_once_per_store_and_never_for_a_sample(rng):
                 assert builder._bin_counts is counts_before
 
 
-def test_feature_groups_over_a_csr_part_for_wide_statistics_or_many_threads(rng):
+def test_feature_groups_over_a_csr_part_from_enough_threads(rng):
     """LocalBuilder's schedule (kernels.partition.split_and_build: -1 = feature groups) for a small node of a
-    store with a CSR part: groups for statistics of SPARSE_GROUP_MIN_COLS columns or more, or from
-    SPARSE_GROUP_MIN_THREADS threads; one output at fewer threads stays on one thread (each group would walk
-    every row's entries for sums that cost no more than the walk: benchmarks/feature_groups.py)."""
+    store with a CSR part: groups from SPARSE_GROUP_WIDE_MIN_THREADS threads for statistics of
+    SPARSE_GROUP_WIDE_COLS columns or more, from SPARSE_GROUP_MIN_THREADS for one output, one thread below
+    (each group walks every row's entries: benchmarks/feature_groups.py); a dense store's node gets groups
+    at 2 threads."""
     import scipy.sparse as sp
 
-    from multigrove.boosting.builder import SPARSE_GROUP_MIN_COLS, SPARSE_GROUP_MIN_THREADS
+    from multigrove.boosting.builder import (
+        SPARSE_GROUP_MIN_THREADS,
+        SPARSE_GROUP_WIDE_COLS,
+        SPARSE_GROUP_WIDE_MIN_THREADS,
+    )
     from multigrove.data.bundling import plan_layout
     from multigrove.data.storage import build_store
     n = 6_000
@@ -134,9 +139,15 @@ def test_feature_groups_over_a_csr_part_for_wide_statistics_or_many_threads(rng)
     mapper = BinMapper(max_bin=63).fit(X)
     store = build_store(X, mapper, plan_layout(mapper, mapper.transform(X), enable_bundle=False))
     assert store.sparse_bins.shape[0] > 0 and store.dense.shape[1] >= 2
-    node_rows = 3_000
-    for width, threads, groups in ((SPARSE_GROUP_MIN_COLS, 2, True), (3, 2, False),
-                                   (3, SPARSE_GROUP_MIN_THREADS, True)):
-        builder = LocalBuilder(store, threads)
+    plain = build_store(X, mapper, plan_layout(mapper, mapper.transform(X), enable_sparse=False,
+                                                enable_bundle=False))
+    assert plain.sparse_bins.shape[0] == 0
+    wide = SPARSE_GROUP_WIDE_COLS
+    cases = ((store, wide, SPARSE_GROUP_WIDE_MIN_THREADS, True),
+             (store, wide, SPARSE_GROUP_WIDE_MIN_THREADS - 1, False), (store, 3, SPARSE_GROUP_MIN_THREADS, True),
+             (store, 3, SPARSE_GROUP_MIN_THREADS - 1, False),
+             (plain, wide, 2, True), (plain, 3, 2, True))
+    for binned, width, threads, groups in cases:
+        builder = LocalBuilder(binned, threads)
         builder.begin(np.zeros((n, width), np.float32), None, 2)
-        assert (builder._schedule(node_rows) == -1) == groups, (width, threads)
+        assert (builder._schedule(3_000) == -1) == groups, (binned is store, width, threads)

@@ -57,12 +57,15 @@ COLUMN_ROOT_MAX_COLS = 3
 WIDE_MIN_COLS = 128
 WIDE_SMALL_NODE_COLS = 64
 WIDE_SMALL_NODE_UPDATES_PER_BIN = 50
-#: feature groups over a store with a CSR part need statistics this wide, or this many threads: each group
-#: walks every row's entries to its own, which for one output costs as much as the sums.  On Otto's store
-#: (17 entries a row; benchmarks/feature_groups.py, one thread), a group's share of the work as a fraction
-#: of the serial kernel's time: 5 columns 0.57-0.62 with 2 groups, 0.28-0.34 with 16; 3 columns 0.63-0.98
-#: with 2 groups (no gain at 2 threads), 0.51-0.68 with 16
-SPARSE_GROUP_MIN_COLS = 4
+#: feature groups over a store with a CSR part from this many threads (statistics of SPARSE_GROUP_WIDE_COLS
+#: columns or more), else from SPARSE_GROUP_MIN_THREADS: each group walks every row's entries to its own,
+#: which for one output costs as much as the sums.  On Otto's store (17 entries a row;
+#: benchmarks/feature_groups.py, one thread), a group's share of the work as a fraction of the serial
+#: kernel's time: 5 columns 0.57-0.62 with 2 groups, 0.28-0.34 with 16; 3 columns 0.63-0.98 with 2
+#: groups, 0.51-0.68 with 16.  At 2 threads, groups for Otto's small nodes (5 columns) left the round
+#: as it was within this host's noise (three interleaved pairs), so 2 threads keep them on one
+SPARSE_GROUP_WIDE_COLS = 4
+SPARSE_GROUP_WIDE_MIN_THREADS = 4
 SPARSE_GROUP_MIN_THREADS = 8
 #: nodes with fewer rows are partitioned on one thread
 PARALLEL_PARTITION_MIN_ROWS = 16384
@@ -249,9 +252,9 @@ class LocalBuilder:
             or (not wide and updates < CHUNK_MIN_UPDATES_PER_BIN * self.n_chunks * store.total_bins)
         # feature groups sum each bin in row order, as one thread does: where row chunks would run,
         # deterministic=True keeps them (its sums must not depend on the number of threads).  On a store
-        # with a CSR part every group walks each row's entries to its own (SPARSE_GROUP_MIN_COLS)
-        sparse_ok = store.sparse_bins.shape[0] == 0 or width >= SPARSE_GROUP_MIN_COLS \
-            or self.n_threads >= SPARSE_GROUP_MIN_THREADS
+        # with a CSR part every group walks each row's entries to its own (SPARSE_GROUP_MIN_THREADS)
+        sparse_ok = store.sparse_bins.shape[0] == 0 or self.n_threads >= SPARSE_GROUP_MIN_THREADS \
+            or (width >= SPARSE_GROUP_WIDE_COLS and self.n_threads >= SPARSE_GROUP_WIDE_MIN_THREADS)
         if self.n_threads > 1 and n_columns >= 2 and sparse_ok \
                 and updates * width >= FEATURE_GROUP_MIN_WORK \
                 and (serial or (not self.deterministic and self._cache_resident(n_columns))):
