@@ -61,8 +61,8 @@ WIDE_SMALL_NODE_UPDATES_PER_BIN = 50
 #: columns or more), else from SPARSE_GROUP_MIN_THREADS: each group walks every row's entries to its own,
 #: which for one output costs as much as the sums.  On Otto's store (17 entries a row;
 #: benchmarks/feature_groups.py, one thread), a group's share of the work as a fraction of the serial
-#: kernel's time: 5 columns 0.57-0.62 with 2 groups, 0.28-0.34 with 16; 3 columns 0.63-0.98 with 2
-#: groups, 0.51-0.68 with 16.  At 2 threads, groups for Otto's small nodes (5 columns) left the round
+#: kernel's time: 5 columns 0.66-0.70 with 2 groups, 0.31-0.36 with 16; 3 columns 0.62-0.91 with 2
+#: groups, 0.50-0.68 with 16.  At 2 threads, groups for Otto's small nodes (5 columns) left the round
 #: as it was within this host's noise (three interleaved pairs), so 2 threads keep them on one
 SPARSE_GROUP_WIDE_COLS = 4
 SPARSE_GROUP_WIDE_MIN_THREADS = 4

@@ -28,7 +28,7 @@ U = np.uint64  # unsigned indices: no negative-index wraparound code in the hot 
 #: the constant 0 as a specialization of its own (Literal[int](0)), a second compile of the same code
 FIRST = np.int64(0)
 
-#: what _add_owned_bins adds: a row's dense and bundle columns, its sparse entries (typed, as FIRST)
+#: what _add_owned_bins_narrow and _wide add: a row's dense and bundle columns, its sparse entries (typed, as FIRST)
 COLUMNS = np.int64(1)
 ENTRIES = np.int64(2)
 #: rows ahead whose binned row is prefetched
@@ -621,10 +621,10 @@ def build_histogram_features(store, rows, stats, group_features, out, total):
             for c in range(out.shape[1]):
                 out[U(b), U(c)] = 0.0
         if out.shape[1] <= 3:  # as the serial kernel's narrow path: every row's columns, then its entries
-            _add_owned_bins(store, rows, stats, lo, hi, COLUMNS, out)
-            _add_owned_bins(store, rows, stats, lo, hi, ENTRIES, out)
+            _add_owned_bins_narrow(store, rows, stats, lo, hi, COLUMNS, out)
+            _add_owned_bins_narrow(store, rows, stats, lo, hi, ENTRIES, out)
         else:  # as its fused path: a row's columns and entries together
-            _add_owned_bins(store, rows, stats, lo, hi, COLUMNS | ENTRIES, out)
+            _add_owned_bins_wide(store, rows, stats, lo, hi, COLUMNS | ENTRIES, out)
     if total.shape[0] > 0:
         total[:] = 0.0
         if not totals_from_dense(store, out, total):
@@ -650,67 +650,65 @@ def _owned_entries(indptr, stored, r, bin_lo, bin_hi):
     return p0, p1
 
 
-@njit(cache=True)
-def _add_owned_bins(store, rows, stats, lo, hi, parts, out):
-    """out[lo:hi] += the statistics of rows whose dense or bundle bins (``parts & COLUMNS``) or sparse
-    entries (``parts & ENTRIES``) fall in [lo, hi), a range of whole features; a bin summed in the order
-    the serial kernel sums it (a bundled feature's bin can get both a code and, where members conflict, an
-    entry).  Dense columns are ordered by feature (their histogram offsets ascend), so those of the range
-    are a slice; every bundle code is tested, and a row's entries walked to those in the range.
-
-    One output (2 or 3 statistic columns) keeps a row's statistics in registers: a loop over the columns
-    of each bin costs half again as much (measured).  Wider statistics have a loop of their own: in one
-    loop with the register path (not taken), 5 columns ran 3-10x slower than the serial kernel's loop
-    (Otto's store, one group over every feature: 175 against 53 us for 500 rows); alone, as fast (issue
-    43: this is what made feature groups slower than one thread on stores with a CSR part).  Nothing is
-    prefetched: a prefetch of each row's codes, statistics and entries made the loop 3-4x slower."""
-    if stats.shape[1] > 3:
-        _add_owned_bins_wide(store, rows, stats, lo, hi, parts, out)
-        return
-    dense, bundle = store.dense, store.bundle
-    indptr, stored = store.sparse_indptr, store.sparse_bins
+@njit(cache=True, inline="always")
+def _owned_parts(store, lo, hi, parts):
+    """(d0, d1, n_bundles, has_sparse): the dense columns [d0, d1) of the histogram rows [lo, hi), a range
+    of whole features (dense columns are ordered by feature: their histogram offsets ascend), the bundle
+    columns to test, and whether CSR entries are added; ``parts``: COLUMNS, ENTRIES or both."""
     columns = (parts & COLUMNS) != 0
-    has_sparse = (parts & ENTRIES) != 0 and store.sparse_bins.shape[0] > 0
     d0 = np.searchsorted(store.dense_base, lo) if columns else 0
     d1 = np.searchsorted(store.dense_base, hi) if columns else 0
     n_bundles = store.bundle.shape[1] if columns else 0
+    return d0, d1, n_bundles, (parts & ENTRIES) != 0 and store.sparse_bins.shape[0] > 0
+
+
+@njit(cache=True)
+def _add_owned_bins_narrow(store, rows, stats, lo, hi, parts, out):
+    """out[lo:hi] += the statistics (1 to 3 columns: one output) of rows whose dense or bundle bins
+    (``parts & COLUMNS``) or sparse entries (``parts & ENTRIES``) fall in [lo, hi), a range of whole
+    features; a bin summed in the order the serial kernel sums it (a bundled feature's bin can get both a
+    code and, where members conflict, an entry).  A row's statistics stay in registers: a loop over the
+    columns of each bin costs half again as much (measured).
+
+    Before stop 51 one loop served every width (this one, with a column loop for wider statistics) and
+    added a row's entries inside the walk that finds them.  One group over every feature then took 3.6-9.5x
+    the serial kernel's time (benchmarks/feature_groups.py, a dense store; CHANGELOG.md, stop 51), which
+    made feature groups barely faster than one thread.  The wide loop is now apart (the register path in
+    it alone made the 5-column loop 9x slower, measured) and the entries' range is found before they are
+    added: both run as fast as the serial kernel.  Nothing is prefetched: prefetching each row's codes,
+    statistics and entries made the loop about 4x slower."""
+    dense, bundle = store.dense, store.bundle
+    d0, d1, n_bundles, has_sparse = _owned_parts(store, lo, hi, parts)
     width = stats.shape[1]
     flat = out.reshape(-1)
     ulo, uhi = U(lo), U(hi)
-    n_rows = rows.shape[0]
-    for i in range(n_rows):
+    for i in range(rows.shape[0]):
         r = U(rows[i])
         s0 = np.float64(stats[r, U(0)])
         s1 = np.float64(stats[r, U(1)]) if width > 1 else 0.0
         s2 = np.float64(stats[r, U(2)]) if width > 2 else 0.0
         for jj in range(d0, d1):
             j = U(jj)
-            _add_row_stats(out, flat, U(store.dense_base[j]) + U(dense[r, j]), stats, r, width, s0, s1, s2)
+            _add_row_stats(flat, U(store.dense_base[j]) + U(dense[r, j]), width, s0, s1, s2)
         for jj in range(n_bundles):
             j = U(jj)
             b = U(store.code_map[U(store.code_offset[j]) + U(bundle[r, j])])
             if ulo <= b < uhi:
-                _add_row_stats(out, flat, b, stats, r, width, s0, s1, s2)
+                _add_row_stats(flat, b, width, s0, s1, s2)
         if has_sparse:
-            p0, p1 = _owned_entries(indptr, stored, r, ulo, uhi)
+            p0, p1 = _owned_entries(store.sparse_indptr, store.sparse_bins, r, ulo, uhi)
             for p in range(p0, p1):
-                _add_row_stats(out, flat, U(stored[p]), stats, r, width, s0, s1, s2)
+                _add_row_stats(flat, U(store.sparse_bins[p]), width, s0, s1, s2)
 
 
 @njit(cache=True)
 def _add_owned_bins_wide(store, rows, stats, lo, hi, parts, out):
-    """_add_owned_bins for more than 3 statistic columns: each bin's columns in a loop."""
+    """_add_owned_bins_narrow for more than 3 statistic columns: each bin's columns in a loop."""
     dense, bundle = store.dense, store.bundle
-    indptr, stored = store.sparse_indptr, store.sparse_bins
-    columns = (parts & COLUMNS) != 0
-    has_sparse = (parts & ENTRIES) != 0 and store.sparse_bins.shape[0] > 0
-    d0 = np.searchsorted(store.dense_base, lo) if columns else 0
-    d1 = np.searchsorted(store.dense_base, hi) if columns else 0
-    n_bundles = store.bundle.shape[1] if columns else 0
+    d0, d1, n_bundles, has_sparse = _owned_parts(store, lo, hi, parts)
     width = stats.shape[1]
     ulo, uhi = U(lo), U(hi)
-    n_rows = rows.shape[0]
-    for i in range(n_rows):
+    for i in range(rows.shape[0]):
         r = U(rows[i])
         for jj in range(d0, d1):
             j = U(jj)
@@ -721,18 +719,15 @@ def _add_owned_bins_wide(store, rows, stats, lo, hi, parts, out):
             if ulo <= b < uhi:
                 _add_stats(out, b, stats, r, width)
         if has_sparse:
-            p0, p1 = _owned_entries(indptr, stored, r, ulo, uhi)
+            p0, p1 = _owned_entries(store.sparse_indptr, store.sparse_bins, r, ulo, uhi)
             for p in range(p0, p1):
-                _add_stats(out, U(stored[p]), stats, r, width)
+                _add_stats(out, U(store.sparse_bins[p]), stats, r, width)
 
 
 @njit(cache=True, inline="always")
-def _add_row_stats(out, flat, b, stats, r, width, s0, s1, s2):
-    """out[b] += stats[r]: from the registers s0, s1, s2 (the row's first statistics) for width 1 to 3
-    (flat: out as one array), else column by column."""
-    if width > 3:
-        _add_stats(out, b, stats, r, width)
-        return
+def _add_row_stats(flat, b, width, s0, s1, s2):
+    """flat[b * width:(b + 1) * width] += (s0[, s1[, s2]]): one row's statistics of width 1 to 3, kept in
+    registers, added to bin b of a histogram given as one flat array."""
     x = b * U(width)
     if width == 1:
         flat[x] += s0
