@@ -122,7 +122,7 @@ def test_feature_groups_over_a_csr_part_from_enough_threads(rng):
     store with a CSR part: groups from SPARSE_GROUP_WIDE_MIN_THREADS threads for statistics of
     SPARSE_GROUP_WIDE_COLS columns or more, from SPARSE_GROUP_MIN_THREADS for one output, one thread below
     (each group walks every row's entries: benchmarks/feature_groups.py); a dense store's node gets groups
-    at 2 threads."""
+    at 2 threads, and so does one whose few entries are at most SPARSE_GROUP_FREE_SHARE of a row's updates."""
     import scipy.sparse as sp
 
     from multigrove.boosting.builder import (
@@ -142,11 +142,18 @@ def test_feature_groups_over_a_csr_part_from_enough_threads(rng):
     plain = build_store(X, mapper, plan_layout(mapper, mapper.transform(X), enable_sparse=False,
                                                 enable_bundle=False))
     assert plain.sparse_bins.shape[0] == 0
+    # a few entries beside many code columns (SPARSE_GROUP_FREE_SHARE): as a dense store
+    rare = sp.random(n, 5, density=0.01, random_state=1, data_rvs=lambda k: rng.integers(1, 9, k)).toarray()
+    X_rare = np.hstack([rng.normal(size=(n, 20)), rare])
+    mapper_rare = BinMapper(max_bin=63).fit(X_rare)
+    mostly_dense = build_store(X_rare, mapper_rare, plan_layout(mapper_rare, mapper_rare.transform(X_rare),
+                                                                enable_bundle=False))
+    assert 0 < mostly_dense.sparse_bins.shape[0] < n
     wide = SPARSE_GROUP_WIDE_COLS
     cases = ((store, wide, SPARSE_GROUP_WIDE_MIN_THREADS, True),
              (store, wide, SPARSE_GROUP_WIDE_MIN_THREADS - 1, False), (store, 3, SPARSE_GROUP_MIN_THREADS, True),
              (store, 3, SPARSE_GROUP_MIN_THREADS - 1, False),
-             (plain, wide, 2, True), (plain, 3, 2, True))
+             (plain, wide, 2, True), (plain, 3, 2, True), (mostly_dense, 3, 2, True))
     for binned, width, threads, groups in cases:
         builder = LocalBuilder(binned, threads)
         builder.begin(np.zeros((n, width), np.float32), None, 2)

@@ -67,6 +67,10 @@ WIDE_SMALL_NODE_UPDATES_PER_BIN = 50
 SPARSE_GROUP_WIDE_COLS = 4
 SPARSE_GROUP_WIDE_MIN_THREADS = 4
 SPARSE_GROUP_MIN_THREADS = 8
+#: ... unless the CSR entries are at most this share of a row's cell updates, where the walk costs little:
+#: atp7d's store has 43 sparse features with 9 entries in all (0.05 a row beside 362 code columns), which
+#: kept it off feature groups at 2 threads
+SPARSE_GROUP_FREE_SHARE = 0.25
 #: nodes with fewer rows are partitioned on one thread
 PARALLEL_PARTITION_MIN_ROWS = 16384
 #: below this many cell updates a histogram is built on one thread (a parallel region costs more),
@@ -253,7 +257,8 @@ class LocalBuilder:
         # feature groups sum each bin in row order, as one thread does: where row chunks would run,
         # deterministic=True keeps them (its sums must not depend on the number of threads).  On a store
         # with a CSR part every group walks each row's entries to its own (SPARSE_GROUP_MIN_THREADS)
-        sparse_ok = store.sparse_bins.shape[0] == 0 or self.n_threads >= SPARSE_GROUP_MIN_THREADS \
+        sparse_ok = sparse_per_row <= SPARSE_GROUP_FREE_SHARE * (n_columns + sparse_per_row) \
+            or self.n_threads >= SPARSE_GROUP_MIN_THREADS \
             or (width >= SPARSE_GROUP_WIDE_COLS and self.n_threads >= SPARSE_GROUP_WIDE_MIN_THREADS)
         if self.n_threads > 1 and n_columns >= 2 and sparse_ok \
                 and updates * width >= FEATURE_GROUP_MIN_WORK \
