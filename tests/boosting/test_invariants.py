@@ -117,44 +117,33 @@ def test_root_bin_counts_are_counted_once_per_store_and_never_for_a_sample(rng):
                 assert builder._bin_counts is counts_before
 
 
-def test_feature_groups_over_a_csr_part_from_enough_threads(rng):
-    """LocalBuilder's schedule (kernels.partition.split_and_build: -1 = feature groups) for a small node of a
-    store with a CSR part: groups from SPARSE_GROUP_WIDE_MIN_THREADS threads for statistics of
-    SPARSE_GROUP_WIDE_COLS columns or more, from SPARSE_GROUP_MIN_THREADS for one output, one thread below
-    (each group walks every row's entries: benchmarks/feature_groups.py); a dense store's node gets groups
-    at 2 threads, and so does one whose few entries are at most SPARSE_GROUP_FREE_SHARE of a row's updates."""
+def test_feature_groups_only_over_a_small_csr_part(rng):
+    """LocalBuilder's schedule (kernels.partition.split_and_build: -1 = feature groups) for a small node: a
+    store whose CSR entries are a large share of a row's updates stays off feature groups at every thread
+    count (each group walks every row's entries); a dense store, and one whose few entries are at most
+    SPARSE_GROUP_FREE_SHARE of a row's updates, get them from 2 threads."""
     import scipy.sparse as sp
 
-    from multigrove.boosting.builder import (
-        SPARSE_GROUP_MIN_THREADS,
-        SPARSE_GROUP_WIDE_COLS,
-        SPARSE_GROUP_WIDE_MIN_THREADS,
-    )
     from multigrove.data.bundling import plan_layout
     from multigrove.data.storage import build_store
     n = 6_000
-    dense_part = rng.normal(size=(n, 4))
     counts = sp.random(n, 60, density=0.15, random_state=0, data_rvs=lambda k: rng.integers(1, 9, k)).toarray()
-    X = np.hstack([dense_part, counts])
+    X = np.hstack([rng.normal(size=(n, 4)), counts])
     mapper = BinMapper(max_bin=63).fit(X)
     store = build_store(X, mapper, plan_layout(mapper, mapper.transform(X), enable_bundle=False))
     assert store.sparse_bins.shape[0] > 0 and store.dense.shape[1] >= 2
     plain = build_store(X, mapper, plan_layout(mapper, mapper.transform(X), enable_sparse=False,
                                                 enable_bundle=False))
     assert plain.sparse_bins.shape[0] == 0
-    # a few entries beside many code columns (SPARSE_GROUP_FREE_SHARE): as a dense store
     rare = sp.random(n, 5, density=0.01, random_state=1, data_rvs=lambda k: rng.integers(1, 9, k)).toarray()
     X_rare = np.hstack([rng.normal(size=(n, 20)), rare])
     mapper_rare = BinMapper(max_bin=63).fit(X_rare)
     mostly_dense = build_store(X_rare, mapper_rare, plan_layout(mapper_rare, mapper_rare.transform(X_rare),
                                                                 enable_bundle=False))
     assert 0 < mostly_dense.sparse_bins.shape[0] < n
-    wide = SPARSE_GROUP_WIDE_COLS
-    cases = ((store, wide, SPARSE_GROUP_WIDE_MIN_THREADS, True),
-             (store, wide, SPARSE_GROUP_WIDE_MIN_THREADS - 1, False), (store, 3, SPARSE_GROUP_MIN_THREADS, True),
-             (store, 3, SPARSE_GROUP_MIN_THREADS - 1, False),
-             (plain, wide, 2, True), (plain, 3, 2, True), (mostly_dense, 3, 2, True))
-    for binned, width, threads, groups in cases:
-        builder = LocalBuilder(binned, threads)
-        builder.begin(np.zeros((n, width), np.float32), None, 2)
-        assert (builder._schedule(3_000) == -1) == groups, (binned is store, width, threads)
+    for binned, groups in ((store, False), (plain, True), (mostly_dense, True)):
+        for width in (3, 5):
+            for threads in (2, 4, 16):
+                builder = LocalBuilder(binned, threads)
+                builder.begin(np.zeros((n, width), np.float32), None, 2)
+                assert (builder._schedule(3_000) == -1) == groups, (binned is store, width, threads)

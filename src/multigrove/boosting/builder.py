@@ -57,19 +57,13 @@ COLUMN_ROOT_MAX_COLS = 3
 WIDE_MIN_COLS = 128
 WIDE_SMALL_NODE_COLS = 64
 WIDE_SMALL_NODE_UPDATES_PER_BIN = 50
-#: feature groups over a store with a CSR part from this many threads (statistics of SPARSE_GROUP_WIDE_COLS
-#: columns or more), else from SPARSE_GROUP_MIN_THREADS: each group walks every row's entries to its own,
-#: which for one output costs as much as the sums.  On Otto's store (17 entries a row;
-#: benchmarks/feature_groups.py, one thread), a group's share of the work as a fraction of the serial
-#: kernel's time: 5 columns 0.66-0.70 with 2 groups, 0.31-0.36 with 16; 3 columns 0.62-0.91 with 2
-#: groups, 0.50-0.68 with 16.  At 2 threads, groups for Otto's small nodes (5 columns) left the round
-#: as it was within this host's noise (three interleaved pairs), so 2 threads keep them on one
-SPARSE_GROUP_WIDE_COLS = 4
-SPARSE_GROUP_WIDE_MIN_THREADS = 4
-SPARSE_GROUP_MIN_THREADS = 8
-#: ... unless the CSR entries are at most this share of a row's cell updates, where the walk costs little:
-#: atp7d's store has 43 sparse features with 9 entries in all (0.05 a row beside 362 code columns), which
-#: kept it off feature groups at 2 threads
+#: feature groups over a store with a CSR part only where its entries are at most this share of a row's cell
+#: updates: each group walks every row's entries to its own.  On Otto's store (17 entries beside 4 code
+#: columns) groups made the 16-core round slower (stop 49: its splits 33 against 21 ms), and at 2 threads
+#: they left it as it was within the noise (stop 51), although one thread running 16 groups one after
+#: the other did 0.23-0.48 of the serial work per group: that proxy reads each row from cache 16 times,
+#: where 16 threads read it from memory at once.  atp7d's store (43 sparse features with 9 entries in
+#: all, beside 362 code columns) was kept off groups by its CSR part until stop 51
 SPARSE_GROUP_FREE_SHARE = 0.25
 #: nodes with fewer rows are partitioned on one thread
 PARALLEL_PARTITION_MIN_ROWS = 16384
@@ -256,10 +250,8 @@ class LocalBuilder:
             or (not wide and updates < CHUNK_MIN_UPDATES_PER_BIN * self.n_chunks * store.total_bins)
         # feature groups sum each bin in row order, as one thread does: where row chunks would run,
         # deterministic=True keeps them (its sums must not depend on the number of threads).  On a store
-        # with a CSR part every group walks each row's entries to its own (SPARSE_GROUP_MIN_THREADS)
-        sparse_ok = sparse_per_row <= SPARSE_GROUP_FREE_SHARE * (n_columns + sparse_per_row) \
-            or self.n_threads >= SPARSE_GROUP_MIN_THREADS \
-            or (width >= SPARSE_GROUP_WIDE_COLS and self.n_threads >= SPARSE_GROUP_WIDE_MIN_THREADS)
+        # with a CSR part every group walks each row's entries to its own (SPARSE_GROUP_FREE_SHARE)
+        sparse_ok = sparse_per_row <= SPARSE_GROUP_FREE_SHARE * (n_columns + sparse_per_row)
         if self.n_threads > 1 and n_columns >= 2 and sparse_ok \
                 and updates * width >= FEATURE_GROUP_MIN_WORK \
                 and (serial or (not self.deterministic and self._cache_resident(n_columns))):
