@@ -20,6 +20,7 @@ if "numba.cuda" not in sys.modules:
 from numba import cuda  # noqa: E402
 
 import multigrove as mg  # noqa: E402
+from multigrove.boosting import cuda_builder  # noqa: E402
 from multigrove.boosting.builder import BUILD_LEFT, SplitRequest  # noqa: E402
 from multigrove.boosting.cuda_builder import CudaBuilder, check_cuda_store  # noqa: E402
 from multigrove.data.storage import dense_store  # noqa: E402
@@ -38,53 +39,77 @@ def _binned(rng, n=150, n_features=3, bins=5):
     return binned, offsets
 
 
-def _segments(segments):
-    starts = np.array([start for start, _ in segments], np.int64)
-    offsets = np.concatenate([[0], np.cumsum([n for _, n in segments])]).astype(np.int64)
-    return cuda.to_device(starts), cuda.to_device(offsets), int(offsets[-1])
-
-
-@pytest.mark.parametrize("seed", [0, 1])
-def test_histogram_kernel_equals_naive(seed):
-    """Two row segments' histograms in one launch, each into its own block of rows."""
-    rng = np.random.default_rng(seed)
-    binned, offsets = _binned(rng)
-    stats = rng.normal(size=(binned.shape[0], 3)).astype(np.float32)
+@pytest.mark.parametrize("width, cells, threads", [(3, 40, 32), (7, 13, 32), (2, 6144, 32), (2, 6144, 5)])
+def test_tiled_histogram_kernel_equals_naive(width, cells, threads, monkeypatch):
+    """Shared-memory tiles (small ``cells`` split the statistics and the columns), segments cut in shares;
+    5 threads: fewer than a tile's (column, statistic) slots."""
+    monkeypatch.setattr(cuda_builder, "MIN_SHARE_ROWS", 40)
+    rng = np.random.default_rng(width)
+    binned, offsets = _binned(rng, n=300, n_features=4)
+    stats = rng.normal(size=(binned.shape[0], width)).astype(np.float32)
     rows = rng.permutation(binned.shape[0]).astype(np.int32)
-    segments = [(7, 60), (90, 45)]
+    segments = [(7, 160), (200, 90), (290, 0)]
     total_bins = int(offsets[-1])
-    out = cuda.device_array((2 * total_bins, 3), np.float64)
+    tiles = cuda_builder.histogram_tiles_of(offsets[:-1], total_bins, width, cells)
+    assert tiles is not None and np.all((tiles[:, 5] - tiles[:, 4]) * (tiles[:, 3] - tiles[:, 2]) <= cells)
+    work = cuda_builder.row_shares([start for start, _ in segments], [n for _, n in segments], tiles.shape[0],
+                                   target_blocks=400)
+    assert np.sum((work[:, 0] == 0) & (work[:, 1] == 0)) > 1  # the first segment in several shares
+    out = cuda.device_array((3 * total_bins, width), np.float64)
     _launch(kernels.zero_histogram, out.size, out, out.shape[0])
-    starts, offsets_d, n = _segments(segments)
-    _launch(kernels.histogram_rows, n, cuda.to_device(binned), cuda.to_device(offsets[:-1].copy()),
-            cuda.to_device(rows), starts, offsets_d, cuda.to_device(stats), out)
+    kernels.histogram_tiles[min(work.shape[0], 7), threads](
+        cuda.to_device(binned), cuda.to_device(offsets[:-1].copy()), cuda.to_device(rows), cuda.to_device(stats),
+        cuda.to_device(tiles), cuda.to_device(work), total_bins, out)
     got = out.copy_to_host()
     for k, (start, count) in enumerate(segments):
         expect = naive.histogram(binned, rows[start:start + count], stats, offsets)
         np.testing.assert_allclose(got[k * total_bins:(k + 1) * total_bins], expect, rtol=1e-12, atol=1e-12)
 
 
+def test_histogram_tiles_cover_every_cell_once():
+    base = np.array([0, 256, 300, 556, 557], np.int64)  # bins 256, 44, 256, 1, 3
+    for width, cells in [(1, 6144), (5, 6144), (400, 6144), (3, 300)]:
+        tiles = cuda_builder.histogram_tiles_of(base, 560, width, cells)
+        covered = np.zeros((560, width), int)
+        for first, _, first_stat, end_stat, first_bin, end_bin in tiles:
+            assert first_bin == base[first] and (end_bin - first_bin) * (end_stat - first_stat) <= cells
+            covered[first_bin:end_bin, first_stat:end_stat] += 1
+        np.testing.assert_array_equal(covered, 1)
+    assert cuda_builder.histogram_tiles_of(base, 560, 1, 200) is None  # a 256-bin column exceeds 200 cells
+    assert cuda_builder.histogram_tiles_of(base[::-1].copy(), 560, 1, 6144) is None  # not in column order
+    work = cuda_builder.row_shares([100, 9000, 5100], [5000, 0, 3000], n_tiles=2, target_blocks=64)
+    assert set(work[:, 0]) == {0, 2} and np.all(work[:, 3] - work[:, 2] >= cuda_builder.MIN_SHARE_ROWS // 2)
+    assert np.sum(work[:, 0] == 0) == 2 * 3  # 5,000 rows in three shares of 2,048 rows at least, two tiles
+    for segment, start, count in [(0, 100, 5000), (2, 5100, 3000)]:
+        for tile in range(2):
+            mine = work[(work[:, 0] == segment) & (work[:, 1] == tile)]
+            np.testing.assert_array_equal(np.sort(np.concatenate([np.arange(a, b) for a, b in mine[:, 2:]])),
+                                          np.arange(start, start + count))
+
+
 @pytest.mark.parametrize("default_left", [False, True])
-def test_partition_kernels_equal_naive(default_left):
-    """Two segments partitioned in one launch: a numeric split and a set split."""
+def test_partition_kernels_equal_naive(default_left, monkeypatch):
+    """Two segments partitioned in one launch, each in several shares: a numeric split and a set split."""
+    monkeypatch.setattr(cuda_builder, "MIN_SHARE_ROWS", 16)
     rng = np.random.default_rng(3)
     binned, offsets = _binned(rng)
     n_rows = binned.shape[0]
     rows = rng.permutation(n_rows).astype(np.int32)
     segments = [(10, 70), (95, 50)]  # rows[10:80] and rows[95:145]
-    features, threshold, missing = np.array([1, 2]), 2, 5
+    threshold, missing = 2, 5  # the first split on column 1, the second on column 2
     categories = rng.random(6) < 0.5  # the second split's set (bins 0..5)
+    rules = np.array([[10, 1, threshold, missing, default_left, 0, 0],
+                      [95, 2, 0, missing, 0, 0, 6]], np.int64)  # kernels.RULE_* columns
+    work = cuda_builder.row_shares([10, 95], [70, 50], 1, target_blocks=8)
+    assert np.sum(work[:, 0] == 0) > 1  # the first segment in several shares
     d_rows, goes_left = cuda.to_device(rows), cuda.device_array(n_rows, np.uint8)
-    n_left = cuda.to_device(np.zeros(2, np.int64))
-    starts, offsets_d, n = _segments(segments)
-    _launch(kernels.mark_sides, n, cuda.to_device(binned), d_rows, starts, offsets_d, cuda.to_device(features),
-            cuda.to_device(np.array([threshold, 0])), cuda.to_device(np.array([missing, missing])),
-            cuda.to_device(np.array([default_left, False], np.uint8)), cuda.to_device(np.array([0, 0, 6])),
-            cuda.to_device(categories), goes_left, n_left)
-    tmp = cuda.device_array(n_rows, np.int32)
-    _launch(kernels.scatter_sides, n, d_rows, starts, offsets_d, goes_left, n_left,
-            cuda.to_device(np.zeros(4, np.int64)), tmp)
-    _launch(kernels.copy_rows, n, tmp, d_rows, starts, offsets_d)
+    d_work, share_left = cuda.to_device(work), cuda.device_array(work.shape[0], np.int64)
+    n_left, tmp = cuda.to_device(np.zeros(2, np.int64)), cuda.device_array(n_rows, np.int32)
+    kernels.count_sides[3, 16](cuda.to_device(binned), d_rows, cuda.to_device(rules), cuda.to_device(categories),
+                               d_work, goes_left, share_left, n_left)
+    kernels.scatter_sides[3, 16](d_rows, cuda.to_device(rules), d_work, goes_left, share_left, n_left,
+                                 cuda.to_device(np.zeros(4, np.int64)), tmp)
+    kernels.copy_shares[3, 16](tmp, d_rows, d_work)
     got, lefts = d_rows.copy_to_host(), n_left.copy_to_host()
     untouched = np.ones(n_rows, bool)
     for k, (start, count) in enumerate(segments):
@@ -226,3 +251,10 @@ def test_cuda_builder_leaf_segments_cover_every_row_once():
     np.testing.assert_allclose(out, naive.histogram(binned, left, stats, offsets), rtol=1e-12, atol=1e-12)
     b = binned[left, 0]
     assert np.all((b <= 2) | (b == 5))
+
+
+def test_cuda_runtime_restores_the_alias_numba_cuda_compiles_against(monkeypatch):
+    """NumPy 2.5 removed np.row_stack, which numba-cuda 0.30.4 overloads when it compiles its first kernel."""
+    monkeypatch.delattr(np, "row_stack", raising=False)
+    cuda_builder.cuda_runtime()
+    assert np.row_stack is np.vstack

@@ -29,7 +29,14 @@ CUDA_EXTRA = "pip install 'multigrove[cuda]' (numba-cuda) on a machine with an N
 
 
 def cuda_runtime():
-    """numba.cuda, checked: a clear error when the package or a GPU is missing."""
+    """numba.cuda, checked: a clear error when the package or a GPU is missing.
+
+    numba-cuda 0.30.4 (the newest release on 2026-11-27) registers an overload of ``np.row_stack`` when it
+    compiles its first kernel, and NumPy 2.5 removed that alias of ``np.vstack``: the compilation then fails
+    with an AttributeError.  Where the alias is missing, it is restored here (``np.row_stack = np.vstack``,
+    what NumPy < 2.5 defines), once a model trains with ``device_type="cuda"``, never at import."""
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
     try:
         from numba import cuda
     except ImportError as exc:  # pragma: no cover - numba ships numba.cuda; numba-cuda replaces it
@@ -53,6 +60,60 @@ def check_cuda_store(store: BinnedStore) -> None:
             "it constructs)")
 
 
+#: rows at least in one block's share of a segment (histogram_tiles): its shared tile is added to the
+#: histogram once per share, so a share adds about MIN_SHARE_ROWS / 256 times as many values as it flushes
+MIN_SHARE_ROWS = 2048
+#: blocks per streaming multiprocessor that a launch aims at (shares smaller than MIN_SHARE_ROWS aside)
+BLOCKS_PER_SM = 8
+
+
+def histogram_tiles_of(dense_base: np.ndarray, total_bins: int, width: int, cells: int) -> np.ndarray | None:
+    """The tiles of ``kernels.cuda.histogram_tiles`` for a store's dense columns and ``width`` statistics:
+    (T, 6) int64 rows (first column, end column, first statistic, end statistic, first bin, end bin), each
+    tile's (bins x statistics) at most ``cells``.  Statistics are split into the fewest equal ranges that let
+    the widest column fit, and the columns of each range are packed in order.  None when the columns' bins
+    are not laid out in column order or one column's bins exceed ``cells`` (the caller then sums in global
+    memory)."""
+    base = np.asarray(dense_base, np.int64)
+    if base.shape[0] == 0:
+        return np.zeros((0, 6), np.int64)
+    end = np.append(base[1:], total_bins)
+    bins = end - base
+    if np.any(bins < 1) or int(bins.max()) > cells:
+        return None
+    n_ranges = -(-int(bins.max()) * width // cells)
+    stat_edges = np.linspace(0, width, min(n_ranges, width) + 1).round().astype(np.int64)
+    tiles = []
+    for first_stat, end_stat in zip(stat_edges[:-1], stat_edges[1:]):
+        n_stats, first = int(end_stat - first_stat), 0
+        for j in range(1, base.shape[0] + 1):
+            if j == base.shape[0] or (end[j] - base[first]) * n_stats > cells:
+                tiles.append((first, j, first_stat, end_stat, base[first], end[j - 1]))
+                first = j
+    return np.array(tiles, np.int64)
+
+
+def row_shares(starts: Sequence[int], counts: Sequence[int], n_tiles: int, target_blocks: int) -> np.ndarray:
+    """The work items of the CUDA kernels (``kernels.cuda``): (W, 4) int64 rows (segment, tile, first
+    position, end position), segment s being positions starts[s] .. starts[s] + counts[s] - 1 of the rows,
+    cut into equal shares of at least MIN_SHARE_ROWS rows such that the items number about
+    ``target_blocks``, every share once per tile (``n_tiles`` 1 for the partition kernels)."""
+    starts = np.asarray(starts, np.int64)
+    counts = np.asarray(counts, np.int64)
+    share = max(MIN_SHARE_ROWS, -(-int(counts.sum()) * n_tiles // max(target_blocks, 1)))
+    n_shares = -(-counts // share)
+    segment = np.repeat(np.arange(counts.shape[0]), n_shares)
+    within = np.arange(segment.shape[0]) - np.repeat(np.cumsum(n_shares) - n_shares, n_shares)
+    first = starts[segment] + counts[segment] * within // n_shares[segment]
+    end = starts[segment] + counts[segment] * (within + 1) // n_shares[segment]
+    items = np.empty((segment.shape[0], n_tiles, 4), np.int64)
+    items[:, :, 0] = segment[:, None]
+    items[:, :, 1] = np.arange(n_tiles)
+    items[:, :, 2] = first[:, None]
+    items[:, :, 3] = end[:, None]
+    return items.reshape(-1, 4)
+
+
 class CudaBuilder:
     """Histograms and partitions on a CUDA GPU for one process's binned rows (see the module docstring).
 
@@ -72,6 +133,13 @@ class CudaBuilder:
         self._tmp = self.cuda.device_array(max(self.n_rows, 1), INDEX)
         self._goes_left = self.cuda.device_array(max(self.n_rows, 1), np.uint8)
         self._hist = None
+        self._tiles: dict[int, tuple[np.ndarray, object]] = {}
+        current = getattr(self.cuda, "get_current_device", None)  # the simulator has none: 16 SMs assumed
+        n_sms = int(getattr(current(), "MULTIPROCESSOR_COUNT", 16)) if current else 16
+        self._target_blocks = BLOCKS_PER_SM * n_sms
+        # the simulator runs each thread of a block as a Python thread: 32 keep CI's tests short
+        self._tile_threads = self.kernels.TILE_THREADS if current else 32
+        self._threads = self.kernels.THREADS_PER_BLOCK if current else 32
         self._stats = None
         self._rows = self._other = None
         self.leaf_start = self.leaf_end = self.other_start = self.other_end = np.zeros(1, np.int64)
@@ -143,12 +211,6 @@ class CudaBuilder:
         return rows, self.other_start[:n_leaves], self.other_end[:n_leaves]
 
     # ------------------------------------------------------------------ kernels
-    def _segments(self, segments: list[tuple[int, int]]):
-        """The device arrays (segment_start, segment_offset) of (start, n) segments, and their total rows."""
-        starts = np.array([start for start, _ in segments], np.int64)
-        offsets = np.concatenate([[0], np.cumsum([n for _, n in segments])]).astype(np.int64)
-        return self.cuda.to_device(starts), self.cuda.to_device(offsets), int(offsets[-1])
-
     def _histogram_buffer(self, n_segments: int, width: int):
         """A device buffer for n_segments histograms of this tree's width (grown as batches grow)."""
         rows = n_segments * self.total_bins
@@ -159,14 +221,18 @@ class CudaBuilder:
     def _build(self, rows, segments: list[tuple[int, int]], outs: list[np.ndarray], total: np.ndarray | None) -> None:
         """The histograms of the row segments (start, n) into outs (host), in one launch; with ``total``
         (one segment), its totals too."""
-        kernels, width = self.kernels, outs[0].shape[1]
+        cuda, kernels, width = self.cuda, self.kernels, outs[0].shape[1]
         hist = self._histogram_buffer(len(segments), width)
         n_cells = len(segments) * self.total_bins
-        kernels.zero_histogram[kernels.blocks_for(n_cells * width), kernels.THREADS_PER_BLOCK](hist, n_cells)
-        starts, offsets, n = self._segments(segments)
-        if n:
-            kernels.histogram_rows[kernels.blocks_for(n), kernels.THREADS_PER_BLOCK](
-                self._binned, self._dense_base, rows, starts, offsets, self._stats, hist[:n_cells])
+        zero_blocks = kernels.blocks_for(n_cells * width) if self._threads == kernels.THREADS_PER_BLOCK else 1
+        kernels.zero_histogram[zero_blocks, self._threads](hist, n_cells)
+        host_tiles, device_tiles = self._tiles_for(width)
+        work = row_shares([start for start, _ in segments], [n for _, n in segments], host_tiles.shape[0],
+                          self._target_blocks)
+        if work.shape[0]:
+            kernels.histogram_tiles[min(work.shape[0], 65535), self._tile_threads](
+                self._binned, self._dense_base, rows, self._stats, device_tiles, cuda.to_device(work),
+                self.total_bins, hist[:n_cells])
         host = hist[:n_cells].copy_to_host()
         for k, out in enumerate(outs):
             out[...] = host[k * self.total_bins:(k + 1) * self.total_bins]
@@ -174,28 +240,42 @@ class CudaBuilder:
             start, count = segments[0]  # no feature at all: the totals of the rows themselves
             total[:] = self._stats.copy_to_host()[rows.copy_to_host()[start:start + count]].sum(axis=0, dtype=HIST)
 
+    def _tiles_for(self, width: int):
+        """(host tiles, device tiles) of histogram_tiles for ``width`` statistics."""
+        if width not in self._tiles:
+            tiles = histogram_tiles_of(self.store.dense_base, self.total_bins, width, self.kernels.TILE_CELLS)
+            if tiles is None:  # dense_store lays columns out in order, at most 256 bins each
+                raise ValueError("device_type='cuda' needs the dense columns' bins in column order, each column "
+                                 f"at most {self.kernels.TILE_CELLS} bins")
+            self._tiles[width] = (tiles, self.cuda.to_device(tiles))
+        return self._tiles[width]
+
     def _partition(self, rows, segments: list[tuple[int, int]], requests: Sequence[SplitRequest]) -> list[int]:
         """Reorder each segment of rows into its split's left rows then its right ones, all in one launch per
         step; return each segment's left count."""
         cuda, kernels, store = self.cuda, self.kernels, self.store
-        starts, offsets, n = self._segments(segments)
-        if n == 0:
+        work = row_shares([start for start, _ in segments], [n for _, n in segments], 1, self._target_blocks)
+        if work.shape[0] == 0:
             return [0] * len(segments)
-        rules = [req.rule() for req in requests]
-        features = np.array([rule.feature for rule in rules], np.int64)
-        sets = [rule.categories for rule in rules]
-        category_offset = np.concatenate([[0], np.cumsum([c.shape[0] for c in sets])]).astype(np.int64)
-        categories = np.concatenate(sets + [np.zeros(1, np.bool_)]).astype(np.bool_)
-        n_left = cuda.to_device(np.zeros(len(segments), np.int64))
-        blocks = kernels.blocks_for(n)
-        kernels.mark_sides[blocks, kernels.THREADS_PER_BLOCK](
-            self._binned, rows, starts, offsets, cuda.to_device(store.feature_slot[features].astype(np.int64)),
-            cuda.to_device(np.array([rule.threshold_bin for rule in rules], np.int64)),
-            cuda.to_device(store.missing_bin[features].astype(np.int64)),
-            cuda.to_device(np.array([rule.default_left for rule in rules], np.uint8)),
-            cuda.to_device(category_offset), cuda.to_device(categories), self._goes_left, n_left)
-        kernels.scatter_sides[blocks, kernels.THREADS_PER_BLOCK](
-            rows, starts, offsets, self._goes_left, n_left, cuda.to_device(np.zeros(2 * len(segments), np.int64)),
-            self._tmp)
-        kernels.copy_rows[blocks, kernels.THREADS_PER_BLOCK](self._tmp, rows, starts, offsets)
+        split_rules = [req.rule() for req in requests]
+        sets = [rule.categories for rule in split_rules]
+        set_edges = np.concatenate([[0], np.cumsum([c.shape[0] for c in sets])]).astype(np.int64)
+        features = np.array([rule.feature for rule in split_rules], np.int64)
+        rules = np.stack([np.array([start for start, _ in segments], np.int64),
+                          store.feature_slot[features].astype(np.int64),
+                          np.array([rule.threshold_bin for rule in split_rules], np.int64),
+                          store.missing_bin[features].astype(np.int64),
+                          np.array([rule.default_left for rule in split_rules], np.int64),
+                          set_edges[:-1], set_edges[1:]], axis=1)
+        categories = cuda.to_device(np.concatenate(sets + [np.zeros(1, np.bool_)]).astype(np.bool_))
+        rules, work_d = cuda.to_device(rules), cuda.to_device(work)
+        share_left = cuda.device_array(work.shape[0], np.int64)
+        counters = cuda.to_device(np.zeros(3 * len(segments), np.int64))  # n_left, then next_slot
+        n_left, next_slot = counters[:len(segments)], counters[len(segments):]
+        blocks = min(work.shape[0], 65535)
+        kernels.count_sides[blocks, self._threads](
+            self._binned, rows, rules, categories, work_d, self._goes_left, share_left, n_left)
+        kernels.scatter_sides[blocks, self._threads](
+            rows, rules, work_d, self._goes_left, share_left, n_left, next_slot, self._tmp)
+        kernels.copy_shares[blocks, self._threads](self._tmp, rows, work_d)
         return [int(k) for k in n_left.copy_to_host()]

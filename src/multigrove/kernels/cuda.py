@@ -7,16 +7,21 @@ CI runs these kernels in Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) aga
 The store they read is a dense matrix of bins (n, F) uint8 on the device: feature j's bin b of row r is
 histogram row ``dense_base[j] + b``, as in ``kernels/store.py``.  Every kernel works on several row
 segments at once (the nodes of a request batch: a level of a depth-wise or symmetric tree is one launch
-per step), a thread finding its segment by a binary search over the segments' offsets.  Histograms are
-summed in float64 with atomic adds: the sums equal the CPU kernels' up to the order of the additions
-(float64 rounding), not bit for bit.
+per step).  A launch's work is a list of shares of the segments' rows (``boosting/cuda_builder.row_shares``),
+a block at a time, so that a block keeps its sums in shared memory and adds them to global memory once.
+Histograms are summed in float64 with atomic adds: the sums equal the CPU kernels' up to the order of the
+additions (float64 rounding), not bit for bit.
 """
-from numba import cuda, float64
+from numba import cuda, float64, int64
 
 #: threads per block of every kernel
 THREADS_PER_BLOCK = 128
 #: blocks at most per launch: the grid-stride loops cover the rest
 MAX_BLOCKS = 1024
+#: float64 cells of a block's shared histogram tile (histogram_tiles): 48 KiB, the static shared-memory limit
+TILE_CELLS = 6144
+#: threads per block of histogram_tiles (four blocks of 48 KiB share an SM)
+TILE_THREADS = 256
 
 
 def blocks_for(n_items: int) -> int:
@@ -36,96 +41,144 @@ def zero_histogram(out, n_rows):
 
 
 @cuda.jit(device=True)
-def _segment_of(segment_offset, i):
-    """The segment s holding item i: segment_offset[s] <= i < segment_offset[s + 1] (binary search)."""
-    lo, hi = 0, segment_offset.shape[0] - 2
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if segment_offset[mid] <= i:
-            lo = mid
+def _add_slot(binned, dense_base, rows, stats, tile_hist, slot, first_column, first_stat, n_stats, first_bin,
+              begin, end, step):
+    """tile_hist[cell of (column, bin, statistic)] += stats for the slot's (column, statistic) over
+    rows[begin:end:step] (the row loop of histogram_tiles, free of divisions)."""
+    j = first_column + slot // n_stats
+    c = slot % n_stats
+    offset = (dense_base[j] - first_bin) * n_stats + c
+    for i in range(begin, end, step):
+        r = rows[i]
+        cuda.atomic.add(tile_hist, offset + binned[r, j] * n_stats, float64(stats[r, first_stat + c]))
+
+
+@cuda.jit
+def histogram_tiles(binned, dense_base, rows, stats, tiles, work, total_bins, out):
+    """Histograms of several row segments in one launch, each block summing a share of one segment's rows
+    into one tile of the histogram in shared memory, then adding the tile to ``out`` (one float64 atomic add
+    a non-zero cell).  Tile t covers dense columns tiles[t, 0] .. tiles[t, 1] - 1 (histogram rows
+    tiles[t, 4] .. tiles[t, 5] - 1) and statistics tiles[t, 2] .. tiles[t, 3] - 1; its cells,
+    (rows of the tile) x (its statistics), fit TILE_CELLS.  Work item w (a block at a time, grid-stride):
+    segment work[w, 0], tile work[w, 1], its share rows[work[w, 2]:work[w, 3]] of the segment's rows; segment
+    s adds into out's rows s * total_bins ... (s + 1) * total_bins - 1.
+    Each thread of a block keeps one (column, statistic) slot and adds it for a stride of the share's rows.
+
+    IN binned (N, F) uint8; dense_base (F,) int64; rows (N,) int32; stats (N, C) float32; tiles (T, 6),
+    work (W, 4) int64.  IN/OUT out (>= S * total_bins, C) float64 (zeroed)."""
+    tile_hist = cuda.shared.array(TILE_CELLS, float64)
+    thread = cuda.threadIdx.x
+    n_threads = cuda.blockDim.x
+    for item in range(cuda.blockIdx.x, work.shape[0], cuda.gridDim.x):
+        segment = work[item, 0]
+        tile = work[item, 1]
+        first_column = tiles[tile, 0]
+        first_stat = tiles[tile, 2]
+        n_stats = tiles[tile, 3] - first_stat
+        first_bin = tiles[tile, 4]
+        n_cells = (tiles[tile, 5] - first_bin) * n_stats
+        for k in range(thread, n_cells, n_threads):
+            tile_hist[k] = 0.0
+        cuda.syncthreads()
+        slots = (tiles[tile, 1] - first_column) * n_stats
+        begin = work[item, 2]
+        end = work[item, 3]
+        if slots <= n_threads:  # a thread keeps one (column, statistic) slot over every pass's rows
+            rows_per_pass = n_threads // slots
+            if thread < rows_per_pass * slots:
+                _add_slot(binned, dense_base, rows, stats, tile_hist, thread % slots, first_column, first_stat,
+                          n_stats, first_bin, begin + thread // slots, end, rows_per_pass)
         else:
-            hi = mid - 1
-    return lo
+            for slot in range(thread, slots, n_threads):
+                _add_slot(binned, dense_base, rows, stats, tile_hist, slot, first_column, first_stat, n_stats,
+                          first_bin, begin, end, 1)
+        cuda.syncthreads()
+        base = segment * total_bins + first_bin
+        for k in range(thread, n_cells, n_threads):
+            value = tile_hist[k]
+            if value != 0.0:
+                cuda.atomic.add(out, (base + k // n_stats, first_stat + k % n_stats), value)
+        cuda.syncthreads()
+
+
+#: columns of a partition's rules (count_sides, scatter_sides): one row per segment
+RULE_START, RULE_COLUMN, RULE_THRESHOLD, RULE_MISSING, RULE_DEFAULT_LEFT, RULE_SET_FIRST, RULE_SET_END = range(7)
+
+
+@cuda.jit(device=True)
+def _goes_left(b, rules, s, categories):
+    """kernels.partition's rule for bin b under segment s's split: its set of categories
+    categories[RULE_SET_FIRST:RULE_SET_END] when it has entries, else bin <= threshold, the missing bin by
+    default_left."""
+    if rules[s, RULE_SET_END] > rules[s, RULE_SET_FIRST]:
+        return categories[rules[s, RULE_SET_FIRST] + b]
+    if b == rules[s, RULE_MISSING]:
+        return rules[s, RULE_DEFAULT_LEFT] != 0
+    return b <= rules[s, RULE_THRESHOLD]
 
 
 @cuda.jit
-def histogram_rows(binned, dense_base, rows, segment_start, segment_offset, stats, out):
-    """Histograms of several row segments in one launch: segment s is rows[segment_start[s]:segment_start[s] +
-    n_s] (n_s = segment_offset[s + 1] - segment_offset[s]) and adds into out's rows s * total_bins ...
-    (s + 1) * total_bins - 1; out[s * total_bins + dense_base[j] + binned[r, j], c] += stats[r, c] for every
-    column j and statistic c.  One row per thread (grid-stride over all segments' rows), float64 atomic adds.
+def count_sides(binned, rows, rules, categories, work, goes_left, share_left, n_left):
+    """The first step of a partition of several segments, each under its own split (a row of ``rules``):
+    goes_left[i] = 1 when row rows[i] goes left, for the shares of ``work`` (as histogram_tiles' with one
+    tile: segment work[w, 0], positions work[w, 2] .. work[w, 3] - 1); share_left[w] = the share's left
+    rows, counted in shared memory; n_left[s] += them, one global atomic add a share.
 
-    IN binned (N, F) uint8; dense_base (F,) int64; rows (N,) int32; segment_start (S,), segment_offset
-    (S + 1,) int64; stats (N, C) float32.  IN/OUT out (>= S * total_bins, C) float64 (zeroed by the caller)."""
-    i = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    n_columns = binned.shape[1]
-    width = stats.shape[1]
-    total_bins = out.shape[0] // (segment_offset.shape[0] - 1)
-    n = segment_offset[segment_offset.shape[0] - 1]
-    while i < n:
-        s = _segment_of(segment_offset, i)
-        r = rows[segment_start[s] + i - segment_offset[s]]
-        base = s * total_bins
-        for j in range(n_columns):
-            b = base + dense_base[j] + binned[r, j]
-            for c in range(width):
-                cuda.atomic.add(out, (b, c), float64(stats[r, c]))
-        i += stride
-
-
-@cuda.jit
-def mark_sides(binned, rows, segment_start, segment_offset, column, threshold_bin, missing_bin, default_left,
-               category_offset, categories, goes_left, n_left):
-    """For the rows of several segments (as histogram_rows), each under its own split: goes_left[i] = 1 when
-    the i-th row goes left (kernels.partition's rule: split s's set of categories
-    categories[category_offset[s]:category_offset[s + 1]] when it has entries, else bin <= threshold_bin[s],
-    the missing bin by default_left[s]); n_left[s] += the rows of segment s going left.
-
-    IN column, threshold_bin, missing_bin (S,) int64, default_left (S,) uint8, category_offset (S + 1,) int64,
-    categories (>= 1,) bool.  OUT goes_left (>= total rows,) uint8.  IN/OUT n_left (S,) int64 (zeroed)."""
-    i = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    n = segment_offset[segment_offset.shape[0] - 1]
-    while i < n:
-        s = _segment_of(segment_offset, i)
-        b = binned[rows[segment_start[s] + i - segment_offset[s]], column[s]]
-        if category_offset[s + 1] > category_offset[s]:
-            left = categories[category_offset[s] + b]
-        elif b == missing_bin[s]:
-            left = default_left[s] != 0
-        else:
-            left = b <= threshold_bin[s]
-        goes_left[i] = 1 if left else 0
-        if left:
-            cuda.atomic.add(n_left, s, 1)
-        i += stride
+    IN binned (N, F) uint8; rows (N,) int32; rules (S, 7) int64 (RULE_* columns); categories (>= 1,) bool;
+    work (W, 4) int64.  OUT goes_left (N,) uint8, share_left (W,) int64.  IN/OUT n_left (S,) int64
+    (zeroed by the caller)."""
+    count = cuda.shared.array(1, int64)
+    thread = cuda.threadIdx.x
+    for item in range(cuda.blockIdx.x, work.shape[0], cuda.gridDim.x):
+        segment = work[item, 0]
+        column = rules[segment, RULE_COLUMN]
+        if thread == 0:
+            count[0] = 0
+        cuda.syncthreads()
+        for i in range(work[item, 2] + thread, work[item, 3], cuda.blockDim.x):
+            left = _goes_left(binned[rows[i], column], rules, segment, categories)
+            goes_left[i] = 1 if left else 0
+            if left:
+                cuda.atomic.add(count, 0, 1)
+        cuda.syncthreads()
+        if thread == 0:
+            share_left[item] = count[0]
+            cuda.atomic.add(n_left, segment, count[0])
+        cuda.syncthreads()
 
 
 @cuda.jit
-def scatter_sides(rows, segment_start, segment_offset, goes_left, n_left, next_slot, out):
-    """out[segment_offset[s]:...] = segment s's left rows, then its right ones (from n_left[s] on), in the
-    order the threads claim slots (next_slot: (2 S,) int64 counters, zeroed by the caller)."""
-    i = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    n = segment_offset[segment_offset.shape[0] - 1]
-    while i < n:
-        s = _segment_of(segment_offset, i)
-        r = rows[segment_start[s] + i - segment_offset[s]]
-        if goes_left[i]:
-            out[segment_offset[s] + cuda.atomic.add(next_slot, 2 * s, 1)] = r
-        else:
-            out[segment_offset[s] + n_left[s] + cuda.atomic.add(next_slot, 2 * s + 1, 1)] = r
-        i += stride
+def scatter_sides(rows, rules, work, goes_left, share_left, n_left, next_slot, out):
+    """The second step: each share claims its places among its segment's left rows (the first n_left[s]
+    places from rules[s, RULE_START]) and right rows (the rest) with one global atomic add per side
+    (next_slot: (2 S,) int64 counters, zeroed by the caller), then its threads fill them in the order they
+    claim slots in shared memory: out[place] = rows[i].
+
+    IN rows (N,) int32; rules (S, 7), work (W, 4), share_left (W,), n_left (S,) int64; goes_left (N,) uint8.
+    OUT out (N,) int32 (the shares' positions)."""
+    base = cuda.shared.array(2, int64)
+    filled = cuda.shared.array(2, int64)
+    thread = cuda.threadIdx.x
+    for item in range(cuda.blockIdx.x, work.shape[0], cuda.gridDim.x):
+        segment = work[item, 0]
+        if thread == 0:
+            n_share_left = share_left[item]
+            n_share_right = work[item, 3] - work[item, 2] - n_share_left
+            start = rules[segment, RULE_START]
+            base[0] = start + cuda.atomic.add(next_slot, 2 * segment, n_share_left)
+            base[1] = start + n_left[segment] + cuda.atomic.add(next_slot, 2 * segment + 1, n_share_right)
+            filled[0] = 0
+            filled[1] = 0
+        cuda.syncthreads()
+        for i in range(work[item, 2] + thread, work[item, 3], cuda.blockDim.x):
+            side = 0 if goes_left[i] else 1
+            out[base[side] + cuda.atomic.add(filled, side, 1)] = rows[i]
+        cuda.syncthreads()
 
 
 @cuda.jit
-def copy_rows(source, out, segment_start, segment_offset):
-    """Segment s of out (out[segment_start[s]:...]) = source[segment_offset[s]:segment_offset[s + 1]]."""
-    i = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    n = segment_offset[segment_offset.shape[0] - 1]
-    while i < n:
-        s = _segment_of(segment_offset, i)
-        out[segment_start[s] + i - segment_offset[s]] = source[i]
-        i += stride
+def copy_shares(source, out, work):
+    """out[i] = source[i] over the shares of work (positions work[w, 2] .. work[w, 3] - 1)."""
+    for item in range(cuda.blockIdx.x, work.shape[0], cuda.gridDim.x):
+        for i in range(work[item, 2] + cuda.threadIdx.x, work[item, 3], cuda.blockDim.x):
+            out[i] = source[i]

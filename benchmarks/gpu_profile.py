@@ -1,0 +1,78 @@
+#!/usr/bin/env python
+"""Where a ``device_type="cuda"`` round goes: each shard step and GPU builder call timed with the GPU
+synchronised before and after, over 10 rounds after a warm fit, on ``gpu.py``'s tasks.
+
+The 10-round fit includes its set-up (binning, the transfer of the binned rows), which falls in "rest".
+Needs a GPU (or ``NUMBA_ENABLE_CUDASIM=1`` and ``--scale`` at a few hundred rows, as a check of the script).
+
+    python benchmarks/gpu_profile.py c200_sketch single targets16
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu  # noqa: E402
+
+from multigrove.boosting import cuda_builder, shard  # noqa: E402
+
+BUILDER_CALLS = ("begin", "_build", "_partition", "leaf_segments", "other_segments")
+SHARD_STEPS = ("compute_gradients", "set_split_statistics", "draw_rows", "leaf_sums", "apply_tree")
+NESTED = ("builder.leaf_segments", "builder.other_segments")  # called from inside the shard's steps
+
+
+def time_calls(spent: dict, calls: dict) -> None:
+    """Wrap the builder's calls and the training shard's steps so that each adds its synchronised time."""
+    from numba import cuda
+
+    def wrap(cls, name, label):
+        original = getattr(cls, name)
+
+        def timed(*args, **kwargs):
+            cuda.synchronize()
+            start = time.perf_counter()
+            result = original(*args, **kwargs)
+            cuda.synchronize()
+            spent[label] += time.perf_counter() - start
+            calls[label] += 1
+            return result
+        setattr(cls, name, timed)
+
+    for name in BUILDER_CALLS:
+        wrap(cuda_builder.CudaBuilder, name, "builder." + name)
+    for name in SHARD_STEPS:
+        wrap(shard.TrainingShard, name, "shard." + name)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("tasks", nargs="+", choices=[t for t in gpu.TASKS if t != "otto"])
+    ap.add_argument("--scale", type=float, default=1.0, help="share of each data set's rows")
+    ap.add_argument("--rounds", type=int, default=10)
+    a = ap.parse_args()
+    spent, calls = defaultdict(float), defaultdict(int)
+    time_calls(spent, calls)
+    for task in a.tasks:
+        X, y = gpu._data(task, a.scale)
+        fit = gpu._multigrove(task, X, y, os.cpu_count() or 1)
+        fit(2)
+        spent.clear()
+        calls.clear()
+        start = time.perf_counter()
+        fit(a.rounds)
+        total = time.perf_counter() - start
+        print(f"== {task}: {a.rounds} rounds in {total:.3f} s (synchronised)")
+        for label in sorted(spent, key=spent.get, reverse=True):
+            per_round = spent[label] / a.rounds * 1e3
+            print(f"  {label:40s} {per_round:8.2f} ms/round  {calls[label] / a.rounds:7.1f} calls/round")
+        outer = sum(v for k, v in spent.items() if k not in NESTED)
+        print(f"  {'rest (grower: scans, subtraction; set-up)':40s} {(total - outer) / a.rounds * 1e3:8.2f} ms/round",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
