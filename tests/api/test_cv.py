@@ -114,7 +114,8 @@ def test_auto_cross_validates_small_data_then_trains_every_row():
 
 def test_cv_leaf_sizes_replace_the_scaled_minimum_only_by_the_margin():
     X, Y = _regression(n=110)
-    reg = mg.GroveRegressor(verbosity=-1).fit(X, Y)
+    fast = dict(learning_rate=0.3, verbosity=-1)  # the choice does not depend on the rate: fewer rounds
+    reg = mg.GroveRegressor(**fast).fit(X, Y)
     cands = reg.cv_candidates_
     assert "min_data_in_leaf" not in cands[0]  # the scaled minimum first
     assert [c["min_data_in_leaf"] for c in cands[1:]] == list(CV_LEAF_SIZES)  # 88 rows a fold: the minimum is 1
@@ -125,23 +126,23 @@ def test_cv_leaf_sizes_replace_the_scaled_minimum_only_by_the_margin():
     assert reg.booster_.params.get("min_data_in_leaf") == best.get("min_data_in_leaf")
     assert reg.n_estimators_ == best["rounds"]
     # a min_data_in_leaf given by the user is kept: only the rounds are cross-validated
-    given = mg.GroveRegressor(min_data_in_leaf=7, verbosity=-1).fit(X, Y)
+    given = mg.GroveRegressor(min_data_in_leaf=7, **fast).fit(X, Y)
     assert [set(c) for c in given.cv_candidates_] == [{"rounds", "score", "trained"}]
     # folds of CV_LEAF_SIZES_MAX_ROWS rows or more try the scaled minimum only
     X, Y = _regression(n=CV_LEAF_SIZES_MAX_ROWS * 5 // 4)
-    larger = mg.GroveRegressor(verbosity=-1).fit(X, Y)
+    larger = mg.GroveRegressor(**fast).fit(X, Y)
     assert [set(c) for c in larger.cv_candidates_] == [{"rounds", "score", "trained"}]
 
 
 def test_cv_patience_grows_with_the_best_round():
     X, Y = _regression(n=300)
-    reg = mg.GroveRegressor(verbosity=-1, learning_rate=0.02).fit(X, Y)
+    reg = mg.GroveRegressor(verbosity=-1, learning_rate=0.05).fit(X, Y)
     best = reg.n_estimators_
     trained = reg.cv_candidates_[0]["trained"]
     patience = min(PATIENCE_CV_MAX, max(PATIENCE_CV, int(PATIENCE_CV_FRACTION * best)))
     assert best > 2 * PATIENCE_CV  # the rule's middle part: half the best round
     assert trained == min(best + patience, 1000)
-    fixed = mg.GroveRegressor(verbosity=-1, learning_rate=0.02, n_iter_no_change=7).fit(X, Y)
+    fixed = mg.GroveRegressor(verbosity=-1, learning_rate=0.05, n_iter_no_change=7).fit(X, Y)
     assert fixed.cv_candidates_[0]["trained"] == min(fixed.n_estimators_ + 7, 1000)
 
 

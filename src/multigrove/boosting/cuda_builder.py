@@ -270,12 +270,11 @@ class CudaBuilder:
         categories = cuda.to_device(np.concatenate(sets + [np.zeros(1, np.bool_)]).astype(np.bool_))
         rules, work_d = cuda.to_device(rules), cuda.to_device(work)
         share_left = cuda.device_array(work.shape[0], np.int64)
-        counters = cuda.to_device(np.zeros(3 * len(segments), np.int64))  # n_left, then next_slot
-        n_left, next_slot = counters[:len(segments)], counters[len(segments):]
+        n_left = cuda.to_device(np.zeros(len(segments), np.int64))
         blocks = min(work.shape[0], 65535)
         kernels.count_sides[blocks, self._threads](
             self._binned, rows, rules, categories, work_d, self._goes_left, share_left, n_left)
         kernels.scatter_sides[blocks, self._threads](
-            rows, rules, work_d, self._goes_left, share_left, n_left, next_slot, self._tmp)
+            rows, rules, work_d, self._goes_left, share_left, n_left, self._tmp)
         kernels.copy_shares[blocks, self._threads](self._tmp, rows, work_d)
         return [int(k) for k in n_left.copy_to_host()]

@@ -122,7 +122,7 @@ def count_sides(binned, rows, rules, categories, work, goes_left, share_left, n_
     """The first step of a partition of several segments, each under its own split (a row of ``rules``):
     goes_left[i] = 1 when row rows[i] goes left, for the shares of ``work`` (as histogram_tiles' with one
     tile: segment work[w, 0], positions work[w, 2] .. work[w, 3] - 1); share_left[w] = the share's left
-    rows, counted in shared memory; n_left[s] += them, one global atomic add a share.
+    rows (each thread's count added once in shared memory); n_left[s] += them, one global atomic a share.
 
     IN binned (N, F) uint8; rows (N,) int32; rules (S, 7) int64 (RULE_* columns); categories (>= 1,) bool;
     work (W, 4) int64.  OUT goes_left (N,) uint8, share_left (W,) int64.  IN/OUT n_left (S,) int64
@@ -135,11 +135,12 @@ def count_sides(binned, rows, rules, categories, work, goes_left, share_left, n_
         if thread == 0:
             count[0] = 0
         cuda.syncthreads()
+        mine = 0
         for i in range(work[item, 2] + thread, work[item, 3], cuda.blockDim.x):
             left = _goes_left(binned[rows[i], column], rules, segment, categories)
             goes_left[i] = 1 if left else 0
-            if left:
-                cuda.atomic.add(count, 0, 1)
+            mine += 1 if left else 0
+        cuda.atomic.add(count, 0, mine)
         cuda.syncthreads()
         if thread == 0:
             share_left[item] = count[0]
@@ -147,33 +148,67 @@ def count_sides(binned, rows, rules, categories, work, goes_left, share_left, n_
         cuda.syncthreads()
 
 
+@cuda.jit(device=True)
+def _inclusive_scan(values, thread, n_threads):
+    """values[:n_threads] (shared memory) = their inclusive prefix sums (Hillis-Steele, every thread of the
+    block calling it)."""
+    offset = 1
+    while offset < n_threads:
+        before = values[thread - offset] if thread >= offset else 0
+        cuda.syncthreads()
+        values[thread] += before
+        cuda.syncthreads()
+        offset *= 2
+
+
 @cuda.jit
-def scatter_sides(rows, rules, work, goes_left, share_left, n_left, next_slot, out):
-    """The second step: each share claims its places among its segment's left rows (the first n_left[s]
-    places from rules[s, RULE_START]) and right rows (the rest) with one global atomic add per side
-    (next_slot: (2 S,) int64 counters, zeroed by the caller), then its threads fill them in the order they
-    claim slots in shared memory: out[place] = rows[i].
+def scatter_sides(rows, rules, work, goes_left, share_left, n_left, out):
+    """The second step, a stable partition: out[place] = rows[i], each segment's left rows first (in their
+    order), then its right rows (in theirs), from rules[s, RULE_START] on.  A share's places follow those of
+    the segment's earlier shares (work lists a segment's shares in order); within a share, a block-wide
+    prefix sum over each pass of blockDim.x rows gives every row its place, with no atomic.
 
     IN rows (N,) int32; rules (S, 7), work (W, 4), share_left (W,), n_left (S,) int64; goes_left (N,) uint8.
-    OUT out (N,) int32 (the shares' positions)."""
+    OUT out (N,) int32 (the shares' positions).  blockDim.x at most THREADS_PER_BLOCK."""
     base = cuda.shared.array(2, int64)
-    filled = cuda.shared.array(2, int64)
+    lefts = cuda.shared.array(THREADS_PER_BLOCK, int64)
     thread = cuda.threadIdx.x
+    n_threads = cuda.blockDim.x
     for item in range(cuda.blockIdx.x, work.shape[0], cuda.gridDim.x):
         segment = work[item, 0]
         if thread == 0:
-            n_share_left = share_left[item]
-            n_share_right = work[item, 3] - work[item, 2] - n_share_left
-            start = rules[segment, RULE_START]
-            base[0] = start + cuda.atomic.add(next_slot, 2 * segment, n_share_left)
-            base[1] = start + n_left[segment] + cuda.atomic.add(next_slot, 2 * segment + 1, n_share_right)
-            filled[0] = 0
-            filled[1] = 0
+            earlier_left = 0
+            earlier_right = 0
+            k = item - 1
+            while k >= 0 and work[k, 0] == segment:
+                earlier_left += share_left[k]
+                earlier_right += work[k, 3] - work[k, 2] - share_left[k]
+                k -= 1
+            base[0] = rules[segment, RULE_START] + earlier_left
+            base[1] = rules[segment, RULE_START] + n_left[segment] + earlier_right
         cuda.syncthreads()
-        for i in range(work[item, 2] + thread, work[item, 3], cuda.blockDim.x):
-            side = 0 if goes_left[i] else 1
-            out[base[side] + cuda.atomic.add(filled, side, 1)] = rows[i]
-        cuda.syncthreads()
+        for first in range(work[item, 2], work[item, 3], n_threads):
+            i = first + thread
+            inside = i < work[item, 3]
+            left = 1 if inside and goes_left[i] else 0
+            lefts[thread] = left
+            cuda.syncthreads()
+            _inclusive_scan(lefts, thread, n_threads)
+            left_before = lefts[thread] - left
+            if inside:
+                if left:
+                    out[base[0] + left_before] = rows[i]
+                else:
+                    out[base[1] + thread - left_before] = rows[i]
+            cuda.syncthreads()
+            if thread == 0:
+                pass_left = lefts[n_threads - 1]
+                pass_rows = work[item, 3] - first
+                if pass_rows > n_threads:
+                    pass_rows = n_threads
+                base[0] += pass_left
+                base[1] += pass_rows - pass_left
+            cuda.syncthreads()
 
 
 @cuda.jit
