@@ -39,7 +39,7 @@ def _binned(rng, n=150, n_features=3, bins=5):
     return binned, offsets
 
 
-@pytest.mark.parametrize("width, cells, threads", [(3, 40, 32), (7, 13, 32), (2, 6144, 32), (2, 6144, 5)])
+@pytest.mark.parametrize("width, cells, threads", [(3, 40, 16), (7, 20, 16), (2, 6144, 16), (2, 6144, 5)])
 def test_tiled_histogram_kernel_equals_naive(width, cells, threads, monkeypatch):
     """Shared-memory tiles (small ``cells`` split the statistics and the columns), segments cut in shares;
     5 threads: fewer than a tile's (column, statistic) slots."""
@@ -87,11 +87,11 @@ def test_histogram_tiles_cover_every_cell_once():
                                           np.arange(start, start + count))
 
 
-@pytest.mark.parametrize("default_left", [False, True])
-def test_partition_kernels_equal_naive(default_left, monkeypatch):
-    """Two segments partitioned in one launch, each in several shares of several passes (16 threads): a
-    numeric split and a set split."""
-    monkeypatch.setattr(cuda_builder, "MIN_SHARE_ROWS", 16)
+@pytest.mark.parametrize("default_left, threads", [(False, 16), (True, 2)])
+def test_partition_kernels_equal_naive(default_left, threads, monkeypatch):
+    """Two segments partitioned in one launch, each in two shares: a numeric split and a set split.  Two
+    threads scatter a share in passes of 2 x SCATTER_RUN rows (a 35-row share: two passes)."""
+    monkeypatch.setattr(cuda_builder, "MIN_SHARE_ROWS", 35)
     rng = np.random.default_rng(3)
     binned, offsets = _binned(rng)
     n_rows = binned.shape[0]
@@ -102,14 +102,14 @@ def test_partition_kernels_equal_naive(default_left, monkeypatch):
     rules = np.array([[10, 1, threshold, missing, default_left, 0, 0],
                       [95, 2, 0, missing, 0, 0, 6]], np.int64)  # kernels.RULE_* columns
     work = cuda_builder.row_shares([10, 95], [70, 50], 1, target_blocks=8)
-    assert np.sum(work[:, 0] == 0) > 1  # the first segment in several shares
+    assert np.sum(work[:, 0] == 0) == 2 and np.max(work[:, 3] - work[:, 2]) > 2 * kernels.SCATTER_RUN
     d_rows, goes_left = cuda.to_device(rows), cuda.device_array(n_rows, np.uint8)
     d_work, share_left = cuda.to_device(work), cuda.device_array(work.shape[0], np.int64)
     n_left, tmp = cuda.to_device(np.zeros(2, np.int64)), cuda.device_array(n_rows, np.int32)
-    kernels.count_sides[3, 16](cuda.to_device(binned), d_rows, cuda.to_device(rules), cuda.to_device(categories),
+    kernels.count_sides[3, threads](cuda.to_device(binned), d_rows, cuda.to_device(rules), cuda.to_device(categories),
                                d_work, goes_left, share_left, n_left)
-    kernels.scatter_sides[3, 16](d_rows, cuda.to_device(rules), d_work, goes_left, share_left, n_left, tmp)
-    kernels.copy_shares[3, 16](tmp, d_rows, d_work)
+    kernels.scatter_sides[3, threads](d_rows, cuda.to_device(rules), d_work, goes_left, share_left, n_left, tmp)
+    kernels.copy_shares[3, threads](tmp, d_rows, d_work)
     got, lefts = d_rows.copy_to_host(), n_left.copy_to_host()
     untouched = np.ones(n_rows, bool)
     for k, (start, count) in enumerate(segments):

@@ -137,9 +137,9 @@ class CudaBuilder:
         current = getattr(self.cuda, "get_current_device", None)  # the simulator has none: 16 SMs assumed
         n_sms = int(getattr(current(), "MULTIPROCESSOR_COUNT", 16)) if current else 16
         self._target_blocks = BLOCKS_PER_SM * n_sms
-        # the simulator runs each thread of a block as a Python thread: 32 keep CI's tests short
-        self._tile_threads = self.kernels.TILE_THREADS if current else 32
-        self._threads = self.kernels.THREADS_PER_BLOCK if current else 32
+        # the simulator runs each thread of a block as a Python thread: 16 keep CI's tests short
+        self._tile_threads = self.kernels.TILE_THREADS if current else 16
+        self._threads = self.kernels.THREADS_PER_BLOCK if current else 16
         self._stats = None
         self._rows = self._other = None
         self.leaf_start = self.leaf_end = self.other_start = self.other_end = np.zeros(1, np.int64)

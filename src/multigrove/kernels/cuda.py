@@ -22,6 +22,8 @@ MAX_BLOCKS = 1024
 TILE_CELLS = 6144
 #: threads per block of histogram_tiles (four blocks of 48 KiB share an SM)
 TILE_THREADS = 256
+#: consecutive rows of a thread in each pass of scatter_sides (128 threads: a pass of 2,048 rows)
+SCATTER_RUN = 16
 
 
 def blocks_for(n_items: int) -> int:
@@ -165,8 +167,9 @@ def _inclusive_scan(values, thread, n_threads):
 def scatter_sides(rows, rules, work, goes_left, share_left, n_left, out):
     """The second step, a stable partition: out[place] = rows[i], each segment's left rows first (in their
     order), then its right rows (in theirs), from rules[s, RULE_START] on.  A share's places follow those of
-    the segment's earlier shares (work lists a segment's shares in order); within a share, a block-wide
-    prefix sum over each pass of blockDim.x rows gives every row its place, with no atomic.
+    the segment's earlier shares (work lists a segment's shares in order).  Within a share, each pass gives
+    every thread a run of SCATTER_RUN consecutive rows, and a block-wide prefix sum over the runs' left
+    counts gives each run its places: no atomic.
 
     IN rows (N,) int32; rules (S, 7), work (W, 4), share_left (W,), n_left (S,) int64; goes_left (N,) uint8.
     OUT out (N,) int32 (the shares' positions).  blockDim.x at most THREADS_PER_BLOCK."""
@@ -176,6 +179,7 @@ def scatter_sides(rows, rules, work, goes_left, share_left, n_left, out):
     n_threads = cuda.blockDim.x
     for item in range(cuda.blockIdx.x, work.shape[0], cuda.gridDim.x):
         segment = work[item, 0]
+        end = work[item, 3]
         if thread == 0:
             earlier_left = 0
             earlier_right = 0
@@ -187,27 +191,33 @@ def scatter_sides(rows, rules, work, goes_left, share_left, n_left, out):
             base[0] = rules[segment, RULE_START] + earlier_left
             base[1] = rules[segment, RULE_START] + n_left[segment] + earlier_right
         cuda.syncthreads()
-        for first in range(work[item, 2], work[item, 3], n_threads):
-            i = first + thread
-            inside = i < work[item, 3]
-            left = 1 if inside and goes_left[i] else 0
-            lefts[thread] = left
+        for first in range(work[item, 2], end, n_threads * SCATTER_RUN):
+            run_start = first + thread * SCATTER_RUN
+            run_end = run_start + SCATTER_RUN
+            if run_end > end:
+                run_end = end
+            run_left = 0
+            for i in range(run_start, run_end):
+                run_left += goes_left[i]
+            lefts[thread] = run_left
             cuda.syncthreads()
             _inclusive_scan(lefts, thread, n_threads)
-            left_before = lefts[thread] - left
-            if inside:
-                if left:
-                    out[base[0] + left_before] = rows[i]
+            left_place = base[0] + lefts[thread] - run_left
+            right_place = base[1] + (run_start - first) - (lefts[thread] - run_left)
+            for i in range(run_start, run_end):
+                if goes_left[i]:
+                    out[left_place] = rows[i]
+                    left_place += 1
                 else:
-                    out[base[1] + thread - left_before] = rows[i]
+                    out[right_place] = rows[i]
+                    right_place += 1
             cuda.syncthreads()
             if thread == 0:
-                pass_left = lefts[n_threads - 1]
-                pass_rows = work[item, 3] - first
-                if pass_rows > n_threads:
-                    pass_rows = n_threads
-                base[0] += pass_left
-                base[1] += pass_rows - pass_left
+                pass_rows = end - first
+                if pass_rows > n_threads * SCATTER_RUN:
+                    pass_rows = n_threads * SCATTER_RUN
+                base[0] += lefts[n_threads - 1]
+                base[1] += pass_rows - lefts[n_threads - 1]
             cuda.syncthreads()
 
 
