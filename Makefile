@@ -27,7 +27,7 @@ lint: $(STAMP)
 # About 16 minutes from a fresh clone on a 2-core machine, install included (CI's limit is 20)
 test: lint
 	$(VENV)/bin/multigrove compile
-	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q -p no:cacheprovider
+	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q -p no:cacheprovider -n 2
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -p no:cacheprovider tests/kernels
 	$(MAKE) docs
 

@@ -122,8 +122,8 @@ class CudaBuilder:
 
     def __init__(self, store: BinnedStore):
         check_cuda_store(store)
+        self.cuda = cuda_runtime()  # first: it restores what numba-cuda compiles against
         from ..kernels import cuda as kernels
-        self.cuda = cuda_runtime()
         self.kernels = kernels
         self.store = store
         self.n_rows = store.n_rows
