@@ -72,8 +72,8 @@ def histogram_tiles_of(dense_base: np.ndarray, total_bins: int, width: int, cell
     (T, 6) int64 rows (first column, end column, first statistic, end statistic, first bin, end bin), each
     tile's (bins x statistics) at most ``cells``.  Statistics are split into the fewest equal ranges that let
     the widest column fit, and the columns of each range are packed in order.  None when the columns' bins
-    are not laid out in column order or one column's bins exceed ``cells`` (the caller then sums in global
-    memory)."""
+    are not laid out in column order or one column's bins exceed ``cells`` (the builder then refuses the
+    store; ``dense_store`` lays columns out in order, at most 256 bins each)."""
     base = np.asarray(dense_base, np.int64)
     if base.shape[0] == 0:
         return np.zeros((0, 6), np.int64)
