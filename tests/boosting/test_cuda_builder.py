@@ -21,7 +21,7 @@ from numba import cuda  # noqa: E402
 
 import multigrove as mg  # noqa: E402
 from multigrove.boosting import cuda_builder  # noqa: E402
-from multigrove.boosting.builder import BUILD_LEFT, SplitRequest  # noqa: E402
+from multigrove.boosting.builder import BUILD_LEFT, LocalBuilder, SplitRequest  # noqa: E402
 from multigrove.boosting.cuda_builder import CudaBuilder, check_cuda_store  # noqa: E402
 from multigrove.data.storage import dense_store  # noqa: E402
 from multigrove.kernels import cuda as kernels  # noqa: E402
@@ -250,6 +250,30 @@ def test_cuda_builder_leaf_segments_cover_every_row_once():
     np.testing.assert_allclose(out, naive.histogram(binned, left, stats, offsets), rtol=1e-12, atol=1e-12)
     b = binned[left, 0]
     assert np.all((b <= 2) | (b == 5))
+
+
+def test_cuda_builder_orders_leaf_rows_as_the_cpu_builder(monkeypatch):
+    """The stable partition: after three splits (nodes in several shares), every leaf holds the CPU
+    builder's rows in the CPU builder's order, the rows left out of a GOSS-like sample too."""
+    monkeypatch.setattr(cuda_builder, "MIN_SHARE_ROWS", 40)
+    rng = np.random.default_rng(6)
+    binned, offsets = _binned(rng, n=300)
+    store = dense_store(binned, offsets, np.full(3, 5, np.int32))
+    stats = np.c_[rng.normal(size=(300, 1)), np.ones((300, 2))].astype(np.float32)
+    sample = np.sort(rng.choice(300, 220, replace=False)).astype(np.int32)
+    others = np.setdiff1d(np.arange(300), sample).astype(np.int32)
+    requests = [SplitRequest(0, 1, 0, 2, True, BUILD_LEFT), SplitRequest(1, 2, 2, 3, False, BUILD_LEFT),
+                SplitRequest(0, 3, 1, 1, False, BUILD_LEFT)]
+    segments = []
+    for builder in (CudaBuilder(store), LocalBuilder(store, 1)):
+        builder.begin(stats, sample, max_leaves=4, other_rows=others)
+        builder.root(np.empty((int(offsets[-1]), 3)))
+        for request in requests:
+            builder.split([request], [np.empty((int(offsets[-1]), 3))])
+        segments.append((builder.leaf_segments(4), builder.other_segments(4)))
+    for got, expect in zip(segments[0], segments[1]):
+        for got_part, expect_part in zip(got, expect):
+            np.testing.assert_array_equal(got_part, expect_part)
 
 
 def test_cuda_runtime_restores_the_alias_numba_cuda_compiles_against(monkeypatch):
