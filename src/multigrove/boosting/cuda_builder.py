@@ -134,12 +134,13 @@ class CudaBuilder:
         self._goes_left = self.cuda.device_array(max(self.n_rows, 1), np.uint8)
         self._hist = None
         self._tiles: dict[int, tuple[np.ndarray, object]] = {}
-        current = getattr(self.cuda, "get_current_device", None)  # the simulator has none: 16 SMs assumed
-        n_sms = int(getattr(current(), "MULTIPROCESSOR_COUNT", 16)) if current else 16
+        current = getattr(self.cuda, "get_current_device", None)
+        self._simulator = current is None  # Numba's CUDA simulator has no device to ask: 16 SMs assumed
+        n_sms = 16 if self._simulator else int(current().MULTIPROCESSOR_COUNT)
         self._target_blocks = BLOCKS_PER_SM * n_sms
         # the simulator runs each thread of a block as a Python thread: 16 keep CI's tests short
-        self._tile_threads = self.kernels.TILE_THREADS if current else 16
-        self._threads = self.kernels.THREADS_PER_BLOCK if current else 16
+        self._tile_threads = 16 if self._simulator else self.kernels.TILE_THREADS
+        self._threads = 16 if self._simulator else self.kernels.THREADS_PER_BLOCK
         self._stats = None
         self._rows = self._other = None
         self.leaf_start = self.leaf_end = self.other_start = self.other_end = np.zeros(1, np.int64)
@@ -224,13 +225,13 @@ class CudaBuilder:
         cuda, kernels, width = self.cuda, self.kernels, outs[0].shape[1]
         hist = self._histogram_buffer(len(segments), width)
         n_cells = len(segments) * self.total_bins
-        zero_blocks = kernels.blocks_for(n_cells * width) if self._threads == kernels.THREADS_PER_BLOCK else 1
+        zero_blocks = 1 if self._simulator else kernels.blocks_for(n_cells * width)
         kernels.zero_histogram[zero_blocks, self._threads](hist, n_cells)
         host_tiles, device_tiles = self._tiles_for(width)
         work = row_shares([start for start, _ in segments], [n for _, n in segments], host_tiles.shape[0],
                           self._target_blocks)
         if work.shape[0]:
-            kernels.histogram_tiles[min(work.shape[0], 65535), self._tile_threads](
+            kernels.histogram_tiles[min(work.shape[0], kernels.MAX_WORK_BLOCKS), self._tile_threads](
                 self._binned, self._dense_base, rows, self._stats, device_tiles, cuda.to_device(work),
                 self.total_bins, hist[:n_cells])
         host = hist[:n_cells].copy_to_host()
@@ -271,7 +272,7 @@ class CudaBuilder:
         rules, work_d = cuda.to_device(rules), cuda.to_device(work)
         share_left = cuda.device_array(work.shape[0], np.int64)
         n_left = cuda.to_device(np.zeros(len(segments), np.int64))
-        blocks = min(work.shape[0], 65535)
+        blocks = min(work.shape[0], kernels.MAX_WORK_BLOCKS)
         kernels.count_sides[blocks, self._threads](
             self._binned, rows, rules, categories, work_d, self._goes_left, share_left, n_left)
         kernels.scatter_sides[blocks, self._threads](

@@ -18,6 +18,9 @@ from numba import cuda, float64, int64
 THREADS_PER_BLOCK = 128
 #: blocks at most per launch: the grid-stride loops cover the rest
 MAX_BLOCKS = 1024
+#: blocks at most per launch of the kernels over work items (a block an item; the grid-stride loop over
+#: items covers the rest)
+MAX_WORK_BLOCKS = 65535
 #: float64 cells of a block's shared histogram tile (histogram_tiles): 48 KiB, the static shared-memory limit
 TILE_CELLS = 6144
 #: threads per block of histogram_tiles (four blocks of 48 KiB share an SM)
