@@ -18,10 +18,11 @@ from collections import defaultdict
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu  # noqa: E402
 
-from multigrove.boosting import cuda_builder, shard  # noqa: E402
+from multigrove.boosting import cuda_builder, cuda_shard  # noqa: E402
 
 BUILDER_CALLS = ("begin", "_build", "_partition", "leaf_segments", "other_segments")
-SHARD_STEPS = ("compute_gradients", "set_split_statistics", "draw_rows", "leaf_sums", "apply_tree")
+SHARD_STEPS = ("compute_gradients", "column_sq_norms", "gram_product", "set_split_statistics", "draw_rows",
+               "leaf_sums", "apply_tree")
 NESTED = ("builder.leaf_segments", "builder.other_segments")  # called from inside the shard's steps
 
 
@@ -45,7 +46,7 @@ def time_calls(spent: dict, calls: dict) -> None:
     for name in BUILDER_CALLS:
         wrap(cuda_builder.CudaBuilder, name, "builder." + name)
     for name in SHARD_STEPS:
-        wrap(shard.TrainingShard, name, "shard." + name)
+        wrap(cuda_shard.CudaTrainingShard, name, "shard." + name)
 
 
 def main():

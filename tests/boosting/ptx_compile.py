@@ -1,5 +1,5 @@
-"""Compile every kernel of ``multigrove.kernels.cuda`` to PTX for a real GPU (compute capability 9.0), with
-the argument types the CUDA builder passes.  Run by ``test_cuda_ptx.py`` in a process of its own: without
+"""Compile every kernel of ``multigrove.kernels.cuda`` and ``multigrove.kernels.cuda_rows`` to PTX for a real GPU
+(compute capability 9.0), with the argument types the CUDA builder and the device training shard pass.  Run by ``test_cuda_ptx.py`` in a process of its own: without
 ``NUMBA_ENABLE_CUDASIM`` and with ``CUDA_HOME`` at the NVVM compiler of the ``nvidia-cuda-nvcc-cu12`` wheel.
 No GPU is needed; the simulator, which runs the kernels as Python, accepts code that the CUDA compiler
 rejects (``min`` of an int32 and an int64, for one)."""
@@ -12,12 +12,18 @@ import numpy as np
 from numba import cuda, typeof, types
 
 from multigrove.kernels import cuda as kernels
+from multigrove.kernels import cuda_rows
 
 CAPABILITY = (9, 0)
 
 
 def _array(*shape, dtype=np.int64):
     return typeof(np.zeros(shape, dtype))
+
+
+def _columns(dtype=np.float32):
+    """A column block of a C-ordered matrix (the statistics' gradient or Hessian columns): layout A."""
+    return typeof(np.zeros((4, 6), dtype)[:, 1:3])
 
 
 I8, I32, F32, F64 = np.uint8, np.int32, np.float32, np.float64
@@ -31,6 +37,26 @@ SIGNATURES = {  # as boosting/cuda_builder.py launches them
                       _array(4, dtype=I32)),
     "copy_shares": (_array(4, dtype=I32), _array(4, dtype=I32), _array(2, 4)),
 }
+ROW_SIGNATURES = {  # as boosting/cuda_shard.py launches them
+    "residual": (_array(4, 3, dtype=F64), _array(4, 3, dtype=F64), _array(3, dtype=F64), _array(3, dtype=F64),
+                 _columns()),
+    "softmax_grad_hess": (_array(4, 3, dtype=F64), _array(4), _columns(), _columns()),
+    "sigmoid_grad_hess": (_array(4, 3, dtype=F64), _array(4, 3, dtype=F64), _columns(), _columns()),
+    "scale_rows_by": (_columns(), _array(4, dtype=F32), types.int64),
+    "scale_rows": (_array(4, 3, dtype=F32), _array(2, dtype=I32), types.int64, types.float32),
+    "mask_cells": (_columns(), _array(4, 3, dtype=F32)),
+    "fill_cells": (_columns(), _array(4, 1, dtype=F32)),
+    "zero_columns": (_columns(), _array(2)),
+    "row_sq_norms": (_columns(), _array(4, dtype=F32)),
+    "gather_columns": (_columns(), _columns(), _array(2), _array(2, dtype=F32), _columns(), _columns()),
+    "project_rows": (_columns(), _array(2, 3, dtype=F32), _columns(), _columns(), _columns()),
+    "times_matrix": (_columns(), _array(3, 2, dtype=F32), _array(4, 2, dtype=F32)),
+    "transposed_products": (_columns(), _array(4, 2, dtype=F32), _array(2, 4), _array(3, 2, dtype=F64)),
+    "transposed_diagonal": (_columns(), _array(2, 4), _array(3, dtype=F64)),
+    "segment_sums": (_array(4, dtype=I32), _array(4, 3, dtype=F32), _array(2, 4), _array(2, 3, dtype=F64)),
+    "add_leaf_values": (_array(4, dtype=I32), _array(2, 4), _array(2, 3, dtype=F64), types.int64,
+                        _array(2, 3, dtype=I32), _array(4, 3, dtype=F64)),
+}
 
 
 def main() -> int:
@@ -38,14 +64,15 @@ def main() -> int:
     def device():
         return pytypes.SimpleNamespace(compute_capability=CAPABILITY)
     numba.cuda.api.get_current_device = numba.cuda.dispatcher.get_current_device = device
-    launched = {name for name, value in vars(kernels).items()
-                if isinstance(value, numba.cuda.dispatcher.CUDADispatcher) and not value.targetoptions.get("device")}
-    if launched != set(SIGNATURES):
-        print(f"kernels of multigrove.kernels.cuda: {sorted(launched)}; signatures here: {sorted(SIGNATURES)}")
-        return 1
-    for name, signature in SIGNATURES.items():
-        ptx, _ = cuda.compile_ptx(getattr(kernels, name).py_func, signature, cc=CAPABILITY)
-        print(name, "compiled", len(ptx), "characters of PTX")
+    for module, signatures in ((kernels, SIGNATURES), (cuda_rows, ROW_SIGNATURES)):
+        launched = {name for name, value in vars(module).items()
+                    if isinstance(value, numba.cuda.dispatcher.CUDADispatcher) and not value.targetoptions.get("device")}
+        if launched != set(signatures):
+            print(f"kernels of {module.__name__}: {sorted(launched)}; signatures here: {sorted(signatures)}")
+            return 1
+        for name, signature in signatures.items():
+            ptx, _ = cuda.compile_ptx(getattr(module, name).py_func, signature, cc=CAPABILITY)
+            print(name, "compiled", len(ptx), "characters of PTX")
     return 0
 
 

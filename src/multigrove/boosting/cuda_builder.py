@@ -132,7 +132,11 @@ class CudaBuilder:
         self._dense_base = self.cuda.to_device(np.ascontiguousarray(store.dense_base, np.int64))
         self._tmp = self.cuda.device_array(max(self.n_rows, 1), INDEX)
         self._goes_left = self.cuda.device_array(max(self.n_rows, 1), np.uint8)
-        self._hist = None
+        self._all_rows = self.cuda.to_device(np.arange(self.n_rows, dtype=INDEX))
+        self._row_buffer = self.cuda.device_array(max(self.n_rows, 1), INDEX)
+        self._other_buffer = self.cuda.device_array(max(self.n_rows, 1), INDEX)
+        self._uploads: dict[str, object] = {}
+        self._hist = self._host_hist = None
         self._tiles: dict[int, tuple[np.ndarray, object]] = {}
         current = getattr(self.cuda, "get_current_device", None)
         self._simulator = current is None  # Numba's CUDA simulator has no device to ask: 16 SMs assumed
@@ -153,19 +157,29 @@ class CudaBuilder:
         are partitioned along but enter no histogram (builder.LocalBuilder.begin).  ``packed`` is a hint
         for the CPU kernels' two-column GOSS histograms; here the statistics are summed as given."""
         del packed
-        cuda = self.cuda
-        self._stats = cuda.to_device(np.ascontiguousarray(stats))
-        own = np.arange(self.n_rows, dtype=INDEX) if rows is None else np.ascontiguousarray(rows, INDEX)
-        self._rows = cuda.to_device(own)
-        other = np.zeros(0, INDEX) if other_rows is None else np.ascontiguousarray(other_rows, INDEX)
-        self._n_other = other.shape[0]
-        self._other = cuda.to_device(other) if other.shape[0] else None
+        if hasattr(stats, "copy_to_host"):  # the device training shard's statistics, already on the GPU
+            self._stats = stats
+        else:
+            self._stats = self.cuda.to_device(np.ascontiguousarray(stats))
+        if rows is None:
+            n_own = self.n_rows
+            self._rows = self._row_buffer[:n_own]
+            self._rows.copy_to_device(self._all_rows)  # device to device: the partitions reorder it
+        else:
+            n_own = rows.shape[0]
+            self._rows = self._row_buffer[:n_own]
+            self._rows.copy_to_device(np.ascontiguousarray(rows, INDEX))
+        self._n_other = 0 if other_rows is None else other_rows.shape[0]
+        self._other = None
+        if self._n_other:
+            self._other = self._other_buffer[:self._n_other]
+            self._other.copy_to_device(np.ascontiguousarray(other_rows, INDEX))
         self.leaf_start = np.zeros(max_leaves, np.int64)
         self.leaf_end = np.zeros(max_leaves, np.int64)
-        self.leaf_end[0] = own.shape[0]
+        self.leaf_end[0] = n_own
         self.other_start = np.zeros(max_leaves, np.int64)
         self.other_end = np.zeros(max_leaves, np.int64)
-        self.other_end[0] = other.shape[0]
+        self.other_end[0] = self._n_other
 
     def root(self, out: np.ndarray) -> np.ndarray:
         total = np.empty(out.shape[1], dtype=HIST)
@@ -211,18 +225,44 @@ class CudaBuilder:
         rows = self._other.copy_to_host() if self._n_other else np.zeros(0, INDEX)
         return rows, self.other_start[:n_leaves], self.other_end[:n_leaves]
 
+    def device_segments(self, n_leaves: int, other: bool = False) -> tuple[object, np.ndarray, np.ndarray]:
+        """As leaf_segments (``other``: other_segments) with the rows left on the GPU (None when there are
+        no such rows), for the device training shard."""
+        if other:
+            return self._other, self.other_start[:n_leaves], self.other_end[:n_leaves]
+        return self._rows, self.leaf_start[:n_leaves], self.leaf_end[:n_leaves]
+
+    def work(self, starts, counts) -> np.ndarray:
+        """row_shares of these segments for one tile, for this GPU's size."""
+        return row_shares(starts, counts, 1, self._target_blocks)
+
+    def upload(self, key: str, array: np.ndarray):
+        """``array`` copied to a device buffer kept under ``key`` (grown when too small): a launch's small
+        inputs (work items, rules, leaf values) without a device allocation a call."""
+        array = np.ascontiguousarray(array)
+        buffer = self._uploads.get(key)
+        if buffer is None or buffer.shape[0] < array.shape[0] or buffer.shape[1:] != array.shape[1:] \
+                or buffer.dtype != array.dtype:
+            buffer = self._uploads[key] = self.cuda.device_array((max(2 * array.shape[0], 1), *array.shape[1:]),
+                                                                 array.dtype)
+        view = buffer[:array.shape[0]]
+        if array.shape[0]:
+            view.copy_to_device(array)
+        return view
+
     # ------------------------------------------------------------------ kernels
     def _histogram_buffer(self, n_segments: int, width: int):
         """A device buffer for n_segments histograms of this tree's width (grown as batches grow)."""
         rows = n_segments * self.total_bins
         if self._hist is None or self._hist.shape[0] < rows or self._hist.shape[1] != width:
             self._hist = self.cuda.device_array((rows, width), HIST)
+            self._host_hist = self.cuda.pinned_array((rows, width), HIST)  # page-locked: a faster copy back
         return self._hist
 
     def _build(self, rows, segments: list[tuple[int, int]], outs: list[np.ndarray], total: np.ndarray | None) -> None:
         """The histograms of the row segments (start, n) into outs (host), in one launch; with ``total``
         (one segment), its totals too."""
-        cuda, kernels, width = self.cuda, self.kernels, outs[0].shape[1]
+        kernels, width = self.kernels, outs[0].shape[1]
         hist = self._histogram_buffer(len(segments), width)
         n_cells = len(segments) * self.total_bins
         zero_blocks = 1 if self._simulator else kernels.blocks_for(n_cells * width)
@@ -232,9 +272,10 @@ class CudaBuilder:
                           self._target_blocks)
         if work.shape[0]:
             kernels.histogram_tiles[min(work.shape[0], kernels.MAX_WORK_BLOCKS), self._tile_threads](
-                self._binned, self._dense_base, rows, self._stats, device_tiles, cuda.to_device(work),
+                self._binned, self._dense_base, rows, self._stats, device_tiles, self.upload("work", work),
                 self.total_bins, hist[:n_cells])
-        host = hist[:n_cells].copy_to_host()
+        host = self._host_hist[:n_cells]
+        hist[:n_cells].copy_to_host(host)
         for k, out in enumerate(outs):
             out[...] = host[k * self.total_bins:(k + 1) * self.total_bins]
         if total is not None and not totals_from_dense(self.store, outs[0], total):
@@ -254,7 +295,7 @@ class CudaBuilder:
     def _partition(self, rows, segments: list[tuple[int, int]], requests: Sequence[SplitRequest]) -> list[int]:
         """Reorder each segment of rows into its split's left rows then its right ones, all in one launch per
         step; return each segment's left count."""
-        cuda, kernels, store = self.cuda, self.kernels, self.store
+        kernels, store = self.kernels, self.store
         work = row_shares([start for start, _ in segments], [n for _, n in segments], 1, self._target_blocks)
         if work.shape[0] == 0:
             return [0] * len(segments)
@@ -268,10 +309,10 @@ class CudaBuilder:
                           store.missing_bin[features].astype(np.int64),
                           np.array([rule.default_left for rule in split_rules], np.int64),
                           set_edges[:-1], set_edges[1:]], axis=1)
-        categories = cuda.to_device(np.concatenate(sets + [np.zeros(1, np.bool_)]).astype(np.bool_))
-        rules, work_d = cuda.to_device(rules), cuda.to_device(work)
-        share_left = cuda.device_array(work.shape[0], np.int64)
-        n_left = cuda.to_device(np.zeros(len(segments), np.int64))
+        categories = self.upload("categories", np.concatenate(sets + [np.zeros(1, np.bool_)]).astype(np.bool_))
+        rules, work_d = self.upload("rules", rules), self.upload("work", work)
+        share_left = self.upload("share_left", np.zeros(work.shape[0], np.int64))
+        n_left = self.upload("n_left", np.zeros(len(segments), np.int64))
         blocks = min(work.shape[0], kernels.MAX_WORK_BLOCKS)
         kernels.count_sides[blocks, self._threads](
             self._binned, rows, rules, categories, work_d, self._goes_left, share_left, n_left)

@@ -25,7 +25,7 @@ from .leaves import StatLayout, dense_leaf_values, sparse_leaf_values
 from .losses import Loss, label_for, make_loss, observed
 from .metrics import RANKING_METRICS, check_metric_fits, finish
 from .sampling import feature_mask
-from .shard import EvalShard, OutputColumn, SampleSpec, TrainingShard, predict_trees_into
+from .shard import EvalShard, OutputColumn, SampleSpec, predict_trees_into, training_shard
 from .sketch import FULL, plan_sketch
 from .sparse_output import SparseEvalShard, SparseOutputShard
 from .tree import Tree, set_split_fields
@@ -240,8 +240,8 @@ def start_training(config: Params, ds: Dataset, rounds: int, valid_sets: list, v
     booster.target_statistics = ds.target_statistics
     check_categorical(config, ds.categories, ds.feature_names, loss)
     layout = stat_layout(loss, ds.weight, config, bool(np.isnan(y).any()) if y.dtype.kind == "f" else False)
-    rows = TrainingShard(ds.store, y, ds.weight, loss, booster.init_score, layout, threads,
-                         deterministic=config.deterministic, device_type=config.device_type)
+    rows = training_shard(ds.store, y, ds.weight, loss, booster.init_score, layout, threads,
+                          deterministic=config.deterministic, device_type=config.device_type)
     booster.init_score = loss.unscale(booster.init_score.reshape(1, -1)).reshape(-1)  # the model's own units
     first = 0
     if base is not None:

@@ -63,10 +63,15 @@ def predict_trees_into(store: BinnedStore, rows: np.ndarray, trees: list[Tree], 
     pick(predict_store, predict_store_serial, prediction_work(forest, rows.shape[0]))(store, rows, forest, out)
 
 
-def cuda_builder(store: BinnedStore):
-    """The GPU builder (imported only here: importing multigrove never touches CUDA)."""
-    from .cuda_builder import CudaBuilder
-    return CudaBuilder(store)
+def training_shard(store: BinnedStore, label: np.ndarray, weight: np.ndarray | None, loss: Loss,
+                   init_score: np.ndarray, layout: StatLayout, n_threads: int, deterministic: bool = False,
+                   device_type: str = "cpu") -> "TrainingShard":
+    """The training rows of a local run: on the host's cores, or on the GPU for ``device_type="cuda"``
+    (boosting/cuda_shard.py, imported only then: importing multigrove never touches CUDA)."""
+    if device_type == "cpu":
+        return TrainingShard(store, label, weight, loss, init_score, layout, n_threads, deterministic=deterministic)
+    from .cuda_shard import CudaTrainingShard
+    return CudaTrainingShard(store, label, weight, loss, init_score, layout, n_threads)
 
 
 class TrainingShard:
@@ -77,7 +82,7 @@ class TrainingShard:
 
     def __init__(self, store: BinnedStore, label: np.ndarray, weight: np.ndarray | None, loss: Loss,
                  init_score: np.ndarray, layout: StatLayout, n_threads: int, shard_id: int = 0,
-                 deterministic: bool = False, device_type: str = "cpu"):
+                 deterministic: bool = False, builder=None):
         n = store.n_rows
         self.store, self.w, self.loss, self.layout = store, weight, loss, layout
         self.y, self.mask = observed(label)  # missing labels: no gradient, no Hessian, no metric term
@@ -98,7 +103,7 @@ class TrainingShard:
         self.sample = ALL_ROWS
         self._bootstrapped = False  # this round's rows carry Bayesian bootstrap weights
         self._frozen = np.zeros(0, np.int64)
-        self.builder = LocalBuilder(store, n_threads, deterministic) if device_type == "cpu" else cuda_builder(store)
+        self.builder = LocalBuilder(store, n_threads, deterministic) if builder is None else builder
         self._buffers: dict[StatLayout, np.ndarray] = {}
         self.split_stats = self.stats
         self._split_layout = layout
@@ -118,9 +123,15 @@ class TrainingShard:
 
     def compute_gradients(self) -> None:
         """Gradients and Hessians of the loss at the current scores, times the row weights."""
-        G, H = self._grad(), self._hess()
+        self._gradients_into(self.scores, self.stats)
+
+    def _gradients_into(self, scores: np.ndarray, stats: np.ndarray) -> None:
+        """stats' gradient and Hessian columns (self.layout) at ``scores``, weighted and masked."""
+        layout = self.layout
+        G = stats[:, : layout.k]
+        H = stats[:, layout.h_col: layout.h_col + layout.k] if layout.h_stride else None
         own_hess = self.loss.hess_constant is None
-        self.loss.gradients(self.scores, self.y, G, H if own_hess else None)
+        self.loss.gradients(scores, self.y, G, H if own_hess else None)
         if self._w32 is not None:
             G *= self._w32
             if own_hess:

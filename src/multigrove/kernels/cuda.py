@@ -34,7 +34,7 @@ def blocks_for(n_items: int) -> int:
     return max(1, min(MAX_BLOCKS, (n_items + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK))
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def zero_histogram(out, n_rows):
     """OUT out[:n_rows] (of a (rows, C) float64 array) = 0."""
     i = cuda.grid(1)
@@ -45,7 +45,7 @@ def zero_histogram(out, n_rows):
         i += stride
 
 
-@cuda.jit(device=True)
+@cuda.jit(device=True, cache=True)
 def _add_slot(binned, dense_base, rows, stats, tile_hist, slot, first_column, first_stat, n_stats, first_bin,
               begin, end, step):
     """tile_hist[cell of (column, bin, statistic)] += stats for the slot's (column, statistic) over
@@ -58,7 +58,7 @@ def _add_slot(binned, dense_base, rows, stats, tile_hist, slot, first_column, fi
         cuda.atomic.add(tile_hist, offset + binned[r, j] * n_stats, float64(stats[r, first_stat + c]))
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def histogram_tiles(binned, dense_base, rows, stats, tiles, work, total_bins, out):
     """Histograms of several row segments in one launch, each block summing a share of one segment's rows
     into one tile of the histogram in shared memory, then adding the tile to ``out`` (one float64 atomic add
@@ -110,7 +110,7 @@ def histogram_tiles(binned, dense_base, rows, stats, tiles, work, total_bins, ou
 RULE_START, RULE_COLUMN, RULE_THRESHOLD, RULE_MISSING, RULE_DEFAULT_LEFT, RULE_SET_FIRST, RULE_SET_END = range(7)
 
 
-@cuda.jit(device=True)
+@cuda.jit(device=True, cache=True)
 def _goes_left(b, rules, s, categories):
     """kernels.partition's rule for bin b under segment s's split: its set of categories
     categories[RULE_SET_FIRST:RULE_SET_END] when it has entries, else bin <= threshold, the missing bin by
@@ -122,7 +122,7 @@ def _goes_left(b, rules, s, categories):
     return b <= rules[s, RULE_THRESHOLD]
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def count_sides(binned, rows, rules, categories, work, goes_left, share_left, n_left):
     """The first step of a partition of several segments, each under its own split (a row of ``rules``):
     goes_left[i] = 1 when row rows[i] goes left, for the shares of ``work`` (as histogram_tiles' with one
@@ -153,7 +153,7 @@ def count_sides(binned, rows, rules, categories, work, goes_left, share_left, n_
         cuda.syncthreads()
 
 
-@cuda.jit(device=True)
+@cuda.jit(device=True, cache=True)
 def _inclusive_scan(values, thread, n_threads):
     """values[:n_threads] (shared memory) = their inclusive prefix sums (Hillis-Steele, every thread of the
     block calling it)."""
@@ -166,7 +166,7 @@ def _inclusive_scan(values, thread, n_threads):
         offset *= 2
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def scatter_sides(rows, rules, work, goes_left, share_left, n_left, out):
     """The second step, a stable partition: out[place] = rows[i], each segment's left rows first (in their
     order), then its right rows (in theirs), from rules[s, RULE_START] on.  A share's places follow those of
@@ -224,7 +224,7 @@ def scatter_sides(rows, rules, work, goes_left, share_left, n_left, out):
             cuda.syncthreads()
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def copy_shares(source, out, work):
     """out[i] = source[i] over the shares of work (positions work[w, 2] .. work[w, 3] - 1)."""
     for item in range(cuda.blockIdx.x, work.shape[0], cuda.gridDim.x):
