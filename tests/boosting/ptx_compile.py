@@ -1,8 +1,8 @@
 """Compile every kernel of ``multigrove.kernels.cuda`` and ``multigrove.kernels.cuda_rows`` to PTX for a real GPU
-(compute capability 9.0), with the argument types the CUDA builder and the device training shard pass.  Run by ``test_cuda_ptx.py`` in a process of its own: without
-``NUMBA_ENABLE_CUDASIM`` and with ``CUDA_HOME`` at the NVVM compiler of the ``nvidia-cuda-nvcc-cu12`` wheel.
-No GPU is needed; the simulator, which runs the kernels as Python, accepts code that the CUDA compiler
-rejects (``min`` of an int32 and an int64, for one)."""
+(compute capability 9.0), with the argument types the CUDA builder and the device training shard pass.  Run by
+``test_cuda_ptx.py`` in a process of its own: without ``NUMBA_ENABLE_CUDASIM`` and with ``CUDA_HOME`` at the NVVM
+compiler of the ``nvidia-cuda-nvcc-cu12`` wheel.  No GPU is needed; the simulator, which runs the kernels as Python,
+accepts code that the CUDA compiler rejects (``min`` of an int32 and an int64, for one)."""
 import sys
 import types as pytypes
 
@@ -66,7 +66,8 @@ def main() -> int:
     numba.cuda.api.get_current_device = numba.cuda.dispatcher.get_current_device = device
     for module, signatures in ((kernels, SIGNATURES), (cuda_rows, ROW_SIGNATURES)):
         launched = {name for name, value in vars(module).items()
-                    if isinstance(value, numba.cuda.dispatcher.CUDADispatcher) and not value.targetoptions.get("device")}
+                    if isinstance(value, numba.cuda.dispatcher.CUDADispatcher)
+                    and not value.targetoptions.get("device")}
         if launched != set(signatures):
             print(f"kernels of {module.__name__}: {sorted(launched)}; signatures here: {sorted(signatures)}")
             return 1
