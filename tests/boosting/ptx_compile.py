@@ -21,11 +21,6 @@ def _array(*shape, dtype=np.int64):
     return typeof(np.zeros(shape, dtype))
 
 
-def _columns(dtype=np.float32):
-    """A column block of a C-ordered matrix (the statistics' gradient or Hessian columns): layout A."""
-    return typeof(np.zeros((4, 6), dtype)[:, 1:3])
-
-
 I8, I32, F32, F64 = np.uint8, np.int32, np.float32, np.float64
 SIGNATURES = {  # as boosting/cuda_builder.py launches them
     "zero_histogram": (_array(4, 3, dtype=F64), types.int64),
@@ -39,20 +34,22 @@ SIGNATURES = {  # as boosting/cuda_builder.py launches them
 }
 ROW_SIGNATURES = {  # as boosting/cuda_shard.py launches them
     "residual": (_array(4, 3, dtype=F64), _array(4, 3, dtype=F64), _array(3, dtype=F64), _array(3, dtype=F64),
-                 _columns()),
-    "softmax_grad_hess": (_array(4, 3, dtype=F64), _array(4), _columns(), _columns()),
-    "sigmoid_grad_hess": (_array(4, 3, dtype=F64), _array(4, 3, dtype=F64), _columns(), _columns()),
-    "scale_rows_by": (_columns(), _array(4, dtype=F32), types.int64),
+                 _array(4, 4, dtype=F32)),
+    "softmax_grad_hess": (_array(4, 3, dtype=F64), _array(4), _array(4, 7, dtype=F32), types.int64),
+    "sigmoid_grad_hess": (_array(4, 3, dtype=F64), _array(4, 3, dtype=F64), _array(4, 7, dtype=F32), types.int64),
+    "scale_rows_by": (_array(4, 7, dtype=F32), _array(4, dtype=F32), types.int64, types.int64),
     "scale_rows": (_array(4, 3, dtype=F32), _array(2, dtype=I32), types.int64, types.float32),
-    "mask_cells": (_columns(), _array(4, 3, dtype=F32)),
-    "fill_cells": (_columns(), _array(4, 1, dtype=F32)),
-    "zero_columns": (_columns(), _array(2)),
-    "row_sq_norms": (_columns(), _array(4, dtype=F32)),
-    "gather_columns": (_columns(), _columns(), _array(2), _array(2, dtype=F32), _columns(), _columns()),
-    "project_rows": (_columns(), _array(2, 3, dtype=F32), _columns(), _columns(), _columns()),
-    "times_matrix": (_columns(), _array(3, 2, dtype=F32), _array(4, 2, dtype=F32)),
-    "transposed_products": (_columns(), _array(4, 2, dtype=F32), _array(2, 4), _array(3, 2, dtype=F64)),
-    "transposed_diagonal": (_columns(), _array(2, 4), _array(3, dtype=F64)),
+    "mask_cells": (_array(4, 7, dtype=F32), types.int64, _array(4, 3, dtype=F32)),
+    "fill_cells": (_array(4, 7, dtype=F32), types.int64, types.int64, _array(4, 1, dtype=F32)),
+    "zero_columns": (_array(4, 7, dtype=F32), _array(2)),
+    "row_sq_norms": (_array(4, 7, dtype=F32), types.int64, _array(4, dtype=F32)),
+    "gather_columns": (_array(4, 7, dtype=F32), types.int64, _array(2), _array(2, dtype=F32),
+                       _array(4, 5, dtype=F32), types.int64),
+    "project_rows": (_array(4, 7, dtype=F32), types.int64, _array(2, 3, dtype=F32), _array(4, 4, dtype=F32),
+                     types.int64),
+    "times_matrix": (_array(4, 7, dtype=F32), _array(3, 2, dtype=F32), _array(4, 2, dtype=F32)),
+    "transposed_products": (_array(4, 7, dtype=F32), _array(4, 2, dtype=F32), _array(2, 4), _array(3, 2, dtype=F64)),
+    "transposed_diagonal": (_array(4, 7, dtype=F32), _array(2, 4), _array(3, dtype=F64)),
     "segment_sums": (_array(4, dtype=I32), _array(4, 3, dtype=F32), _array(2, 4), _array(2, 3, dtype=F64)),
     "add_leaf_values": (_array(4, dtype=I32), _array(2, 4), _array(2, 3, dtype=F64), types.int64,
                         _array(2, 3, dtype=I32), _array(4, 3, dtype=F64)),

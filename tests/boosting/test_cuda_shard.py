@@ -44,15 +44,16 @@ def test_loss_kernels_equal_the_cpu_kernels():
     for kernel, twin, y in ((cuda_rows.softmax_grad_hess, softmax_grad_hess_serial, classes),
                             (cuda_rows.sigmoid_grad_hess, sigmoid_grad_hess_serial, labels)):
         stats = cuda.to_device(np.zeros((N, 11), np.float32))
-        _launch(kernel, cuda.to_device(raw), cuda.to_device(y), stats[:, :5], stats[:, 5:10])
+        _launch(kernel, cuda.to_device(raw), cuda.to_device(y), stats, 5)
         want = np.zeros((N, 11), np.float32)
         twin(raw, y, want[:, :5], want[:, 5:10])
         np.testing.assert_allclose(stats.copy_to_host(), want, rtol=1e-6, atol=1e-7)
     shift, scale = rng.normal(size=5), rng.random(5) + 0.5
-    out = cuda.device_array((N, 5), np.float32)
+    out = cuda.to_device(np.zeros((N, 6), np.float32))
     _launch(cuda_rows.residual, cuda.to_device(raw), cuda.to_device(labels), cuda.to_device(shift),
             cuda.to_device(scale), out)
-    np.testing.assert_array_equal(out.copy_to_host(), (raw - (labels - shift) / scale).astype(np.float32))
+    want = np.c_[(raw - (labels - shift) / scale).astype(np.float32), np.zeros(N, np.float32)]
+    np.testing.assert_array_equal(out.copy_to_host(), want)
 
 
 def test_row_kernels_equal_numpy():
@@ -60,7 +61,7 @@ def test_row_kernels_equal_numpy():
     values = rng.normal(size=(N, 6)).astype(np.float32)
     weights = rng.random(N).astype(np.float32)
     rows = rng.choice(N, 20, replace=False).astype(np.int32)
-    mask = (rng.random((N, 6)) < 0.7).astype(np.float32)
+    mask = (rng.random((N, 3)) < 0.7).astype(np.float32)
 
     def run(kernel, *args):
         device = cuda.to_device(values)
@@ -68,21 +69,26 @@ def test_row_kernels_equal_numpy():
         return device.copy_to_host()
 
     want = values.copy()
-    want[:, :4] *= weights[:, None]
-    np.testing.assert_array_equal(run(cuda_rows.scale_rows_by, cuda.to_device(weights), 4), want)
+    want[:, 1:4] *= weights[:, None]
+    np.testing.assert_array_equal(run(cuda_rows.scale_rows_by, cuda.to_device(weights), 1, 4), want)
     want = values.copy()
     want[rows, :5] *= np.float32(1.5)
     np.testing.assert_array_equal(run(cuda_rows.scale_rows, cuda.to_device(rows), 5, np.float32(1.5)), want)
-    np.testing.assert_array_equal(run(cuda_rows.mask_cells, cuda.to_device(mask)), values * mask)
-    np.testing.assert_array_equal(run(cuda_rows.fill_cells, cuda.to_device(weights[:, None])),
-                                  np.repeat(weights[:, None], 6, axis=1))
-    np.testing.assert_array_equal(run(cuda_rows.fill_cells, cuda.to_device(mask)), mask)
+    want = values.copy()
+    want[:, 2:5] *= mask
+    np.testing.assert_array_equal(run(cuda_rows.mask_cells, 2, cuda.to_device(mask)), want)
+    want = values.copy()
+    want[:, 3:6] = weights[:, None]
+    np.testing.assert_array_equal(run(cuda_rows.fill_cells, 3, 6, cuda.to_device(weights[:, None])), want)
+    want[:, 3:6] = mask
+    np.testing.assert_array_equal(run(cuda_rows.fill_cells, 3, 6, cuda.to_device(mask)), want)
     want = values.copy()
     want[:, [1, 4]] = 0.0
     np.testing.assert_array_equal(run(cuda_rows.zero_columns, cuda.to_device(np.array([1, 4]))), want)
     norms = cuda.device_array(N, np.float32)
-    _launch(cuda_rows.row_sq_norms, cuda.to_device(values), norms)
-    np.testing.assert_array_equal(norms.copy_to_host(), (values.astype(np.float64) ** 2).sum(axis=1).astype(np.float32))
+    _launch(cuda_rows.row_sq_norms, cuda.to_device(values), 4, norms)
+    np.testing.assert_array_equal(norms.copy_to_host(),
+                                  (values[:, :4].astype(np.float64) ** 2).sum(axis=1).astype(np.float32))
 
 
 def test_sketch_kernels_equal_numpy(monkeypatch):
@@ -90,28 +96,30 @@ def test_sketch_kernels_equal_numpy(monkeypatch):
     rng = np.random.default_rng(2)
     G = rng.normal(size=(N, 7)).astype(np.float32)
     H = rng.random((N, 7)).astype(np.float32)
+    stats = cuda.to_device(np.c_[G, H, np.ones(N, np.float32)])  # gradients, Hessians from column 7, the count
     columns, scale = np.array([5, 1, 5]), np.array([0.5, 2.0, 1.0], np.float32)
-    out_g, out_h = cuda.device_array((N, 3), np.float32), cuda.device_array((N, 3), np.float32)
-    _launch(cuda_rows.gather_columns, cuda.to_device(G), cuda.to_device(H), cuda.to_device(columns),
-            cuda.to_device(scale), out_g, out_h)
-    np.testing.assert_array_equal(out_g.copy_to_host(), G[:, columns] * scale)
-    np.testing.assert_array_equal(out_h.copy_to_host(), H[:, columns])
+    out = cuda.to_device(np.full((N, 7), -1.0, np.float32))
+    _launch(cuda_rows.gather_columns, stats, 7, cuda.to_device(columns), cuda.to_device(scale), out, 3)
+    np.testing.assert_array_equal(out.copy_to_host(), np.c_[G[:, columns] * scale, H[:, columns], -np.ones(N)])
+    out = cuda.to_device(np.full((N, 7), -1.0, np.float32))
+    _launch(cuda_rows.gather_columns, stats, 7, cuda.to_device(columns), cuda.to_device(scale), out, -1)
+    np.testing.assert_array_equal(out.copy_to_host(), np.c_[G[:, columns] * scale, -np.ones((N, 4))])
     P = rng.normal(size=(7, 2)).astype(np.float32)
-    out_g, out_h = cuda.device_array((N, 2), np.float32), cuda.device_array((N, 1), np.float32)
-    _launch(cuda_rows.project_rows, cuda.to_device(G), cuda.to_device(np.ascontiguousarray(P.T)), cuda.to_device(H),
-            out_g, out_h)
-    np.testing.assert_allclose(out_g.copy_to_host(), G @ P, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(out_h.copy_to_host()[:, 0], H.mean(axis=1), rtol=1e-6)
+    out = cuda.to_device(np.full((N, 4), -1.0, np.float32))
+    _launch(cuda_rows.project_rows, stats, 7, cuda.to_device(np.ascontiguousarray(P.T)), out, 2)
+    np.testing.assert_allclose(out.copy_to_host()[:, :2], G @ P, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out.copy_to_host()[:, 2], H.mean(axis=1), rtol=1e-6)
+    np.testing.assert_array_equal(out.copy_to_host()[:, 3], -1.0)
     work = cuda_builder.row_shares([0], [N], 1, 8)
     assert work.shape[0] > 1
     V = rng.normal(size=(7, 3))
     GV = cuda.device_array((N, 3), np.float32)
-    _launch(cuda_rows.times_matrix, cuda.to_device(G), cuda.to_device(V.astype(np.float32)), GV)
+    _launch(cuda_rows.times_matrix, stats, cuda.to_device(V.astype(np.float32)), GV)
     products = cuda.to_device(np.zeros((7, 3)))
-    cuda_rows.transposed_products[3, 16](cuda.to_device(G), GV, cuda.to_device(work), products)
+    cuda_rows.transposed_products[3, 16](stats, GV, cuda.to_device(work), products)
     np.testing.assert_allclose(products.copy_to_host(), gram_product(G, V), rtol=1e-5)
     diagonal = cuda.to_device(np.zeros(7))
-    cuda_rows.transposed_diagonal[3, 16](cuda.to_device(G), cuda.to_device(work), diagonal)
+    cuda_rows.transposed_diagonal[3, 16](stats, cuda.to_device(work), diagonal)
     np.testing.assert_allclose(diagonal.copy_to_host(), (G.astype(np.float64) ** 2).sum(axis=0), rtol=1e-12)
 
 

@@ -57,8 +57,6 @@ class CudaTrainingShard(TrainingShard):
             scale = np.ones(d) if loss.scale is None else loss.scale
             self._shift, self._scale = cuda.to_device(np.asarray(shift, np.float64)), cuda.to_device(
                 np.asarray(scale, np.float64))
-        self._no_columns = cuda.device_array((max(self.n_rows, 1), 0), STAT)
-        self._views: dict[tuple[int, int, int], object] = {}
 
     # ------------------------------------------------------------------ scores
     @property
@@ -95,22 +93,6 @@ class CudaTrainingShard(TrainingShard):
         kernel[min(work.shape[0], self.builder.kernels.MAX_WORK_BLOCKS), self._threads](*args)
 
     # ------------------------------------------------------------------ gradients and sketches
-    def _columns(self, stats, first: int, end: int):
-        """stats[:, first:end], made once per (array, columns) and kept: numba-cuda walks every row of a new
-        strided view of a device array in Python when it is first passed to a kernel (measured on an H100:
-        156 ms for a view of 80,000 rows made a call, 0.36 ms for the kernel itself)."""
-        key = (id(stats), first, end)
-        if key not in self._views:
-            self._views[key] = stats[:, first:end]
-        return self._views[key]
-
-    def _grad(self):
-        return self._columns(self.stats, 0, self.layout.k)
-
-    def _hess(self):
-        layout = self.layout
-        return self._columns(self.stats, layout.h_col, layout.h_col + layout.k) if layout.h_stride else None
-
     def compute_gradients(self) -> None:
         """Gradients and Hessians at the current scores, times the row weights, on the GPU (a custom
         objective's from its function on the host, uploaded)."""
@@ -119,43 +101,41 @@ class CudaTrainingShard(TrainingShard):
             self._gradients_into(self.scores, self._host_stats)
             self.stats.copy_to_device(self._host_stats)
             return
-        kernels, loss, k = self.kernels, self.loss, self.layout.k
-        G, H = self._grad(), self._hess()
+        kernels, loss, layout, stats = self.kernels, self.loss, self.layout, self.stats
+        k, h_col = layout.k, layout.h_col
         own_hess = loss.hess_constant is None
         if isinstance(loss, SquaredError):
-            self._launch(kernels.residual, raw, self._y, self._shift, self._scale, G)
+            self._launch(kernels.residual, raw, self._y, self._shift, self._scale, stats)
         elif isinstance(loss, SoftmaxCrossEntropy):
-            self._launch(kernels.softmax_grad_hess, raw, self._y, G, H)
+            self._launch(kernels.softmax_grad_hess, raw, self._y, stats, h_col)
         else:
-            self._launch(kernels.sigmoid_grad_hess, raw, self._y, G, H)
+            self._launch(kernels.sigmoid_grad_hess, raw, self._y, stats, h_col)
         if self._w_d is not None:
-            self._launch(kernels.scale_rows_by, G, self._w_d, k)
+            self._launch(kernels.scale_rows_by, stats, self._w_d, 0, k)
             if own_hess:
-                self._launch(kernels.scale_rows_by, H, self._w_d, k)
+                self._launch(kernels.scale_rows_by, stats, self._w_d, h_col, h_col + k)
         if self._const_h_d is not None:
-            self._launch(kernels.fill_cells, H, self._const_h_d)
+            self._launch(kernels.fill_cells, stats, h_col, h_col + k, self._const_h_d)
         elif self._mask_d is not None:
-            self._launch(kernels.mask_cells, H, self._mask_d)
+            self._launch(kernels.mask_cells, stats, h_col, self._mask_d)
         if self._mask_d is not None:
-            self._launch(kernels.mask_cells, G, self._mask_d)
+            self._launch(kernels.mask_cells, stats, 0, self._mask_d)
         if self._frozen.size:
-            self._launch(kernels.zero_columns, G, self.builder.upload("frozen", self._frozen))
+            self._launch(kernels.zero_columns, stats, self.builder.upload("frozen", self._frozen))
 
     def column_sq_norms(self) -> np.ndarray:
-        G = self._grad()
-        out = self.cuda.to_device(np.zeros(G.shape[1], np.float64))
+        out = self.cuda.to_device(np.zeros(self.layout.k, np.float64))
         self._launch_work(self.kernels.transposed_diagonal, "norm_work", self.builder.work([0], [self.n_rows]),
-                          G, None, out)
+                          self.stats, None, out)
         return out.copy_to_host()
 
     def gram_product(self, V: np.ndarray) -> np.ndarray:
-        """G^T (G V) (d, l) in float64, the products in float32 (sketch.gram_product)."""
-        G = self._grad()
+        """G^T (G V) (d, l) in float64 (sketch.gram_product; here the products are summed in float64 too)."""
         GV = self.cuda.device_array((self.n_rows, V.shape[1]), STAT)
-        self._launch(self.kernels.times_matrix, G, self.cuda.to_device(np.ascontiguousarray(V, STAT)), GV)
-        out = self.cuda.to_device(np.zeros((G.shape[1], V.shape[1]), np.float64))
+        self._launch(self.kernels.times_matrix, self.stats, self.cuda.to_device(np.ascontiguousarray(V, STAT)), GV)
+        out = self.cuda.to_device(np.zeros((self.layout.k, V.shape[1]), np.float64))
         self._launch_work(self.kernels.transposed_products, "norm_work", self.builder.work([0], [self.n_rows]),
-                          G, GV, None, out)
+                          self.stats, GV, None, out)
         return out.copy_to_host()
 
     def set_split_statistics(self, spec: SketchPlan | OutputColumn) -> StatLayout:
@@ -168,19 +148,19 @@ class CudaTrainingShard(TrainingShard):
         if split_layout not in self._buffers:
             self._buffers[split_layout] = self.cuda.to_device(split_layout.allocate(self.n_rows))
         buf = self._buffers[split_layout]
+        # the Hessian columns of the split statistics, where they have their own (-1: the count column serves)
         has_hess = split_layout.h_stride or split_layout.count_col > split_layout.h_col
-        out_h = self._columns(buf, split_layout.h_col, split_layout.count_col) if has_hess else self._no_columns
-        H, G = self._hess(), self._grad()
-        H = G if H is None else H  # read only when out_h has columns, which needs a Hessian column
+        out_h_col = split_layout.h_col if has_hess else -1
         if isinstance(spec, OutputColumn) or spec.columns is not None:
             columns = np.array([spec.column]) if isinstance(spec, OutputColumn) else spec.columns
             scale = None if isinstance(spec, OutputColumn) else spec.scale
             scale = np.ones(columns.shape[0], STAT) if scale is None else scale
-            self._launch(self.kernels.gather_columns, G, H, self.builder.upload("columns", columns.astype(np.int64)),
-                         self.builder.upload("scale", scale.astype(STAT)), self._columns(buf, 0, split_layout.k), out_h)
+            self._launch(self.kernels.gather_columns, self.stats, layout.h_col,
+                         self.builder.upload("columns", columns.astype(np.int64)),
+                         self.builder.upload("scale", scale.astype(STAT)), buf, out_h_col)
         else:
             projection_t = self.builder.upload("projection", np.ascontiguousarray(spec.projection.T, STAT))
-            self._launch(self.kernels.project_rows, G, projection_t, H, self._columns(buf, 0, split_layout.k), out_h)
+            self._launch(self.kernels.project_rows, self.stats, layout.h_col, projection_t, buf, out_h_col)
         self.split_stats = buf
         return split_layout
 
@@ -191,8 +171,7 @@ class CudaTrainingShard(TrainingShard):
             self.sample = bagging_rows(self.n_rows, spec.bagging_fraction, rng)
         elif spec.strategy == "goss":
             magnitudes = self.cuda.device_array(self.n_rows, STAT)
-            split_grad = self._columns(self.split_stats, 0, self._split_layout.k)
-            self._launch(self.kernels.row_sq_norms, split_grad, magnitudes)
+            self._launch(self.kernels.row_sq_norms, self.split_stats, self._split_layout.k, magnitudes)
             sample = goss_rows(magnitudes.copy_to_host(), spec.top_rate, spec.other_rate, rng)
             if sample.amplified is not None:
                 rows = self.builder.upload("amplified", np.ascontiguousarray(sample.amplified, INDEX))
@@ -207,7 +186,7 @@ class CudaTrainingShard(TrainingShard):
                                        np.random.default_rng((*spec.weight_seed, self.shard_id)))
             weights_d = self.builder.upload("bootstrap", weights)
             for stats, layout in self._stats_and_layouts():
-                self._launch(self.kernels.scale_rows_by, stats, weights_d, layout.count_col)
+                self._launch(self.kernels.scale_rows_by, stats, weights_d, 0, layout.count_col)
 
     def _stats_and_layouts(self):
         """(statistics, layout) of the full statistics and, when they differ, the split statistics."""
