@@ -179,8 +179,8 @@ class Params:
     #                                        is dropped, and built again from its rows if it splits; < 0: no
     #                                        limit (a tree holds up to num_leaves of them; depth-wise and
     #                                        symmetric growth hold those of a level, whatever the limit)
-    device_type: str = "cpu"               # "cuda": histograms and partitions on an NVIDIA GPU
-    #                                        (boosting/cuda_builder.py; needs multigrove[cuda]); "cpu": the cores
+    device_type: str = "cpu"               # "cuda": the training rows on an NVIDIA GPU (boosting/cuda_shard.py,
+    #                                        cuda_builder.py; needs multigrove[cuda]); "cpu": the cores
     deterministic: bool = False            # the same model file whatever num_threads: histograms are summed in
     #                                        row order on every thread count (no per-thread partial sums), at
     #                                        some cost in speed on large nodes (CHANGELOG.md, determinism)

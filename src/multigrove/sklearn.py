@@ -170,7 +170,8 @@ _PARAMETERS = """
     deterministic : bool, default False
         The same model whatever num_threads (histograms summed in row order on every thread count).
     device_type : {"cpu", "cuda"}, default "cpu"
-        "cuda": histograms and partitions on an NVIDIA GPU (``pip install 'multigrove[cuda]'``).
+        "cuda": train on an NVIDIA GPU: gradients, histograms, partitions and score updates run there
+        (``pip install 'multigrove[cuda]'``).
     seed : int, default 0
     verbosity : int, default 0
         -1 silent, 0 warnings, 1 also info lines.

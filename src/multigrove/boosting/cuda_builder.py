@@ -8,10 +8,10 @@ symmetric growth) is one launch per step: the side marks of every node, the scat
 histograms.  The host receives each histogram the grower scans, each split's count of left rows and, at
 the end of a tree, the rows' order by leaf (for the leaf values and the scores).
 
-What this first GPU path does not move to the device yet (issue 44): the gradients and sketches, the
-split scans, the leaf values and score updates run on the host's cores; a histogram crosses to the host
-for every scanned node.  Stores with bundles or a CSR part are refused (train with ``device_type="cuda"``
-bins dense columns only).
+The device training shard (``cuda_shard.py``) hands ``begin`` its statistics already on the GPU, and reads
+the leaves' rows there (``device_segments``).  What stays on the host (issue 44): the split scans, so a
+histogram crosses to the host for every scanned node.  Stores with bundles or a CSR part are refused (train
+with ``device_type="cuda"`` bins dense columns only).
 """
 from __future__ import annotations
 
