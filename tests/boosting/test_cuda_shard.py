@@ -249,3 +249,21 @@ def _tree(values, output_cols, leaf_cols):
                     split_gain=np.ones(3), internal_count=np.full(3, N))
     return Tree(**internal, leaf_value=values, leaf_count=np.full(4, N // 4), output_cols=output_cols,
                 leaf_cols=leaf_cols)
+
+
+def test_training_set_metrics_and_continued_training_on_the_device():
+    """The training set as a validation set reads the scores back from the GPU each round; an init model's
+    scores reach the GPU before the first round."""
+    rng = np.random.default_rng(10)
+    X, y = rng.normal(size=(120, 3)), rng.integers(0, 3, 120)
+    params = {"objective": "multiclass", "num_class": 3, "verbosity": -1, "num_leaves": 4, "min_data_in_leaf": 5}
+    fits = {}
+    for device in ("cpu", "cuda"):
+        train_set = mg.Dataset(X, y)
+        first = mg.train({**params, "device_type": device}, train_set, 2, valid_sets=[train_set],
+                         valid_names=["train"])
+        more = mg.train({**params, "device_type": device}, mg.Dataset(X, y), 2, init_model=first)
+        fits[device] = (first.evals_result["train"]["multi_logloss"], more.predict(X, raw_score=True))
+    assert len(fits["cuda"][0]) == 2 and fits["cuda"][0][1] < fits["cuda"][0][0]
+    np.testing.assert_allclose(fits["cuda"][0], fits["cpu"][0], rtol=1e-9)
+    np.testing.assert_allclose(fits["cuda"][1], fits["cpu"][1], rtol=1e-6, atol=1e-9)
