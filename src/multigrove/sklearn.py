@@ -168,7 +168,8 @@ _PARAMETERS = """
         histogram of the leaf least likely to split next is dropped and built again from its rows if it
         splits; < 0: no limit.
     deterministic : bool, default False
-        The same model whatever num_threads (histograms summed in row order on every thread count).
+        The same model whatever num_threads (histograms summed in row order on every thread count); CPU only
+        (the GPU sums with atomic adds in any order).
     device_type : {"cpu", "cuda"}, default "cpu"
         "cuda": train on an NVIDIA GPU: gradients, histograms, partitions and score updates run there
         (``pip install 'multigrove[cuda]'``).

@@ -213,6 +213,8 @@ def test_cuda_refuses_what_it_does_not_run(monkeypatch):
     ds.construct(mg.Params(), 1)
     with pytest.raises(ValueError, match="dense binned columns"):
         check_cuda_store(ds.store)
+    with pytest.raises(ValueError, match="deterministic=True needs device_type='cpu'"):
+        mg.train({"device_type": "cuda", "deterministic": True, "verbosity": -1}, mg.Dataset(X, y), 1)
     # no GPU: a clear error, never a silent run on the CPU
     monkeypatch.setattr(cuda, "is_available", lambda: False)
     with pytest.raises(RuntimeError, match="no CUDA GPU"):

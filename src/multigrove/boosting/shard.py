@@ -70,6 +70,9 @@ def training_shard(store: BinnedStore, label: np.ndarray, weight: np.ndarray | N
     (boosting/cuda_shard.py, imported only then: importing multigrove never touches CUDA)."""
     if device_type == "cpu":
         return TrainingShard(store, label, weight, loss, init_score, layout, n_threads, deterministic=deterministic)
+    if deterministic:
+        raise ValueError("deterministic=True needs device_type='cpu': the GPU adds its histograms and leaf sums with "
+                         "atomic adds in any order, so two fits may differ in the last bits of a sum")
     from .cuda_shard import CudaTrainingShard
     return CudaTrainingShard(store, label, weight, loss, init_score, layout, n_threads)
 
