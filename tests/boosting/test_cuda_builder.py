@@ -169,6 +169,8 @@ CASES = [
     ("regression", {"bagging_fraction": 0.6, "bagging_freq": 1}),
     ("multi_target", {"data_sample_strategy": "goss", "top_rate": 0.3, "other_rate": 0.3}),
     ("multi_target", {"feature_fraction": 0.5}),
+    ("multi_target", {"multi_strategy": "one_vs_all", "bagging_temperature": 1.0}),
+    ("multilabel", {"sketch": "top_outputs", "sketch_k": 2, "random_strength": 1.0}),
 ]
 
 
