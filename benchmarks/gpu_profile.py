@@ -21,10 +21,11 @@ import gpu  # noqa: E402
 
 from multigrove.boosting import cuda_builder, cuda_shard  # noqa: E402
 
-BUILDER_CALLS = ("begin", "_build", "_partition", "leaf_segments", "other_segments")
+BUILDER_CALLS = ("begin", "_build", "_partition", "leaf_segments", "other_segments", "upload")
 SHARD_STEPS = ("compute_gradients", "column_sq_norms", "gram_product", "set_split_statistics", "draw_rows",
                "leaf_sums", "apply_tree")
-NESTED = ("builder.leaf_segments", "builder.other_segments")  # called from inside the shard's steps
+# called from inside the shard's steps or the builder's calls (uploads: the small inputs of a launch)
+NESTED = ("builder.leaf_segments", "builder.other_segments", "builder.upload")
 
 
 def time_calls(spent: dict, calls: dict) -> None:
