@@ -236,6 +236,15 @@ class CudaBuilder:
         """row_shares of these segments for one tile, for this GPU's size."""
         return row_shares(starts, counts, 1, self._target_blocks)
 
+    def scratch(self, key: str, shape: tuple, dtype):
+        """A device buffer of ``shape`` kept under ``key`` (grown along its first axis when too small), its
+        contents undefined: the output of a kernel that writes every entry, with no copy from the host."""
+        buffer = self._uploads.get(key)
+        if buffer is None or buffer.shape[0] < shape[0] or buffer.shape[1:] != tuple(shape[1:]) \
+                or buffer.dtype != np.dtype(dtype):
+            buffer = self._uploads[key] = self.cuda.device_array((max(2 * shape[0], 1), *shape[1:]), dtype)
+        return buffer[:shape[0]]
+
     def upload(self, key: str, array: np.ndarray):
         """``array`` copied to a device buffer kept under ``key`` (grown when too small): a launch's small
         inputs (work items, rules, leaf values) without a device allocation a call."""
@@ -311,7 +320,7 @@ class CudaBuilder:
                           set_edges[:-1], set_edges[1:]], axis=1)
         categories = self.upload("categories", np.concatenate(sets + [np.zeros(1, np.bool_)]).astype(np.bool_))
         rules, work_d = self.upload("rules", rules), self.upload("work", work)
-        share_left = self.upload("share_left", np.zeros(work.shape[0], np.int64))
+        share_left = self.scratch("share_left", (work.shape[0],), np.int64)  # count_sides writes every item's
         n_left = self.upload("n_left", np.zeros(len(segments), np.int64))
         blocks = min(work.shape[0], kernels.MAX_WORK_BLOCKS)
         kernels.count_sides[blocks, self._threads](

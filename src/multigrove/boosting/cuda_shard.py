@@ -202,7 +202,8 @@ class CudaTrainingShard(TrainingShard):
     def leaf_sums(self, n_leaves: int) -> np.ndarray:
         """(n_leaves, C) float64 sums of the full statistics over each leaf's rows, summed on the GPU."""
         rows, start, end = self.builder.device_segments(n_leaves)
-        out = self.cuda.to_device(np.zeros((n_leaves, self.layout.n_cols), HIST))
+        out = self.builder.scratch("leaf_sums", (n_leaves, self.layout.n_cols), HIST)
+        self._launch(self.builder.kernels.zero_histogram, out, n_leaves)
         self._launch_work(self.kernels.segment_sums, "leaf_work", self.builder.work(start, end - start),
                           rows, self.stats, None, out)
         return out.copy_to_host()
