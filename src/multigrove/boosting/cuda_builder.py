@@ -246,15 +246,10 @@ class CudaBuilder:
         return buffer[:shape[0]]
 
     def upload(self, key: str, array: np.ndarray):
-        """``array`` copied to a device buffer kept under ``key`` (grown when too small): a launch's small
-        inputs (work items, rules, leaf values) without a device allocation a call."""
+        """``array`` copied to a device buffer kept under ``key`` (scratch): a launch's small inputs (work
+        items, rules, leaf values) without a device allocation a call."""
         array = np.ascontiguousarray(array)
-        buffer = self._uploads.get(key)
-        if buffer is None or buffer.shape[0] < array.shape[0] or buffer.shape[1:] != array.shape[1:] \
-                or buffer.dtype != array.dtype:
-            buffer = self._uploads[key] = self.cuda.device_array((max(2 * array.shape[0], 1), *array.shape[1:]),
-                                                                 array.dtype)
-        view = buffer[:array.shape[0]]
+        view = self.scratch(key, array.shape, array.dtype)
         if array.shape[0]:
             view.copy_to_device(array)
         return view
@@ -305,7 +300,7 @@ class CudaBuilder:
         """Reorder each segment of rows into its split's left rows then its right ones, all in one launch per
         step; return each segment's left count."""
         kernels, store = self.kernels, self.store
-        work = row_shares([start for start, _ in segments], [n for _, n in segments], 1, self._target_blocks)
+        work = self.work([start for start, _ in segments], [n for _, n in segments])
         if work.shape[0] == 0:
             return [0] * len(segments)
         split_rules = [req.rule() for req in requests]

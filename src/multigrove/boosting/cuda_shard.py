@@ -21,7 +21,7 @@ from .builder import PackedCounts
 from .leaves import StatLayout
 from .losses import BinaryLogloss, Loss, SoftmaxCrossEntropy, SquaredError
 from .sampling import bagging_rows, bayesian_weights, goss_rows
-from .shard import ALL_ROWS, OutputColumn, SampleSpec, TrainingShard, layout_for_splits
+from .shard import ALL_ROWS, OutputColumn, SampleSpec, TrainingShard
 from .sketch import SketchPlan
 
 __all__ = ["CudaTrainingShard"]
@@ -141,13 +141,9 @@ class CudaTrainingShard(TrainingShard):
     def set_split_statistics(self, spec: SketchPlan | OutputColumn) -> StatLayout:
         """Choose the statistics the next tree's splits are scored on (on the GPU); return their layout."""
         layout = self.layout
-        split_layout = self._split_layout = layout_for_splits(layout, spec)
-        if split_layout is layout:
-            self.split_stats = self.stats
-            return layout
-        if split_layout not in self._buffers:
-            self._buffers[split_layout] = self.cuda.to_device(split_layout.allocate(self.n_rows))
-        buf = self._buffers[split_layout]
+        split_layout, buf = self._split_buffer(spec)
+        if buf is None:
+            return split_layout
         # the Hessian columns of the split statistics, where they have their own (-1: the count column serves)
         has_hess = split_layout.h_stride or split_layout.count_col > split_layout.h_col
         out_h_col = split_layout.h_col if has_hess else -1
@@ -163,6 +159,10 @@ class CudaTrainingShard(TrainingShard):
             self._launch(self.kernels.project_rows, self.stats, layout.h_col, projection_t, buf, out_h_col)
         self.split_stats = buf
         return split_layout
+
+    def _allocate(self, layout: StatLayout):
+        """As TrainingShard._allocate, on the GPU."""
+        return self.cuda.to_device(layout.allocate(self.n_rows))
 
     def draw_rows(self, spec: SampleSpec) -> None:
         """As TrainingShard.draw_rows: the draws on the host, the scaling of the statistics on the GPU."""

@@ -160,14 +160,9 @@ class TrainingShard:
 
     def set_split_statistics(self, spec: SketchPlan | OutputColumn) -> StatLayout:
         """Choose the statistics the next tree's splits are scored on; return their layout."""
-        layout = self.layout
-        split_layout = self._split_layout = layout_for_splits(layout, spec)
-        if split_layout is layout:
-            self.split_stats = self.stats
-            return layout
-        if split_layout not in self._buffers:
-            self._buffers[split_layout] = split_layout.allocate(self.n_rows)
-        buf = self._buffers[split_layout]
+        split_layout, buf = self._split_buffer(spec)
+        if buf is None:
+            return split_layout
         H = self._hess()
         has_hess = split_layout.h_stride or split_layout.count_col > split_layout.h_col
         out_h = buf[:, split_layout.h_col: split_layout.count_col] if has_hess else None
@@ -179,6 +174,21 @@ class TrainingShard:
             apply_sketch(spec, self._grad(), H, buf[:, : split_layout.k], out_h)
         self.split_stats = buf
         return split_layout
+
+    def _split_buffer(self, spec: SketchPlan | OutputColumn):
+        """(the layout of the statistics the next tree's splits are scored on, their buffer, kept per layout);
+        the buffer is None when the full statistics serve (split_stats set to them)."""
+        split_layout = self._split_layout = layout_for_splits(self.layout, spec)
+        if split_layout is self.layout:
+            self.split_stats = self.stats
+            return split_layout, None
+        if split_layout not in self._buffers:
+            self._buffers[split_layout] = self._allocate(split_layout)
+        return split_layout, self._buffers[split_layout]
+
+    def _allocate(self, layout: StatLayout) -> np.ndarray:
+        """Statistics of ``layout`` for every row, the count column 1."""
+        return layout.allocate(self.n_rows)
 
     def draw_rows(self, spec: SampleSpec) -> None:
         """Draw the rows of this round's trees; GOSS multiplies the drawn small-gradient rows' gradients
