@@ -190,14 +190,15 @@ class Params:
     max_cat_to_onehot: Any = None          # a categorical feature of at most this many categories in a node: one
     #                                        category against the rest; more: sets of categories ordered along
     #                                        their gradients' leading direction (LightGBM's rule, its default 4).
-    #                                        None: one against the rest for every feature, which tested best on the
-    #                                        categorical tables: flights 0.6265 (LightGBM's 4: 0.6437; 4 with one
-    #                                        against the rest for the 4,043 planes only: 0.6333), loans 1.2298
-    #                                        (1.2258, 1.2338), diamonds and movies the same (CHANGELOG.md, stop 43)
+    #                                        None: one against the rest for every feature, which tested best or
+    #                                        level on the categorical tables: flights 0.6260 (LightGBM's 4: 0.6437),
+    #                                        loans 1.2113 (1.2258), diamonds 0.0846 (0.0841), movies the same
+    #                                        (CHANGELOG.md, stops 43 and 54)
     max_cat_threshold: int = 32            # the most categories a set split sends left
     cat_smooth: float = 10.0               # categories are ordered by their gradient over (Hessian + cat_smooth), and
     #                                        a set split considers categories of at least cat_smooth rows
-    cat_l2: float = 10.0                   # added to lambda_l2 in the scores of set splits
+    cat_l2: float = 10.0                   # added to lambda_l2 in the scores of the splits (sets, or one category
+    #                                        against the rest) of a feature of more than 4 categories
     min_data_per_group: int = 100          # rows a set split's side holds at least, and rows between two of its
     #                                        candidate thresholds
     cat_encoding: str = "auto"             # how a categorical feature is split: "sets" (set splits of its categories

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import multigrove as mg
 from multigrove.kernels.split import (
     EXHAUSTIVE_MAX_CATEGORIES,
+    PLAIN_ONE_VS_REST_MAX_CATEGORIES,
     CategoricalScan,
     FeatureSplits,
     best_split_per_feature,
@@ -114,6 +115,28 @@ def test_few_categories_split_one_against_the_rest(seed, n_categories, k, with_m
     assert gain == pytest.approx(expect, rel=1e-10) if expect > -np.inf else gain == -np.inf
     if expect > -np.inf:
         assert len(chosen) == 1
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1), st.integers(2, 12), st.integers(1, 3), st.booleans())
+def test_one_against_the_rest_of_many_categories_adds_cat_l2(seed, n_categories, k, with_missing):
+    """max_cat_to_onehot=None splits one category against the rest whatever the number of categories: with
+    lambda_l2 alone up to PLAIN_ONE_VS_REST_MAX_CATEGORIES categories, with lambda_l2 + cat_l2 beyond."""
+    rng = np.random.default_rng(seed)
+    hist = _category_problem(rng, n_categories, k, with_missing)
+    gain, chosen = _scan_one(hist, k, _params(max_cat_to_onehot=10**9, cat_l2=7.0), lam=1.0, min_data=3)
+    singletons = [(b,) for b in range(n_categories) if hist[b, -1] > 0]
+    lam = 1.0 if n_categories <= PLAIN_ONE_VS_REST_MAX_CATEGORIES else 8.0
+    expect, expect_set = _brute_force(hist, k, singletons, lam, 3)
+    if expect == -np.inf:
+        assert gain == -np.inf and not chosen
+        return
+    assert gain == pytest.approx(expect, rel=1e-10)
+    left = hist[list(chosen)].sum(0)
+    right = hist.sum(0) - left
+    assert len(chosen) == 1
+    assert _score(left[:k], left[k:2 * k], lam) + _score(right[:k], right[k:2 * k], lam) == \
+        pytest.approx(expect, rel=1e-10)
 
 
 @SETTINGS
