@@ -15,6 +15,8 @@ LightGBM models' together on flights).
 
     python benchmarks/categorical.py --out benchmarks/results/categorical.jsonl
     python benchmarks/categorical.py --table benchmarks/results/categorical.jsonl
+    python benchmarks/categorical.py --tasks loans --systems mg --mg-params '{"num_leaves": 15}' --label leaves15
+    python benchmarks/categorical.py --tasks loans --systems mg --drop state --label no_state
 """
 import argparse
 import json
@@ -91,11 +93,11 @@ def one_hot(Xtr, Xte):
     return both.iloc[:len(Xtr)], both.iloc[len(Xtr):]
 
 
-def fit_mg(kind, Xtr, Ytr, Xte, onehot: bool):
+def fit_mg(kind, Xtr, Ytr, Xte, onehot: bool, params: dict):
     import multigrove as mg
     if onehot:
         Xtr, Xte = one_hot(Xtr, Xte)
-    est = (mg.GroveRegressor if kind == "regression" else mg.GroveClassifier)(num_threads=THREADS)
+    est = (mg.GroveRegressor if kind == "regression" else mg.GroveClassifier)(num_threads=THREADS, **params)
     timer = RoundTimer()
     est.fit(Xtr, Ytr, callbacks=[timer])
     P = est.predict(Xte) if kind == "regression" else est.predict_proba(Xte)
@@ -146,11 +148,13 @@ def fit_catboost(kind, Xtr, Ytr, Xte):
     return P, {"rounds": int(model.tree_count_)}
 
 
-def worker(task: str, system: str) -> dict:
+def worker(task: str, system: str, mg_params: dict, drop: list[str]) -> dict:
     kind, Xtr, Ytr, Xte, Yte = load(task)
+    drop = [c for c in drop if c in Xtr.columns]
+    Xtr, Xte = Xtr.drop(columns=drop), Xte.drop(columns=drop)
     started = time.perf_counter()
     if system in ("mg", "mg_onehot"):
-        P, info = fit_mg(kind, Xtr, Ytr, Xte, system == "mg_onehot")
+        P, info = fit_mg(kind, Xtr, Ytr, Xte, system == "mg_onehot", mg_params)
     elif system == "lightgbm":
         P, info = fit_lightgbm(kind, Xtr, Ytr, Xte)
     else:
@@ -164,7 +168,8 @@ def table(path: str) -> None:
     latest = {}
     for line in open(path):
         rec = json.loads(line)
-        latest[(rec["task"], rec["system"])] = rec
+        if not rec.get("label") and not rec.get("drop") and rec.get("mg_params", "{}") == "{}":  # the defaults
+            latest[(rec["task"], rec["system"])] = rec
     systems = [s for s in SYSTEMS if any(k[1] == s for k in latest)]
     print("| task | " + " | ".join(f"{s} loss (fit s)" for s in systems)
           + " | mg / LightGBM | mg / CatBoost | mg s/round / LightGBM's |")
@@ -192,19 +197,25 @@ def main():
     ap.add_argument("--timeout", type=float, default=3600)
     ap.add_argument("--out")
     ap.add_argument("--table")
+    ap.add_argument("--mg-params", default="{}", help="JSON: estimator parameters of the mg systems (variants)")
+    ap.add_argument("--drop", nargs="*", default=[], help="feature columns left out (every system)")
+    ap.add_argument("--label", default="", help="name of the variant in the records")
     ap.add_argument("--worker", nargs=2, metavar=("TASK", "SYSTEM"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.table:
         table(a.table)
         return
     if a.worker:
-        print(json.dumps(worker(*a.worker)))
+        print(json.dumps(worker(*a.worker, json.loads(a.mg_params), a.drop)))
         return
     for task in a.tasks:
         for system in a.systems:
-            rec, why = run_worker([__file__, "--worker", task, system], timeout=a.timeout)
+            rec, why = run_worker([__file__, "--worker", task, system, "--mg-params", a.mg_params,
+                                   "--drop", *a.drop], timeout=a.timeout)
             if rec is None:
                 rec = {"bench": "categorical", "task": task, "system": system, "error": why[-500:]}
+            if a.label or a.drop or a.mg_params != "{}":
+                rec.update(label=a.label, mg_params=a.mg_params, drop=a.drop)
             emit(rec, a.out)
 
 
