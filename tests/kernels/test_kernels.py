@@ -347,14 +347,16 @@ def test_register_scan_equals_array_scan(problem, k, lam, min_data):
 
 @SETTINGS
 @given(binned_problem(), st.integers(0, 1), st.booleans(), st.booleans(), st.sampled_from([0.0, 0.5]),
-       st.sampled_from([0, 1 << 20]))
-def test_best_splits_subtracts_and_scans_both_children(problem, const_hess, scan_first, subtract, min_gain, work):
+       st.sampled_from([0, 1 << 20]), st.sampled_from([0, 1]))
+def test_best_splits_subtracts_and_scans_both_children(problem, const_hess, scan_first, subtract, min_gain, work,
+                                                       topk):
     """The per-split kernel: sibling = parent - child, both scanned, the best split of each and its left sums;
-    every variant best_splits_kernel picks (one output or several, serial or parallel: ``work``)."""
+    every variant best_splits_kernel picks (one output; several with one Hessian or their own, dense leaves or
+    top-k ones; serial or parallel: ``work``)."""
     rng, binned, offsets, _, stats, rows = problem
     C = stats.shape[1]
     k, h_col, h_stride, h_scale = _scan_setup(rng, stats, const_hess)
-    params = scan_params(k, h_col, h_stride, h_scale, C - 1, 1.0, 2, 1e-3, min_gain=min_gain)
+    params = scan_params(k, h_col, h_stride, h_scale, C - 1, 1.0, 2, 1e-3, topk=topk, min_gain=min_gain)
     half = rows[rng.random(rows.size) < 0.5]
     child = naive.histogram(binned, half, stats, offsets)
     parent = naive.histogram(binned, rows, stats, offsets)
@@ -364,7 +366,7 @@ def test_best_splits_subtracts_and_scans_both_children(problem, const_hess, scan
     F = offsets.size - 1
     mask = np.ones(F, np.bool_)
     out = NodeSplits.allocate(2, C)
-    kernel = best_splits_kernel(k, work)
+    kernel = best_splits_kernel(params, work)
     kernel(child, h1, 2, subtract, totals, offsets, mask, params, None, scan_scratch(C, params),
            np.array([scan_first, True]), np.zeros((2, F)), FeatureSplits.allocate(2, F), out)
     np.testing.assert_allclose(h1, sibling, atol=1e-9)
@@ -374,9 +376,10 @@ def test_best_splits_subtracts_and_scans_both_children(problem, const_hess, scan
             assert gain[0] == -np.inf
             continue
         eg, eb, ed = naive.best_split_per_feature(hist, offsets, totals[node], k, h_col, h_stride, h_scale, C - 1,
-                                                  mask, 1.0, 2, 1e-3)
-        parts = [totals[node][j] ** 2 / (h_scale * totals[node][h_col + j * h_stride] + 1.0) for j in range(k)]
-        best = np.max(eg) - sum(parts)
+                                                  mask, 1.0, 2, 1e-3, topk)
+        parts = sorted(totals[node][j] ** 2 / (h_scale * totals[node][h_col + j * h_stride] + 1.0)
+                       for j in range(k))[::-1]
+        best = np.max(eg) - sum(parts[:topk] if 0 < topk < k else parts)
         if not np.isfinite(best) or best <= min_gain:
             assert gain[node] == -np.inf
             continue

@@ -448,7 +448,7 @@ class TreeGrower:
         noise = self._no_noise
         if self._noise_scale > 0:
             noise = self._rng.normal(0.0, self._noise_scale, self._no_noise.shape)
-        best_splits = best_splits_kernel(self.layout.k, n_nodes * first.hist.shape[0] * self.layout.k)
+        best_splits = best_splits_kernel(self.params, n_nodes * first.hist.shape[0] * self.layout.k)
         categorical = self._categorical
         best_splits(first.hist, first.hist if second is None else second.hist, n_nodes, subtract, totals,
                     self.offsets, mask, self.params, categorical, self._scan_scratch, active, noise,

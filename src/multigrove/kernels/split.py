@@ -191,6 +191,16 @@ def _hess_mean(acc, total, p, left):
     return s * p.h_scale / p.k
 
 
+#: the scans that scan_feature and node_score compile: every kind, the layout choosing at run time, or one
+#: kind of dense leaves only, in best_splits_kernel's variants (kernels._variants replaces the global; Numba
+#: drops a branch on a constant unread, so a fit compiles only the scan it runs: a first 3-class fit's
+#: kernels compiled in 2.3 fewer CPU seconds, CHANGELOG.md, stop 54)
+SCAN_ANY = 0
+SCAN_SHARED_HESSIAN = 1  # one Hessian column for every output (h_stride 0), dense leaves
+SCAN_OWN_HESSIANS = 2    # a Hessian column per output, dense leaves
+SCAN_KIND = SCAN_ANY
+
+
 @njit(cache=True)
 def node_score(total, p):
     """sum_j G_j^2 / (H_j + lambda) of one node's sums (C,), over its top-k outputs when topk > 0."""
@@ -200,7 +210,7 @@ def node_score(total, p):
         g = total[j]
         h = p.h_scale * total[p.h_col + j * p.h_stride] + p.lambda_l2
         buf[j] = g * g / h if h > 0 else 0.0
-    if p.topk <= 0 or p.topk >= k:
+    if SCAN_KIND != SCAN_ANY or p.topk <= 0 or p.topk >= k:
         return buf.sum()
     return topk_sum(buf, k, p.topk, np.empty(p.topk))
 
@@ -658,7 +668,8 @@ def scan_feature(f, hist, offsets, total, p, acc, buf, heap):
     Without a threshold that leaves enough rows on both sides the feature cannot split any
     descendant either (a child's sides are subsets of the parent's), so the grower stops scanning it."""
     k = p.k
-    if p.h_stride == 0 and (p.topk <= 0 or p.topk >= k):  # one Hessian for all outputs, dense leaves
+    if SCAN_KIND == SCAN_SHARED_HESSIAN or \
+            (SCAN_KIND == SCAN_ANY and p.h_stride == 0 and (p.topk <= 0 or p.topk >= k)):  # one Hessian, dense
         if k <= REGISTER_MAX_K:
             return _scan_shared_hessian_registers(f, hist, offsets, total, p)
         return _scan_shared_hessian(f, hist, offsets, total, p, acc)
@@ -691,7 +702,7 @@ def scan_feature(f, hist, offsets, total, p, acc, buf, heap):
             if n_left < p.min_data_in_leaf:
                 continue
             count_ok = True
-            if dense:
+            if SCAN_KIND == SCAN_OWN_HESSIANS or dense:
                 gain = _own_hessians_score(acc, total, p)
             else:
                 if _hess_mean(acc, total, p, True) < p.min_sum_hessian:
@@ -955,27 +966,41 @@ def segment_sums(rows, seg_start, seg_end, stats, out):
                 out[su, cu] += stats[r, cu]
 
 
-# The scan's variants (kernels._variants): the one-output scan (scan_one_output in scan_feature's place) and
-# serial twins; best_splits_kernel picks one, so that a fit compiles only the scans it runs.
-_scan_tasks_one_output = variant(_scan_tasks, "one_output", scan_feature=scan_one_output)
+def _best_splits_pair(suffix: str, scan, score):
+    """(parallel, serial) best_splits variants whose scans are ``scan`` (scan_feature's place) and whose node
+    score is ``score`` (node_score's)."""
+    tasks = variant(_scan_tasks, suffix, scan_feature=scan)
+    per_feature = (variant(best_split_per_feature, suffix, parallel=True, _scan_tasks=tasks),
+                   variant(best_split_per_feature, f"{suffix}_serial", _scan_tasks=tasks))
+    return (variant(best_splits, suffix, best_split_per_feature=per_feature[0], node_score=score),
+            variant(best_splits, f"{suffix}_serial", best_split_per_feature=per_feature[1], node_score=score))
+
+
+# The scan's variants (kernels._variants), so that a fit compiles only the scan it runs: one output
+# (scan_one_output in scan_feature's place), several with one Hessian or with their own and dense leaves
+# (scan_feature and node_score compiled for that SCAN_KIND only), and every kind (top-k leaves); each in
+# parallel and serially.  best_splits_kernel picks one.
 best_split_per_feature_serial = variant(best_split_per_feature, "serial")
-best_split_per_feature_one_output = variant(best_split_per_feature, "one_output", parallel=True,
-                                            _scan_tasks=_scan_tasks_one_output)
-best_split_per_feature_one_output_serial = variant(best_split_per_feature, "one_output_serial",
-                                                   _scan_tasks=_scan_tasks_one_output)
 best_splits_serial = variant(best_splits, "serial", best_split_per_feature=best_split_per_feature_serial)
-best_splits_one_output = variant(best_splits, "one_output", best_split_per_feature=best_split_per_feature_one_output,
-                                 node_score=one_output_node_score)
-best_splits_one_output_serial = variant(best_splits, "one_output_serial", node_score=one_output_node_score,
-                                        best_split_per_feature=best_split_per_feature_one_output_serial)
+best_splits_one_output, best_splits_one_output_serial = _best_splits_pair("one_output", scan_one_output,
+                                                                          one_output_node_score)
+_dense_node_score = variant(node_score, "dense", SCAN_KIND=SCAN_OWN_HESSIANS)  # no top-k branch
+best_splits_shared, best_splits_shared_serial = _best_splits_pair(
+    "shared", variant(scan_feature, "shared", SCAN_KIND=SCAN_SHARED_HESSIAN), _dense_node_score)
+best_splits_own, best_splits_own_serial = _best_splits_pair(
+    "own", variant(scan_feature, "own", SCAN_KIND=SCAN_OWN_HESSIANS), _dense_node_score)
 add_split_gains_serial = variant(add_split_gains, "serial")
 segment_sums_serial = variant(segment_sums, "serial")
 
 
-def best_splits_kernel(n_outputs: int, work: float):
-    """The best_splits variant for k = n_outputs gradient columns and ``work`` (nodes x bins x k: a bin's scan
-    costs about a nanosecond an output):
-    the one-output scan for one, serial as kernels._variants.pick says."""
-    if n_outputs == 1:
+def best_splits_kernel(p: ScanParams, work: float):
+    """The best_splits variant for the scan parameters ``p`` and ``work`` (nodes x bins x k: a bin's scan costs
+    about a nanosecond an output): the one-output scan for k = 1, the dense-leaf scan of one shared Hessian or
+    of one Hessian per output, or every kind's (top-k leaves); serial as kernels._variants.pick says."""
+    if p.k == 1:
         return pick(best_splits_one_output, best_splits_one_output_serial, work)
+    if p.topk <= 0 or p.topk >= p.k:
+        if p.h_stride == 0:
+            return pick(best_splits_shared, best_splits_shared_serial, work)
+        return pick(best_splits_own, best_splits_own_serial, work)
     return pick(best_splits, best_splits_serial, work)
