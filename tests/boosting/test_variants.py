@@ -2,10 +2,12 @@
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 
 import multigrove as mg
 from multigrove.boosting import engine
-from multigrove.kernels import _variants
+from multigrove.boosting.builder import LocalBuilder
+from multigrove.kernels import _variants, partition
 
 
 def _fit(monkeypatch, least_work: float, params: dict, X, y, rounds: int = 8):
@@ -16,7 +18,8 @@ def _fit(monkeypatch, least_work: float, params: dict, X, y, rounds: int = 8):
     return booster, booster.predict(X)
 
 
-@pytest.mark.parametrize("case", ["one output", "targets", "classes", "labels, top-k leaves", "categories"])
+@pytest.mark.parametrize("case", ["one output", "targets", "classes", "labels, top-k leaves", "categories",
+                                  "sparse columns"])
 def test_serial_and_parallel_kernels_grow_the_same_trees(monkeypatch, rng, case):
     X = rng.normal(size=(3000, 8))
     X[rng.random(X.shape) < 0.05] = np.nan
@@ -28,6 +31,9 @@ def test_serial_and_parallel_kernels_grow_the_same_trees(monkeypatch, rng, case)
         params, y = {"objective": "multiclass"}, np.digitize(np.nan_to_num(X[:, 0]), [-0.5, 0.5])
     elif case == "labels, top-k leaves":
         params, y = {"objective": "multilabel", "leaf_sparsity": 2}, (np.nan_to_num(X[:, :4]) > 0).astype(float)
+    elif case == "sparse columns":  # bundled and sparse features: the serial partition for any store
+        X = sp.csr_matrix(np.where(rng.random(X.shape) < 0.9, 0.0, np.nan_to_num(X)))
+        params, y = {}, X[:, 0].toarray().ravel() + 0.1 * rng.normal(size=3000)
     else:
         codes = rng.integers(0, 12, 3000)
         X = pd.DataFrame({"a": X[:, 0], "b": pd.Categorical(codes), "c": X[:, 2]})
@@ -57,3 +63,19 @@ def test_pick_chooses_by_work_and_asks_the_thread_count_only_between_its_thresho
     assert _variants.pick(parallel, serial, low) is (parallel if threads > 1 else serial)
     assert _variants.pick(parallel, serial, high - 1) is (parallel if threads > 1 else serial)
     assert asked == [threads, threads]
+
+
+def test_a_store_of_dense_columns_only_gets_the_dense_serial_partition(rng):
+    """kernels.partition.STORE_KIND: the serial split of a store whose features are all dense columns is the
+    variant compiled without the bundled and sparse features' code; any other store gets the general one."""
+    dense = mg.Dataset(rng.normal(size=(400, 5)), rng.normal(size=400)).construct().store
+    X = sp.csr_matrix(np.where(rng.random((400, 5)) < 0.9, 0.0, 1.0 + rng.random((400, 5))))
+    mixed = mg.Dataset(X, rng.normal(size=400)).construct().store
+    assert (mixed.feature_kind != 0).any()
+    kernels = [(dense, partition.split_and_build_serial_narrow_dense, partition.split_and_build_serial_wide_dense),
+               (mixed, partition.split_and_build_serial_narrow, partition.split_and_build_serial_wide)]
+    for store, narrow, wide in kernels:
+        builder = LocalBuilder(store, 1)
+        for width, kernel in ((2, narrow), (5, wide)):
+            builder.begin(np.ones((400, width), np.float32))
+            assert builder._serial_split() is kernel

@@ -29,6 +29,7 @@ from multigrove.kernels.partition import (
     SplitRule,
     add_leaf_values,
     partition_rows,
+    partition_rows_dense,
     partition_rows_parallel,
     split_and_build,
 )
@@ -412,6 +413,9 @@ def test_partition_kernels_equal_naive(problem, default_left, n_chunks):
     assert partition_rows_parallel(store, b, start, end, rule, np.empty(n, np.int32),
                                    np.zeros(0, np.uint8), np.empty(n_chunks, np.int64)) == n_left
     np.testing.assert_array_equal(b, expect)
+    c = all_rows.copy()  # the variant for stores of dense columns only (this store's)
+    assert partition_rows_dense(store, c, start, end, rule, np.empty(n, np.int32), np.zeros(0, np.uint8)) == n_left
+    np.testing.assert_array_equal(c, expect)
 
 
 @SETTINGS

@@ -33,7 +33,9 @@ from ..kernels.partition import (
     SplitRule,
     split_and_build,
     split_and_build_serial_narrow,
+    split_and_build_serial_narrow_dense,
     split_and_build_serial_wide,
+    split_and_build_serial_wide_dense,
 )
 from ..kernels.sampling import PACKED_AMPLIFIED_UNIT, gather_column_rows, gather_packed_counts, gather_rows
 from ..kernels.store import FEATURE_BUNDLED, FEATURE_DENSE, FEATURE_SPARSE, BinnedStore
@@ -153,6 +155,8 @@ class LocalBuilder:
         self._tmp = np.empty(n, dtype=INDEX)
         # a byte per row for partitions on a sparse feature (kernels.partition: MARK_MIN_ROWS_PER_ENTRY)
         self._marks = np.zeros(n if store.sparse_indptr.shape[0] else 0, dtype=np.uint8)
+        # every feature a dense column: the serial partition compiled for such stores (kernels.partition.STORE_KIND)
+        self._dense_only = bool(np.all(store.feature_kind == FEATURE_DENSE))
         self._counts = {1: np.zeros(1, np.int64), self.n_threads: np.zeros(self.n_threads, np.int64)}
         self._scratch: dict[int, np.ndarray] = {}
         self._groups: np.ndarray | None = None  # build_histogram_features' groups (_feature_groups)
@@ -274,7 +278,9 @@ class LocalBuilder:
         return self.packed is not None or self.stats.shape[1] <= 3
 
     def _serial_split(self):
-        """split_and_build_serial for this tree's width of statistics."""
+        """split_and_build_serial for this tree's width of statistics and the store's kinds of features."""
+        if self._dense_only:
+            return split_and_build_serial_narrow_dense if self._narrow() else split_and_build_serial_wide_dense
         return split_and_build_serial_narrow if self._narrow() else split_and_build_serial_wide
 
     def _cache_resident(self, n_columns: int) -> bool:

@@ -109,6 +109,15 @@ def _seek(arr, p, end, value):
 MARK_MIN_ROWS_PER_ENTRY = 0.25
 
 
+#: the stores the serial partition compiles for: any (dense, bundled and sparse features), or dense columns only,
+#: in the variants a fit on a dense matrix runs (kernels._variants replaces the global; Numba drops the other
+#: features' code without compiling it: the sparse features' marks alone took 1.1 of a first regressor fit's
+#: 14 compile CPU seconds, CHANGELOG.md, stop 54)
+STORE_ANY = 0
+STORE_DENSE = 1
+STORE_KIND = STORE_ANY
+
+
 @njit(cache=True, inline="always")
 def _goes_left_bin(b, missing, default_left, threshold_bin, categories):
     """Whether a row in bin b of a split's feature goes left (missing: the feature's missing bin; the
@@ -181,7 +190,7 @@ def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
     missing = store.missing_bin[feature]
     default_left, threshold_bin, categories = rule.default_left, rule.threshold_bin, rule.categories
     kind = store.feature_kind[feature]
-    if kind == 0:
+    if STORE_KIND == STORE_DENSE or kind == 0:
         col = store.dense_cols[:, store.feature_slot[feature]]
         for i in range(c0, c1):
             r = rows[i]
@@ -249,12 +258,15 @@ def partition_rows(store, rows, start, end, rule, tmp, marks):
     OUT tmp (>= end - start,) int32 scratch; marks (store rows,) uint8 scratch, zero on entry and on
     return (or (0,): sparse features always merge).  Returns the number of left rows.
     """
-    marked = _uses_marks(store, rule.feature, end - start, marks)
-    if marked:
-        _mark_sides(store, rule, marks)
-    n_left = _sort_rows(store, rows, start, end, rule, marks, marked, rows, start, tmp, FIRST, FORWARD)
-    if marked:
-        _clear_marks(store, rule.feature, marks)
+    if STORE_KIND == STORE_DENSE:  # every feature a dense column: no marks
+        n_left = _sort_chunk(store, rows, start, end, rule, rows, start, tmp, FIRST, FORWARD)
+    else:
+        marked = _uses_marks(store, rule.feature, end - start, marks)
+        if marked:
+            _mark_sides(store, rule, marks)
+        n_left = _sort_rows(store, rows, start, end, rule, marks, marked, rows, start, tmp, FIRST, FORWARD)
+        if marked:
+            _clear_marks(store, rule.feature, marks)
     for i in range(end - start - n_left):  # a loop, not a slice copy: see kernels.binning.bin_segments
         rows[start + n_left + i] = tmp[i]
     return n_left
@@ -398,3 +410,12 @@ split_and_build_serial_narrow = variant(split_and_build_serial, "narrow",
                                         build_histogram_serial=build_histogram_serial_narrow)
 split_and_build_serial_wide = variant(split_and_build_serial, "wide",
                                       build_histogram_serial=build_histogram_serial_wide)
+# ... and for stores of dense columns only (STORE_KIND)
+partition_rows_dense = variant(partition_rows, "dense", STORE_KIND=STORE_DENSE,
+                               _sort_chunk=variant(_sort_chunk, "dense", STORE_KIND=STORE_DENSE))
+split_and_build_serial_narrow_dense = variant(split_and_build_serial, "narrow_dense",
+                                              build_histogram_serial=build_histogram_serial_narrow,
+                                              partition_rows=partition_rows_dense)
+split_and_build_serial_wide_dense = variant(split_and_build_serial, "wide_dense",
+                                            build_histogram_serial=build_histogram_serial_wide,
+                                            partition_rows=partition_rows_dense)
