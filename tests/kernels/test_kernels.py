@@ -22,6 +22,8 @@ from multigrove.kernels.histogram import (
     build_histogram_columns,
     build_histogram_features,
     build_histogram_serial,
+    build_histogram_serial_narrow_dense,
+    build_histogram_serial_wide_dense,
     build_histogram_wide,
     subtract_histogram,
 )
@@ -33,7 +35,7 @@ from multigrove.kernels.partition import (
     partition_rows_parallel,
     split_and_build,
 )
-from multigrove.kernels.predict import predict_leaf_raw, predict_raw, predict_store
+from multigrove.kernels.predict import predict_leaf_raw, predict_raw, predict_store, predict_store_serial_dense
 from multigrove.kernels.split import (
     REGISTER_MAX_K,
     TASK_BINS,
@@ -49,6 +51,7 @@ from multigrove.kernels.split import (
     scan_block_start,
     scan_scratch,
 )
+from multigrove.kernels.store import dense_only
 
 from . import naive
 from .helpers import scan, scan_params, store_of
@@ -228,10 +231,17 @@ def _all_histograms(store, rows, stats):
     n_bins, C = store.total_bins, stats.shape[1]
     outs = []
     bin_counts = np.full(n_bins, np.nan)  # written by "columns", read back by "columns, counts known"
-    for name in ("serial", "chunks", "wide", "features", "columns", "columns, counts known"):
+    names = ("serial", "chunks", "wide", "features", "columns", "columns, counts known")
+    if dense_only(store):  # the serial variants compiled for stores of dense columns only
+        names += ("serial, dense narrow", "serial, dense wide")
+    for name in names:
         out, total = np.full((n_bins, C), np.nan), np.full(C, np.nan)
         if name == "serial":
             build_histogram_serial(store, rows, stats, out, total)
+        elif name == "serial, dense narrow":
+            build_histogram_serial_narrow_dense(store, rows, stats, out, total)
+        elif name == "serial, dense wide":
+            build_histogram_serial_wide_dense(store, rows, stats, out, total)
         elif name == "features":
             build_histogram_features(store, rows, stats, feature_groups(store, 3), out, total)
         elif name == "chunks":
@@ -492,6 +502,9 @@ def test_predict_kernels_equal_naive(seed, n_trees, d):
     store = store_of(B, np.arange(F + 1) * 6)
     outb = np.zeros((n, d))
     predict_store(store, np.arange(n, dtype=np.int32), s, outb)
+    outb_dense = np.zeros((n, d))  # the serial walk compiled for stores of dense columns only (this one)
+    predict_store_serial_dense(store, np.arange(n, dtype=np.int32), s, outb_dense)
+    np.testing.assert_array_equal(outb_dense, outb)
     expect, expect_b = np.zeros((n, d)), np.zeros((n, d))
     for ti, t in enumerate(trees):
         for i in range(n):

@@ -25,7 +25,9 @@ from ..kernels.histogram import (
     build_histogram_columns,
     build_histogram_features,
     build_histogram_serial_narrow,
+    build_histogram_serial_narrow_dense,
     build_histogram_serial_wide,
+    build_histogram_serial_wide_dense,
     build_histogram_wide,
     unpack_counts,
 )
@@ -38,7 +40,7 @@ from ..kernels.partition import (
     split_and_build_serial_wide_dense,
 )
 from ..kernels.sampling import PACKED_AMPLIFIED_UNIT, gather_column_rows, gather_packed_counts, gather_rows
-from ..kernels.store import FEATURE_BUNDLED, FEATURE_DENSE, FEATURE_SPARSE, BinnedStore
+from ..kernels.store import FEATURE_BUNDLED, FEATURE_DENSE, FEATURE_SPARSE, BinnedStore, dense_only
 
 #: row chunks with private histograms need this many updates per histogram row to pay for zeroing
 #: and summing the private copies; smaller nodes are built on one thread (measured on Otto's store
@@ -155,8 +157,8 @@ class LocalBuilder:
         self._tmp = np.empty(n, dtype=INDEX)
         # a byte per row for partitions on a sparse feature (kernels.partition: MARK_MIN_ROWS_PER_ENTRY)
         self._marks = np.zeros(n if store.sparse_indptr.shape[0] else 0, dtype=np.uint8)
-        # every feature a dense column: the serial partition compiled for such stores (kernels.partition.STORE_KIND)
-        self._dense_only = bool(np.all(store.feature_kind == FEATURE_DENSE))
+        # every feature a dense column: the serial kernels compiled for such stores (kernels.store.STORE_DENSE)
+        self._dense_only = dense_only(store)
         self._counts = {1: np.zeros(1, np.int64), self.n_threads: np.zeros(self.n_threads, np.int64)}
         self._scratch: dict[int, np.ndarray] = {}
         self._groups: np.ndarray | None = None  # build_histogram_features' groups (_feature_groups)
@@ -277,6 +279,12 @@ class LocalBuilder:
         serial kernels' row loop for them (kernels.histogram: build_histogram_serial_narrow)."""
         return self.packed is not None or self.stats.shape[1] <= 3
 
+    def _serial_histogram(self):
+        """build_histogram_serial for this tree's width of statistics and the store's kinds of features."""
+        if self._dense_only:
+            return build_histogram_serial_narrow_dense if self._narrow() else build_histogram_serial_wide_dense
+        return build_histogram_serial_narrow if self._narrow() else build_histogram_serial_wide
+
     def _serial_split(self):
         """split_and_build_serial for this tree's width of statistics and the store's kinds of features."""
         if self._dense_only:
@@ -344,8 +352,7 @@ class LocalBuilder:
 
     def _build_kernel(self, rows: np.ndarray, schedule: int, out: np.ndarray, total: np.ndarray) -> None:
         if schedule == 0:
-            serial = build_histogram_serial_narrow if self._narrow() else build_histogram_serial_wide
-            serial(self.tree_store, rows, self.stats, out, total)
+            self._serial_histogram()(self.tree_store, rows, self.stats, out, total)
         elif schedule < 0:
             build_histogram_features(self.tree_store, rows, self.stats, self._feature_groups(), out, total)
         elif schedule == 1:

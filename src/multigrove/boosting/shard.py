@@ -18,10 +18,10 @@ import numpy as np
 from .._dtypes import HIST, INDEX, SCORE, STAT
 from ..kernels._variants import pick
 from ..kernels.partition import add_leaf_values, add_leaf_values_serial
-from ..kernels.predict import predict_store, predict_store_serial
+from ..kernels.predict import predict_store, predict_store_serial, predict_store_serial_dense
 from ..kernels.sampling import scale_rows, scale_rows_by
 from ..kernels.split import segment_sums, segment_sums_serial
-from ..kernels.store import BinnedStore
+from ..kernels.store import BinnedStore, dense_only
 from .builder import LocalBuilder, PackedCounts, SplitRequest
 from .leaves import StatLayout
 from .losses import Loss, observed
@@ -60,7 +60,8 @@ def layout_for_splits(layout: StatLayout, spec: SketchPlan | OutputColumn) -> St
 def predict_trees_into(store: BinnedStore, rows: np.ndarray, trees: list[Tree], out: np.ndarray) -> None:
     """out[rows] += the trees' outputs for those rows of a binned store."""
     forest = stack_trees(trees)
-    pick(predict_store, predict_store_serial, prediction_work(forest, rows.shape[0]))(store, rows, forest, out)
+    serial = predict_store_serial_dense if dense_only(store) else predict_store_serial
+    pick(predict_store, serial, prediction_work(forest, rows.shape[0]))(store, rows, forest, out)
 
 
 def training_shard(store: BinnedStore, label: np.ndarray, weight: np.ndarray | None, loss: Loss,

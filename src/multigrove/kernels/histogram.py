@@ -22,6 +22,7 @@ from numba import njit, prange
 
 from ._llvm import add_pair, prefetch
 from ._variants import variant
+from .store import STORE_ANY, STORE_DENSE
 
 U = np.uint64  # unsigned indices: no negative-index wraparound code in the hot loops
 #: the first row index passed to the row-range helpers: a typed zero, because Numba compiles a helper called with
@@ -45,6 +46,9 @@ FEATURE_GROUP_MIN_WORK = 6_000
 #: fix_default_bins sums this few statistic columns one at a time (see there)
 NARROW_FIX_COLS = 8
 
+
+#: the stores the serial histogram compiles for (kernels.store.STORE_ANY; STORE_DENSE in the _dense variants)
+STORE_KIND = STORE_ANY
 
 @njit(cache=True)
 def row_updates(store):
@@ -186,7 +190,8 @@ def _add_dense_bundle_rows(store, rows, i0, i1, stats, h):
         i = _dense_rows_3(store, rows, i0, i1, stats, h.reshape(-1))
     if i < i1:  # the odd row left
         _add_dense_rows(store.dense, store.dense_base, rows, i, i1, stats, h)
-        _add_bundle_rows(store.bundle, store.code_map, store.code_offset, rows, i, i1, stats, h)
+        if STORE_KIND == STORE_ANY:
+            _add_bundle_rows(store.bundle, store.code_map, store.code_offset, rows, i, i1, stats, h)
 
 
 @njit(cache=True)
@@ -309,7 +314,8 @@ def _add_rows_narrow(store, rows, i0, i1, stats, h, total, with_total):
     """_add_rows for one output (2 or 3 statistic columns; right for any): the unrolled dense and bundle
     path, then the sparse rows."""
     _add_dense_bundle_rows(store, rows, i0, i1, stats, h)
-    _add_sparse_rows(store.sparse_indptr, store.sparse_bins, rows, i0, i1, stats, h)
+    if STORE_KIND == STORE_ANY:
+        _add_sparse_rows(store.sparse_indptr, store.sparse_bins, rows, i0, i1, stats, h)
     if with_total:
         _add_row_totals(rows, i0, i1, stats, total)
 
@@ -402,7 +408,8 @@ def build_histogram_serial(store, rows, stats, out, total):
     _add_rows(store, rows, FIRST, rows.shape[0], stats, out, total, sum_rows)
     if with_total:
         totals_from_dense(store, out, total)
-        fix_default_bins(store, total, out, FIRST, out.shape[1], FIRST, store.derived.shape[0])
+        if STORE_KIND == STORE_ANY:  # a dense store derives no default bin
+            fix_default_bins(store, total, out, FIRST, out.shape[1], FIRST, store.derived.shape[0])
 
 
 @njit(parallel=True, cache=True)
@@ -818,3 +825,10 @@ def unpack_counts(packed, unit, plain_hessian, amplified_hessian, out):
 # it runs (both give the same sums as build_histogram_serial)
 build_histogram_serial_narrow = variant(build_histogram_serial, "narrow", _add_rows=_add_rows_narrow)
 build_histogram_serial_wide = variant(build_histogram_serial, "wide", _add_rows=_add_rows_fused)
+# ... and for stores of dense columns only (STORE_KIND): no bundled or sparse rows, no derived default bins
+build_histogram_serial_narrow_dense = variant(
+    build_histogram_serial, "narrow_dense", STORE_KIND=STORE_DENSE,
+    _add_rows=variant(_add_rows_narrow, "dense", STORE_KIND=STORE_DENSE,
+                      _add_dense_bundle_rows=variant(_add_dense_bundle_rows, "dense", STORE_KIND=STORE_DENSE)))
+build_histogram_serial_wide_dense = variant(build_histogram_serial, "wide_dense", STORE_KIND=STORE_DENSE,
+                                            _add_rows=_add_rows_fused)

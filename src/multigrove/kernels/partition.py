@@ -13,10 +13,13 @@ from .histogram import (
     build_histogram_features,
     build_histogram_serial,
     build_histogram_serial_narrow,
+    build_histogram_serial_narrow_dense,
     build_histogram_serial_wide,
+    build_histogram_serial_wide_dense,
     build_histogram_wide,
     row_updates,
 )
+from .store import STORE_ANY, STORE_DENSE
 
 U = np.uint64  # unsigned indices: no negative-index wraparound code in the loops
 #: the steps of _sort_rows's right-hand output, typed (see kernels.histogram.FIRST)
@@ -109,12 +112,8 @@ def _seek(arr, p, end, value):
 MARK_MIN_ROWS_PER_ENTRY = 0.25
 
 
-#: the stores the serial partition compiles for: any (dense, bundled and sparse features), or dense columns only,
-#: in the variants a fit on a dense matrix runs (kernels._variants replaces the global; Numba drops the other
-#: features' code without compiling it: the sparse features' marks alone took 1.1 of a first regressor fit's
-#: 14 compile CPU seconds, CHANGELOG.md, stop 54)
-STORE_ANY = 0
-STORE_DENSE = 1
+#: the stores the serial partition compiles for (kernels.store.STORE_ANY; STORE_DENSE in the _dense variants:
+#: the sparse features' marks alone took 1.1 of a first regressor fit's 14 compile CPU seconds)
 STORE_KIND = STORE_ANY
 
 
@@ -414,8 +413,8 @@ split_and_build_serial_wide = variant(split_and_build_serial, "wide",
 partition_rows_dense = variant(partition_rows, "dense", STORE_KIND=STORE_DENSE,
                                _sort_chunk=variant(_sort_chunk, "dense", STORE_KIND=STORE_DENSE))
 split_and_build_serial_narrow_dense = variant(split_and_build_serial, "narrow_dense",
-                                              build_histogram_serial=build_histogram_serial_narrow,
+                                              build_histogram_serial=build_histogram_serial_narrow_dense,
                                               partition_rows=partition_rows_dense)
 split_and_build_serial_wide_dense = variant(split_and_build_serial, "wide_dense",
-                                            build_histogram_serial=build_histogram_serial_wide,
+                                            build_histogram_serial=build_histogram_serial_wide_dense,
                                             partition_rows=partition_rows_dense)

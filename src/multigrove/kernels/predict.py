@@ -16,6 +16,10 @@ from numba import njit, prange
 
 from ._variants import variant
 from .partition import packed_feature_bin
+from .store import STORE_ANY, STORE_DENSE
+
+#: the stores the walk of a binned store compiles for (kernels.store.STORE_ANY; STORE_DENSE in the _dense variant)
+STORE_KIND = STORE_ANY
 
 
 class Forest(NamedTuple):
@@ -144,8 +148,11 @@ def _store_leaves(store, rows, i0, i1, forest, t, out):
         while True:
             g = base + node
             f = node_feature[g]
-            b = packed_feature_bin(kind[f], slot[f], dense, offsets, code_map, code_offset, bundle_cols, default_bin,
-                                   sparse_indptr, sparse_bins, r, f)
+            if STORE_KIND == STORE_DENSE:
+                b = np.int64(dense[r, slot[f]])
+            else:
+                b = packed_feature_bin(kind[f], slot[f], dense, offsets, code_map, code_offset, bundle_cols,
+                                       default_bin, sparse_indptr, sparse_bins, r, f)
             j = node_cat[g]
             if j >= 0:  # a set split (see goes_left): its categories' bins
                 left = False
@@ -401,5 +408,7 @@ def leaf_index_store(store, rows, forest, out):
 predict_raw_serial = variant(predict_raw, "serial")
 predict_oblivious_serial = variant(predict_oblivious, "serial")
 predict_store_serial = variant(predict_store, "serial")
+predict_store_serial_dense = variant(predict_store, "serial_dense",  # for stores of dense columns only
+                                     _store_leaves=variant(_store_leaves, "dense", STORE_KIND=STORE_DENSE))
 predict_leaf_raw_serial = variant(predict_leaf_raw, "serial")
 leaf_index_store_serial = variant(leaf_index_store, "serial")

@@ -27,6 +27,18 @@ FEATURE_DENSE = 0
 FEATURE_BUNDLED = 1
 FEATURE_SPARSE = 2
 
+#: the stores a kernel's code is compiled for: any, or dense columns only (every feature of FEATURE_DENSE).  A
+#: kernel module's ``STORE_KIND`` global is STORE_ANY; its variants for dense stores (kernels._variants) set it to
+#: STORE_DENSE, and Numba drops the bundled and sparse features' branches without compiling them: a fit on a
+#: dense matrix runs only those variants where it matters for its first fit's compilation (CHANGELOG.md, stop 54)
+STORE_ANY = 0
+STORE_DENSE = 1
+
+
+def dense_only(store) -> bool:
+    """Whether every feature of the store is a dense column (its kernels' STORE_DENSE variants apply)."""
+    return bool(np.all(store.feature_kind == FEATURE_DENSE))
+
 
 class BinnedStore(NamedTuple):
     dense: np.ndarray          # (n, n_dense) uint8, C order
