@@ -66,16 +66,13 @@ def main() -> None:
     import numba
 
     from multigrove.boosting.builder import feature_groups
-    from multigrove.kernels.histogram import (
-        build_histogram_features,
-        build_histogram_serial_narrow,
-        build_histogram_serial_wide,
-    )
+    from multigrove.kernels.histogram import build_histogram_features, serial_histogram_kernel
+    from multigrove.kernels.store import dense_only
     numba.set_num_threads(1)
     rng = np.random.default_rng(1)
     for name, store in stores().items():
         for width in (5, 3):
-            serial_kernel = build_histogram_serial_narrow if width <= 3 else build_histogram_serial_wide
+            serial_kernel = serial_histogram_kernel(dense_only(store), width)
             stats = rng.normal(size=(store.n_rows, width)).astype(np.float32)
             out, expect = np.empty((store.total_bins, width)), np.empty((store.total_bins, width))
             total, expect_total = np.empty(width), np.empty(width)

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 import multigrove as mg
 from multigrove.boosting import engine
 from multigrove.boosting.builder import LocalBuilder
-from multigrove.kernels import _variants, partition
+from multigrove.kernels import _variants, histogram, partition
 
 
 def _fit(monkeypatch, least_work: float, params: dict, X, y, rounds: int = 8):
@@ -65,17 +65,17 @@ def test_pick_chooses_by_work_and_asks_the_thread_count_only_between_its_thresho
     assert asked == [threads, threads]
 
 
-def test_a_store_of_dense_columns_only_gets_the_dense_serial_partition(rng):
-    """kernels.partition.STORE_KIND: the serial split of a store whose features are all dense columns is the
-    variant compiled without the bundled and sparse features' code; any other store gets the general one."""
+def test_a_store_of_dense_columns_only_gets_the_dense_serial_kernels(rng):
+    """kernels.store.STORE_DENSE: the serial histogram and split of a store whose features are all dense columns
+    are the variants compiled without the bundled and sparse features' code, for the statistics' width (2 or 3
+    columns: their row loop only); any other store gets the general ones."""
     dense = mg.Dataset(rng.normal(size=(400, 5)), rng.normal(size=400)).construct().store
     X = sp.csr_matrix(np.where(rng.random((400, 5)) < 0.9, 0.0, 1.0 + rng.random((400, 5))))
     mixed = mg.Dataset(X, rng.normal(size=400)).construct().store
     assert (mixed.feature_kind != 0).any()
-    kernels = [(dense, partition.split_and_build_serial_narrow_dense, partition.split_and_build_serial_wide_dense),
-               (mixed, partition.split_and_build_serial_narrow, partition.split_and_build_serial_wide)]
-    for store, narrow, wide in kernels:
+    for store, is_dense in ((dense, True), (mixed, False)):
         builder = LocalBuilder(store, 1)
-        for width, kernel in ((2, narrow), (5, wide)):
+        for width, key in ((2, 2), (3, 3), (5, 0), (1, 0)):
             builder.begin(np.ones((400, width), np.float32))
-            assert builder._serial_split() is kernel
+            assert builder._serial_histogram() is histogram.SERIAL_HISTOGRAMS[is_dense, key]
+            assert builder._serial_split() is partition.SERIAL_SPLITS[is_dense, key]

@@ -22,9 +22,8 @@ from multigrove.kernels.histogram import (
     build_histogram_columns,
     build_histogram_features,
     build_histogram_serial,
-    build_histogram_serial_narrow_dense,
-    build_histogram_serial_wide_dense,
     build_histogram_wide,
+    serial_histogram_kernel,
     subtract_histogram,
 )
 from multigrove.kernels.partition import (
@@ -231,17 +230,15 @@ def _all_histograms(store, rows, stats):
     n_bins, C = store.total_bins, stats.shape[1]
     outs = []
     bin_counts = np.full(n_bins, np.nan)  # written by "columns", read back by "columns, counts known"
-    names = ("serial", "chunks", "wide", "features", "columns", "columns, counts known")
-    if dense_only(store):  # the serial variants compiled for stores of dense columns only
-        names += ("serial, dense narrow", "serial, dense wide")
+    names = ("serial", "chunks", "wide", "features", "columns", "columns, counts known", "serial, this width",
+             "serial, any width")
     for name in names:
         out, total = np.full((n_bins, C), np.nan), np.full(C, np.nan)
         if name == "serial":
             build_histogram_serial(store, rows, stats, out, total)
-        elif name == "serial, dense narrow":
-            build_histogram_serial_narrow_dense(store, rows, stats, out, total)
-        elif name == "serial, dense wide":
-            build_histogram_serial_wide_dense(store, rows, stats, out, total)
+        elif name.startswith("serial, "):  # the variants for this store (dense columns only?) and width, or any
+            serial_histogram_kernel(dense_only(store), C if name.endswith("this width") else 0)(
+                store, rows, stats, out, total)
         elif name == "features":
             build_histogram_features(store, rows, stats, feature_groups(store, 3), out, total)
         elif name == "chunks":

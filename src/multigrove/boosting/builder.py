@@ -24,20 +24,14 @@ from ..kernels.histogram import (
     build_histogram_chunks,
     build_histogram_columns,
     build_histogram_features,
-    build_histogram_serial_narrow,
-    build_histogram_serial_narrow_dense,
-    build_histogram_serial_wide,
-    build_histogram_serial_wide_dense,
     build_histogram_wide,
+    serial_histogram_kernel,
     unpack_counts,
 )
 from ..kernels.partition import (
     SplitRule,
+    serial_split_kernel,
     split_and_build,
-    split_and_build_serial_narrow,
-    split_and_build_serial_narrow_dense,
-    split_and_build_serial_wide,
-    split_and_build_serial_wide_dense,
 )
 from ..kernels.sampling import PACKED_AMPLIFIED_UNIT, gather_column_rows, gather_packed_counts, gather_rows
 from ..kernels.store import FEATURE_BUNDLED, FEATURE_DENSE, FEATURE_SPARSE, BinnedStore, dense_only
@@ -274,22 +268,14 @@ class LocalBuilder:
             self._groups = feature_groups(self.store, self.n_threads)
         return self._groups
 
-    def _narrow(self) -> bool:
-        """Whether this tree's statistics are one output's (2 or 3 columns, packed GOSS counts 2): the
-        serial kernels' row loop for them (kernels.histogram: build_histogram_serial_narrow)."""
-        return self.packed is not None or self.stats.shape[1] <= 3
-
     def _serial_histogram(self):
-        """build_histogram_serial for this tree's width of statistics and the store's kinds of features."""
-        if self._dense_only:
-            return build_histogram_serial_narrow_dense if self._narrow() else build_histogram_serial_wide_dense
-        return build_histogram_serial_narrow if self._narrow() else build_histogram_serial_wide
+        """build_histogram_serial for this tree's width of statistics (packed GOSS counts: 2 columns) and the
+        store's kinds of features."""
+        return serial_histogram_kernel(self._dense_only, self.stats.shape[1])
 
     def _serial_split(self):
         """split_and_build_serial for this tree's width of statistics and the store's kinds of features."""
-        if self._dense_only:
-            return split_and_build_serial_narrow_dense if self._narrow() else split_and_build_serial_wide_dense
-        return split_and_build_serial_narrow if self._narrow() else split_and_build_serial_wide
+        return serial_split_kernel(self._dense_only, self.stats.shape[1])
 
     def _cache_resident(self, n_columns: int) -> bool:
         """Whether the tree's store (n_columns code columns) and its statistics fit CACHE_RESIDENT_BYTES."""

@@ -47,8 +47,13 @@ FEATURE_GROUP_MIN_WORK = 6_000
 NARROW_FIX_COLS = 8
 
 
-#: the stores the serial histogram compiles for (kernels.store.STORE_ANY; STORE_DENSE in the _dense variants)
+#: the stores the serial histogram compiles for (kernels.store.STORE_ANY; STORE_DENSE in serial_histogram_kernel's
+#: variants for dense stores)
 STORE_KIND = STORE_ANY
+#: the statistic columns of the narrow row loop: 0, either (_dense_rows_2 or _dense_rows_3, chosen per call), or 2
+#: or 3 in serial_histogram_kernel's variants, which compile only the loop they run (_dense_rows_3 took 0.9 of
+#: a first regressor fit's compile CPU seconds by the listener's exclusive sums, and never ran)
+NARROW_WIDTH = 0
 
 @njit(cache=True)
 def row_updates(store):
@@ -184,9 +189,9 @@ def _add_dense_bundle_rows(store, rows, i0, i1, stats, h):
         return
     width = stats.shape[1]
     i = i0
-    if width == 2:
+    if NARROW_WIDTH == 2 or (NARROW_WIDTH == 0 and width == 2):
         i = _dense_rows_2(store, rows, i0, i1, stats, h.reshape(-1))
-    elif width == 3:
+    elif NARROW_WIDTH == 3 or (NARROW_WIDTH == 0 and width == 3):
         i = _dense_rows_3(store, rows, i0, i1, stats, h.reshape(-1))
     if i < i1:  # the odd row left
         _add_dense_rows(store.dense, store.dense_base, rows, i, i1, stats, h)
@@ -821,14 +826,35 @@ def unpack_counts(packed, unit, plain_hessian, amplified_hessian, out):
         out[b, 2] = kept + drawn
 
 
-# build_histogram_serial for one width of statistics (kernels._variants): a fit compiles only the row loop
-# it runs (both give the same sums as build_histogram_serial)
-build_histogram_serial_narrow = variant(build_histogram_serial, "narrow", _add_rows=_add_rows_narrow)
-build_histogram_serial_wide = variant(build_histogram_serial, "wide", _add_rows=_add_rows_fused)
-# ... and for stores of dense columns only (STORE_KIND): no bundled or sparse rows, no derived default bins
-build_histogram_serial_narrow_dense = variant(
-    build_histogram_serial, "narrow_dense", STORE_KIND=STORE_DENSE,
-    _add_rows=variant(_add_rows_narrow, "dense", STORE_KIND=STORE_DENSE,
-                      _add_dense_bundle_rows=variant(_add_dense_bundle_rows, "dense", STORE_KIND=STORE_DENSE)))
-build_histogram_serial_wide_dense = variant(build_histogram_serial, "wide_dense", STORE_KIND=STORE_DENSE,
-                                            _add_rows=_add_rows_fused)
+#: the statistic widths with a narrow row loop of their own (one output: gradient and count, or with a Hessian)
+NARROW_WIDTHS = (2, 3)
+
+
+def serial_variant_name(dense: bool, width: int) -> str:
+    """The suffix of a serial variant for a store of dense columns only (``dense``) or any, and ``width`` statistic
+    columns (one of NARROW_WIDTHS, or 0: any width, the fused row loop)."""
+    return ("dense_" if dense else "") + (f"narrow{width}" if width else "wide")
+
+
+def _serial_histogram_variant(dense: bool, width: int):
+    """build_histogram_serial for a store of dense columns only (``dense``) or any, and ``width`` statistic columns
+    (see serial_variant_name)."""
+    name = serial_variant_name(dense, width)
+    store_kind = STORE_DENSE if dense else STORE_ANY
+    if not width:
+        return variant(build_histogram_serial, name, STORE_KIND=store_kind, _add_rows=_add_rows_fused)
+    rows_loop = variant(_add_dense_bundle_rows, name, STORE_KIND=store_kind, NARROW_WIDTH=width)
+    add_rows = variant(_add_rows_narrow, name, STORE_KIND=store_kind, _add_dense_bundle_rows=rows_loop)
+    return variant(build_histogram_serial, name, STORE_KIND=store_kind, _add_rows=add_rows)
+
+
+# build_histogram_serial's variants (kernels._variants) by (dense store, width): a fit compiles only the row loop
+# it runs (every one gives build_histogram_serial's sums)
+SERIAL_HISTOGRAMS = {(dense, width): _serial_histogram_variant(dense, width)
+                     for dense in (False, True) for width in (*NARROW_WIDTHS, 0)}
+
+
+def serial_histogram_kernel(dense: bool, width: int):
+    """The serial histogram kernel for a store of dense columns only (kernels.store.dense_only) or any, and
+    statistics of ``width`` columns."""
+    return SERIAL_HISTOGRAMS[dense, width if width in NARROW_WIDTHS else 0]

@@ -9,15 +9,14 @@ from ._variants import variant
 from .histogram import (
     FEATURE_GROUP_MIN_WORK,
     FIRST,
+    NARROW_WIDTHS,
+    SERIAL_HISTOGRAMS,
     build_histogram_chunks,
     build_histogram_features,
     build_histogram_serial,
-    build_histogram_serial_narrow,
-    build_histogram_serial_narrow_dense,
-    build_histogram_serial_wide,
-    build_histogram_serial_wide_dense,
     build_histogram_wide,
     row_updates,
+    serial_variant_name,
 )
 from .store import STORE_ANY, STORE_DENSE
 
@@ -405,16 +404,17 @@ def add_leaf_values(rows, leaf_start, leaf_end, leaf_value, first_col, cols, sco
 
 # serial twins and variants for small nodes and few rows (kernels._variants)
 add_leaf_values_serial = variant(add_leaf_values, "serial")
-split_and_build_serial_narrow = variant(split_and_build_serial, "narrow",
-                                        build_histogram_serial=build_histogram_serial_narrow)
-split_and_build_serial_wide = variant(split_and_build_serial, "wide",
-                                      build_histogram_serial=build_histogram_serial_wide)
-# ... and for stores of dense columns only (STORE_KIND)
 partition_rows_dense = variant(partition_rows, "dense", STORE_KIND=STORE_DENSE,
                                _sort_chunk=variant(_sort_chunk, "dense", STORE_KIND=STORE_DENSE))
-split_and_build_serial_narrow_dense = variant(split_and_build_serial, "narrow_dense",
-                                              build_histogram_serial=build_histogram_serial_narrow_dense,
-                                              partition_rows=partition_rows_dense)
-split_and_build_serial_wide_dense = variant(split_and_build_serial, "wide_dense",
-                                            build_histogram_serial=build_histogram_serial_wide_dense,
-                                            partition_rows=partition_rows_dense)
+#: split_and_build_serial's variants by (dense store, width), as kernels.histogram.SERIAL_HISTOGRAMS: the
+#: partition for stores of dense columns only (STORE_KIND), the histogram kernel of the same key
+SERIAL_SPLITS = {(dense, width): variant(split_and_build_serial, serial_variant_name(dense, width),
+                                         build_histogram_serial=kernel,
+                                         **({"partition_rows": partition_rows_dense} if dense else {}))
+                 for (dense, width), kernel in SERIAL_HISTOGRAMS.items()}
+
+
+def serial_split_kernel(dense: bool, width: int):
+    """split_and_build_serial for a store of dense columns only (kernels.store.dense_only) or any, and statistics
+    of ``width`` columns."""
+    return SERIAL_SPLITS[dense, width if width in NARROW_WIDTHS else 0]
