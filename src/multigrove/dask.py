@@ -37,7 +37,15 @@ import numpy as np
 
 from ._validation import default_feature_names
 from .boosting.booster import Booster
-from .boosting.engine import Validation, boost, check_categorical, new_booster, stat_layout
+from .boosting.engine import (
+    Validation,
+    _numba_threads,
+    boost,
+    check_categorical,
+    fit_threads,
+    new_booster,
+    stat_layout,
+)
 from .boosting.leaves import StatLayout
 from .boosting.losses import make_loss
 from .boosting.metrics import add_parts
@@ -82,7 +90,6 @@ class ShardActor:
         self.evals: list = []
 
     def _threads(self):
-        from .boosting.engine import _numba_threads
         return _numba_threads(self.n_threads)
 
     # -------------------------------------------------------------- set-up
@@ -582,6 +589,7 @@ class _Run(NamedTuple):
     mapper: BinMapper
     rows: DistributedRows      # the workers that hold training rows
     everyone: DistributedRows  # every worker (validation rows included)
+    threads: int         # the client's threads (boosting.engine.fit_threads: one for small data)
 
 
 def _global_bins(config: Params, training: ShardActors, n_rows: int, n_outputs: int, categories: dict):
@@ -622,7 +630,9 @@ def _prepare(config: Params, actors: ShardActors, categories: dict | None = None
     categories = categories or {}
     if any(f >= n_features for f in categories):
         raise ValueError(f"categorical_feature names feature {max(categories)}, but X has {n_features} features")
-    mapper, layout = _global_bins(config, training, n_rows, loss.n_outputs, categories)
+    threads = fit_threads(config, n_rows, n_features)  # a small fit compiles no parallel kernel here either
+    with _numba_threads(threads):
+        mapper, layout = _global_bins(config, training, n_rows, loss.n_outputs, categories)
     shard_moments = actors.ask("setup", config.to_dict(), num_class, mapper, layout,
                                [f for f, values in categories.items() if values is None])
     moments = np.sum([m for m in shard_moments if m is not None], axis=0)
@@ -638,7 +648,7 @@ def _prepare(config: Params, actors: ShardActors, categories: dict | None = None
     booster.init_score = loss.unscale(booster.init_score.reshape(1, -1)).reshape(-1)
     n_bins = int(mapper.hist_offsets[-1])
     return _Run(booster, loss, mapper, DistributedRows(training, layout_stats, n_rows, n_bins),
-                DistributedRows(actors, layout_stats, n_rows, n_bins))
+                DistributedRows(actors, layout_stats, n_rows, n_bins), threads)
 
 
 def _train_on(config: Params, actors: ShardActors, valid_names: list, n_valid: int, rounds: int,
@@ -647,8 +657,8 @@ def _train_on(config: Params, actors: ShardActors, valid_names: list, n_valid: i
     valids = [Validation(valid_names[i] if i < len(valid_names) else f"valid_{i}", DistributedEval(run.everyone, i),
                          None) for i in range(n_valid)]
     started = time.perf_counter()
-    booster = boost(config, run.booster, run.loss, run.rows, valids, run.mapper, None, callbacks, rounds,
-                    max(1, config.threads))
+    with _numba_threads(run.threads) as threads:
+        booster = boost(config, run.booster, run.loss, run.rows, valids, run.mapper, None, callbacks, rounds, threads)
     booster.dask_traffic = dict(run.rows.traffic, seconds=time.perf_counter() - started,
                                 validation_round_trips=run.everyone.traffic["round_trips"],
                                 direct=run.rows.actors.direct)

@@ -91,7 +91,8 @@ def cv(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round: in
             cb.watch_per_output = False
     splits = fold_indices(config, train_set, nfold, folds, stratified, shuffle)
     base = _load_init_model(init_model)
-    with _numba_threads(fit_threads(config, train_set)) as threads, _verbosity(config.verbosity):
+    with _numba_threads(fit_threads(config, train_set.n_rows, train_set.n_features)) as threads, \
+            _verbosity(config.verbosity):
         runs = _start_folds(config, train_set, splits, int(num_boost_round), feval, threads, base)
         try:
             results = _lockstep(config, runs, cbs, int(num_boost_round), base)

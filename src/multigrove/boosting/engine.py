@@ -37,10 +37,10 @@ from .tree import Tree, set_split_fields
 SERIAL_FIT_MAX_CELLS = 1 << 16
 
 
-def fit_threads(config: Params, train_set: Dataset) -> int:
-    """The threads a fit on train_set runs: num_threads (every core for 0), or one for a set of at most
-    SERIAL_FIT_MAX_CELLS cells."""
-    if train_set.n_rows * train_set.n_features <= SERIAL_FIT_MAX_CELLS:
+def fit_threads(config: Params, n_rows: int, n_features: int) -> int:
+    """The threads a fit on n_rows x n_features runs (a local fit, and a distributed fit's client): num_threads
+    (every core for 0), or one for a set of at most SERIAL_FIT_MAX_CELLS cells."""
+    if n_rows * n_features <= SERIAL_FIT_MAX_CELLS:
         return 1
     return config.threads
 
@@ -113,7 +113,8 @@ def train(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round:
     config = Params.from_dict(params)
     check_training_args(train_set, num_boost_round, least=0)
     base = _load_init_model(init_model)
-    with _numba_threads(fit_threads(config, train_set)) as threads, _verbosity(config.verbosity):
+    with _numba_threads(fit_threads(config, train_set.n_rows, train_set.n_features)) as threads, \
+            _verbosity(config.verbosity):
         return _train(config, train_set, int(num_boost_round), list(valid_sets or []),
                       list(valid_names or []), feval, list(callbacks or []), threads, base)
 
