@@ -182,6 +182,9 @@ def _dense_rows_3(store, rows, i0, i1, stats, hf):
 # kernels.partition._sort_rows, partition_rows; kernels.split._scan_tasks) are inlined: their bodies are calls,
 # and Numba links a called function's code into its caller and optimizes it again, so that every layer cost
 # one more optimization of the loops below it (a first fit compiled 25-30 % longer: CHANGELOG.md, stop 48).
+# Small helpers called once a node (totals_from_dense, _add_row_totals; kernels.split.left_sums and
+# one_output_node_score) are inlined too: a kernel of their own cost a first fit 0.6-0.9 compile CPU seconds
+# more (CHANGELOG.md, stop 54).
 @njit(cache=True, inline="always")
 def _add_dense_bundle_rows(store, rows, i0, i1, stats, h):
     """h += the dense and bundle columns' statistics of rows[i0:i1] (one output: 2 or 3 columns)."""
@@ -334,7 +337,7 @@ def _add_rows(store, rows, i0, i1, stats, h, total, with_total):
         _add_rows_fused(store, rows, i0, i1, stats, h, total, with_total)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_row_totals(rows, i0, i1, stats, total):
     """total += sum of stats[rows[i0:i1]]."""
     width = stats.shape[1]
@@ -344,7 +347,7 @@ def _add_row_totals(rows, i0, i1, stats, total):
             total[c] += stats[r, c]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def totals_from_dense(store, h, total):
     """total = the sums of the first dense column's bins (every row falls in one of them); False
     when the store has no dense column (the caller sums the rows instead)."""

@@ -215,7 +215,7 @@ def node_score(total, p):
     return topk_sum(buf, k, p.topk, np.empty(p.topk))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def one_output_node_score(total, p):
     """node_score of one output's sums (its own top 1): the one-output variants call it in node_score's place."""
     g = total[0]
@@ -809,7 +809,7 @@ def scan_block_start(offsets, blk, n_blocks):
     return lo
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def left_sums(hist, offsets, feature, threshold_bin, default_left, out):
     """OUT out (C,): the statistic sums of the left child of a split."""
     lo = offsets[feature]
