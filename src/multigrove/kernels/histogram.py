@@ -857,7 +857,14 @@ SERIAL_HISTOGRAMS = {(dense, width): _serial_histogram_variant(dense, width)
                      for dense in (False, True) for width in (*NARROW_WIDTHS, 0)}
 
 
+def serial_variant_key(dense: bool, width: int) -> tuple[bool, int]:
+    """The key of SERIAL_HISTOGRAMS (and kernels.partition.SERIAL_SPLITS) for a store of dense columns only
+    (kernels.store.dense_only) or any, and statistics of ``width`` columns: a width without a narrow loop of its
+    own takes the fused one (0)."""
+    return bool(dense), width if width in NARROW_WIDTHS else 0
+
+
 def serial_histogram_kernel(dense: bool, width: int):
-    """The serial histogram kernel for a store of dense columns only (kernels.store.dense_only) or any, and
-    statistics of ``width`` columns."""
-    return SERIAL_HISTOGRAMS[dense, width if width in NARROW_WIDTHS else 0]
+    """The serial histogram kernel for a store of dense columns only or any, and statistics of ``width``
+    columns (serial_variant_key)."""
+    return SERIAL_HISTOGRAMS[serial_variant_key(dense, width)]

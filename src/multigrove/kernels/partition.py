@@ -9,13 +9,13 @@ from ._variants import variant
 from .histogram import (
     FEATURE_GROUP_MIN_WORK,
     FIRST,
-    NARROW_WIDTHS,
     SERIAL_HISTOGRAMS,
     build_histogram_chunks,
     build_histogram_features,
     build_histogram_serial,
     build_histogram_wide,
     row_updates,
+    serial_variant_key,
     serial_variant_name,
 )
 from .store import STORE_ANY, STORE_DENSE
@@ -415,6 +415,6 @@ SERIAL_SPLITS = {(dense, width): variant(split_and_build_serial, serial_variant_
 
 
 def serial_split_kernel(dense: bool, width: int):
-    """split_and_build_serial for a store of dense columns only (kernels.store.dense_only) or any, and statistics
-    of ``width`` columns."""
-    return SERIAL_SPLITS[dense, width if width in NARROW_WIDTHS else 0]
+    """split_and_build_serial for a store of dense columns only or any, and statistics of ``width`` columns
+    (kernels.histogram.serial_variant_key)."""
+    return SERIAL_SPLITS[serial_variant_key(dense, width)]
