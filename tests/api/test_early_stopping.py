@@ -249,3 +249,40 @@ def test_patience_fraction_arguments_are_checked():
         mg.early_stopping(5, patience_fraction=-0.5)
     with pytest.raises(ValueError, match="max_stopping_rounds"):
         mg.early_stopping(20, max_stopping_rounds=10)
+
+
+def _noisy_classes(n, seed=2):
+    """Three classes, half of the labels redrawn at random: small trees overfit them less."""
+    X, y = _classes(n, seed)
+    rng = np.random.default_rng(seed)
+    return X, np.where(rng.random(n) < 0.5, rng.integers(0, 3, n), y)
+
+
+def test_held_out_fits_of_small_sets_compare_multi_output_trees_with_31_leaves(monkeypatch):
+    from multigrove import sklearn as estimators
+    X, y = _noisy_classes(3000)
+    clf = mg.GroveClassifier(verbosity=-1).fit(X, y)
+    first, second = clf.validation_candidates_
+    assert (first["num_leaves"], second["num_leaves"]) == (127, 31)
+    assert second["score"] <= first["score"] * (1 - estimators.LEAF_SIZES_MARGIN)  # here the small trees win ...
+    assert max(t.leaf_count.size for t in clf.booster_.trees) <= 31  # ... and are the model
+    assert clf.best_iteration_ == second["rounds"]
+    assert min(clf.evals_result_["validation"]["multi_logloss"]) == second["score"]
+    # the first candidate is the fit of num_leaves=127 given, which compares nothing
+    given = mg.GroveClassifier(num_leaves=127, verbosity=-1).fit(X, y)
+    assert given.validation_candidates_ is None and given.best_iteration_ == first["rounds"]
+    assert max(t.leaf_count.size for t in given.booster_.trees) > 31
+    # nothing is compared above the work limit, with a user's callback, or for one-output trees
+    work = 2700 * 6 * 3  # the training rows (the held-out tenth apart) x features x outputs
+    monkeypatch.setattr(estimators, "LEAF_SIZES_MAX_WORK", work)
+    assert mg.GroveClassifier(verbosity=-1).fit(X, y).validation_candidates_ == clf.validation_candidates_
+    monkeypatch.setattr(estimators, "LEAF_SIZES_MAX_WORK", work - 1)
+    large = mg.GroveClassifier(verbosity=-1).fit(X, y)
+    assert large.validation_candidates_ is None
+    np.testing.assert_array_equal(large.predict_proba(X), given.predict_proba(X))
+    monkeypatch.undo()
+    logged = mg.GroveClassifier(verbosity=-1).fit(X, y, callbacks=[mg.record_evaluation({})])
+    assert logged.validation_candidates_ is None
+    binary = mg.GroveClassifier(verbosity=-1).fit(X, (y > 0).astype(int))
+    assert binary.validation_candidates_ is None
+    assert mg.GroveClassifier(verbosity=-1).fit(X[:1000], y[:1000]).validation_candidates_ is None  # cv
