@@ -10,8 +10,8 @@ Systems, each at its defaults with 2 threads, in its own process: ``mg`` (GroveR
 the DataFrame, its category columns categorical), ``mg_onehot`` (the same on one-hot columns), ``lightgbm``
 (LGBMRegressor / LGBMClassifier on the DataFrame, native categorical handling, one model per output where it
 has no multi-output), ``catboost`` (CatBoostRegressor / CatBoostClassifier with ``cat_features``; MultiRMSE and
-MultiLogloss for several outputs).  Seconds per round: the median round of the fit (mg, and the three
-LightGBM models' together on flights).
+MultiLogloss for several outputs).  Seconds per round: the median round of the fit (mg: of both fits where
+it compares tree sizes on a small table, loans; LightGBM: its three models' rounds together on flights).
 
     python benchmarks/categorical.py --out benchmarks/results/categorical.jsonl
     python benchmarks/categorical.py --table benchmarks/results/categorical.jsonl

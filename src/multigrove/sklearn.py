@@ -40,12 +40,14 @@ _D = {f.name: f.default for f in dataclasses.fields(Params)}
 CV_MAX_ROWS = 2_000
 #: the share of the training rows held out for early stopping when no eval_set is given
 VALIDATION_FRACTION = 0.1
-#: early_stopping="auto" on held-out rows (over CV_MAX_ROWS) of at most this many rows x features x outputs, where
-#: another fit costs seconds: multi-output trees of num_leaves=None (MULTI_OUTPUT_LEAVES) are compared with trees
-#: of SINGLE_OUTPUT_LEAVES on the held-out rows, and the smaller trees kept when their best validation loss is
-#: lower by LEAF_SIZES_MARGIN.  The right tree size is the data's: on the loans table (7,200 rows, 7 grades)
-#: 31 leaves tested 1.1781 against 127 leaves' 1.2113 (validation 1.1949 against 1.2318), on rf1 (6,843 rows,
-#: 8 targets) 0.0635 against 0.0481, on Otto 0.4531 against 0.4478 (CHANGELOG.md, stop 55)
+#: early_stopping="auto" on held-out rows (over CV_MAX_ROWS) of at most LEAF_SIZES_MAX_ROWS rows and
+#: LEAF_SIZES_MAX_WORK training rows x features x outputs, where another fit costs seconds: multi-output trees
+#: of num_leaves=None (MULTI_OUTPUT_LEAVES) are compared with trees of SINGLE_OUTPUT_LEAVES on the held-out
+#: rows, and the smaller trees kept when their best validation loss is lower by LEAF_SIZES_MARGIN.  The right
+#: tree size is the data's: on the loans table (7,200 rows, 7 grades) 31 leaves tested 1.1781 against 127
+#: leaves' 1.2113 (validation 1.1949 against 1.2318), on rf1 (6,843 rows, 8 targets) 0.0635 against 0.0481,
+#: on Otto 0.4531 against 0.4478 (CHANGELOG.md, stop 55)
+LEAF_SIZES_MAX_ROWS = 10_000
 LEAF_SIZES_MAX_WORK = 1 << 22
 LEAF_SIZES_MARGIN = 0.01
 #: the folds of early_stopping="cv" (and of "auto" on at most CV_MAX_ROWS rows)
@@ -213,9 +215,10 @@ _ATTRIBUTES = """
         best round (``rounds``), its best mean validation score and the rounds the folds trained before
         stopping (``trained``).
     validation_candidates_ : list of dict or None
-        With early stopping on held-out rows of a small set (rows x features x outputs at most 2^22) and
-        multi-output trees of num_leaves=None: each ``num_leaves`` tried, its best round (``rounds``) and
-        its best validation score; the second (31 leaves) is the model when its score is lower by 1 %.
+        With early stopping on held-out rows of a small set (at most 10,000 rows, and training rows x features
+        x outputs at most 2^22) and multi-output trees of num_leaves=None: each ``num_leaves`` tried, its best
+        round (``rounds``) and its best validation score; the second (31 leaves) is the model when its score
+        is lower by 1 %.  The callbacks given to fit run in both fits.
     feature_importances_ : ndarray (n_features,)
         The importance of each feature (``importance_type``).
     n_estimators_ : int
@@ -407,10 +410,8 @@ class _GroveBase(BaseEstimator):
             rounds, chosen = self._cross_validate(Xc, y_internal, w, start, names, categories, objective, extra,
                                                   rounds, watch, init_model)
             extra = {**extra, **chosen}
-        stop = None
         if stopping == "validation":
-            stop = early_stopping(self._patience(PATIENCE_HELD_OUT), verbose=False, metric_name=watch)
-            cbs.append(stop)
+            cbs.append(early_stopping(self._patience(PATIENCE_HELD_OUT), verbose=False, metric_name=watch))
             if not eval_set:  # hold out validation_fraction of the training rows
                 fit_rows, valid_rows = self._validation_split(y_internal, objective)
                 self.validation_indices_ = valid_rows
@@ -431,37 +432,40 @@ class _GroveBase(BaseEstimator):
                                       init_score=None if eval_offsets is None else eval_offsets[i]))
             valid_names.append(eval_names[i] if eval_names and i < len(eval_names) else f"valid_{i}")
         self.evals_result_ = {}
-        if valid_sets:
-            cbs.append(record_evaluation(self.evals_result_))
+        recorded = [record_evaluation(self.evals_result_)] if valid_sets else []
         params = self._train_params(objective, extra)
         self.booster_ = train(params, train_set, num_boost_round=rounds, valid_sets=valid_sets,
-                              valid_names=valid_names, callbacks=cbs, init_model=_init_booster(init_model))
+                              valid_names=valid_names, callbacks=cbs + recorded, init_model=_init_booster(init_model))
         self.validation_candidates_ = None
-        if held_out is not None and not callbacks and init_model is None and self._tries_leaf_sizes(train_set):
-            self._pick_leaf_size(params, train_set, rounds, valid_sets, valid_names, stop)
+        if held_out is not None and init_model is None and self._tries_leaf_sizes(Xc.shape[0] + held_out[0].shape[0],
+                                                                                  train_set):
+            self._pick_leaf_size(params, train_set, rounds, valid_sets, valid_names, cbs)
         self.best_iteration_ = self.booster_.best_iteration
         return self
 
-    def _tries_leaf_sizes(self, train_set: Dataset) -> bool:
+    def _tries_leaf_sizes(self, n_rows: int, train_set: Dataset) -> bool:
         """Whether a fit that stops on held-out rows also tries SINGLE_OUTPUT_LEAVES: multi-output trees of
-        num_leaves=None, and rows x features x outputs at most LEAF_SIZES_MAX_WORK."""
+        num_leaves=None, at most LEAF_SIZES_MAX_ROWS rows (``n_rows``, the held-out ones included) and
+        LEAF_SIZES_MAX_WORK training rows x features x outputs."""
         booster = self.booster_
         n_outputs = booster.n_outputs
         return (self.num_leaves is None and self.growth_policy != "symmetric"
-                and booster.multi_strategy == "multi_output" and n_outputs > 1
+                and booster.multi_strategy == "multi_output" and n_outputs > 1 and n_rows <= LEAF_SIZES_MAX_ROWS
                 and train_set.n_rows * train_set.n_features * n_outputs <= LEAF_SIZES_MAX_WORK)
 
     def _pick_leaf_size(self, params: dict, train_set: Dataset, rounds: int, valid_sets: list, valid_names: list,
-                        stop) -> None:
-        """Train SINGLE_OUTPUT_LEAVES-leaf trees too and keep them when their best validation loss is lower than
-        the fitted model's by LEAF_SIZES_MARGIN (relative); sets validation_candidates_."""
+                        callbacks: list) -> None:
+        """Train SINGLE_OUTPUT_LEAVES-leaf trees too (``callbacks``, the user's and the early stopping, run again)
+        and keep them when their best validation loss is lower than the fitted model's by LEAF_SIZES_MARGIN
+        (relative); sets validation_candidates_."""
         def best(evals: dict) -> float:
             return float(np.min(next(iter(evals["validation"].values()))))
         candidates = [{"num_leaves": Params.from_dict(params).leaves_for(self.booster_.n_outputs),
                        "rounds": self.booster_.best_iteration, "score": best(self.evals_result_)}]
         evals: dict = {}
         booster = train({**params, "num_leaves": SINGLE_OUTPUT_LEAVES}, train_set, num_boost_round=rounds,
-                        valid_sets=valid_sets, valid_names=valid_names, callbacks=[stop, record_evaluation(evals)])
+                        valid_sets=valid_sets, valid_names=valid_names,
+                        callbacks=[*callbacks, record_evaluation(evals)])
         candidates.append({"num_leaves": SINGLE_OUTPUT_LEAVES, "rounds": booster.best_iteration, "score": best(evals)})
         self.validation_candidates_ = candidates
         if candidates[1]["score"] <= candidates[0]["score"] * (1.0 - LEAF_SIZES_MARGIN):

@@ -272,7 +272,7 @@ def test_held_out_fits_of_small_sets_compare_multi_output_trees_with_31_leaves(m
     given = mg.GroveClassifier(num_leaves=127, verbosity=-1).fit(X, y)
     assert given.validation_candidates_ is None and given.best_iteration_ == first["rounds"]
     assert max(t.leaf_count.size for t in given.booster_.trees) > 31
-    # nothing is compared above the work limit, with a user's callback, or for one-output trees
+    # nothing is compared above the work or the rows limit, or for one-output trees
     work = 2700 * 6 * 3  # the training rows (the held-out tenth apart) x features x outputs
     monkeypatch.setattr(estimators, "LEAF_SIZES_MAX_WORK", work)
     assert mg.GroveClassifier(verbosity=-1).fit(X, y).validation_candidates_ == clf.validation_candidates_
@@ -280,9 +280,16 @@ def test_held_out_fits_of_small_sets_compare_multi_output_trees_with_31_leaves(m
     large = mg.GroveClassifier(verbosity=-1).fit(X, y)
     assert large.validation_candidates_ is None
     np.testing.assert_array_equal(large.predict_proba(X), given.predict_proba(X))
+    monkeypatch.setattr(estimators, "LEAF_SIZES_MAX_WORK", work)
+    monkeypatch.setattr(estimators, "LEAF_SIZES_MAX_ROWS", 2999)
+    assert mg.GroveClassifier(verbosity=-1).fit(X, y).validation_candidates_ is None
     monkeypatch.undo()
-    logged = mg.GroveClassifier(verbosity=-1).fit(X, y, callbacks=[mg.record_evaluation({})])
-    assert logged.validation_candidates_ is None
+    # a user's callback sees both fits, and does not change the model
+    rounds = []
+    logged = mg.GroveClassifier(verbosity=-1).fit(X, y, callbacks=[lambda env: rounds.append(env.iteration)])
+    assert logged.validation_candidates_ == clf.validation_candidates_
+    assert rounds.count(0) == 2 and len(rounds) == len(clf.evals_result_["validation"]["multi_logloss"]) + len(
+        given.evals_result_["validation"]["multi_logloss"])
     binary = mg.GroveClassifier(verbosity=-1).fit(X, (y > 0).astype(int))
     assert binary.validation_candidates_ is None
     assert mg.GroveClassifier(verbosity=-1).fit(X[:1000], y[:1000]).validation_candidates_ is None  # cv

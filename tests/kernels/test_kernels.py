@@ -11,7 +11,6 @@ from multigrove.data.binning import BinMapper
 from multigrove.kernels.binning import (
     bin_matrix,
     bin_segments,
-    count_distinct,
     distinct_runs,
     keep_filled_cuts,
     sort_short_segments,
@@ -109,10 +108,13 @@ def test_distinct_runs_equal_numpy_unique(seed, n, F, nan_share, sparse, max_sor
             segment.sort()
         np.testing.assert_array_equal(segment, np.sort(segments[f]))
     n_distinct, n_missing = np.empty(F, np.int64), np.empty(F, np.int64)
-    count_distinct(values, indptr, implicit_zeros, n_distinct, n_missing)
+    none_i, none_f = np.empty(0, np.int64), np.empty(0)
+    distinct_runs(values, indptr, implicit_zeros, np.zeros(F + 1, np.int64), False, n_distinct, n_missing, none_i,
+                  none_f, none_i)  # counting only: nothing written
     starts = np.concatenate([[0], np.cumsum(n_distinct)]).astype(np.int64)
     feats, vals, counts = np.empty(starts[-1], np.int64), np.empty(starts[-1]), np.empty(starts[-1], np.int64)
-    distinct_runs(values, indptr, implicit_zeros, starts, feats, vals, counts)
+    n_distinct[:] = n_missing[:] = -1
+    distinct_runs(values, indptr, implicit_zeros, starts, True, n_distinct, n_missing, feats, vals, counts)
     for f in range(F):
         uniq, value_counts = np.unique(X[f][~np.isnan(X[f])], return_counts=True)
         assert n_missing[f] == np.isnan(X[f]).sum() and n_distinct[f] == uniq.size
@@ -223,6 +225,20 @@ def test_bin_matrix_equals_naive(seed, n, F, max_bin):
     bin_matrix(X, m.bounds, m.bound_offsets, out)
     np.testing.assert_array_equal(out, naive.bin_matrix(X, m.bounds, m.bound_offsets))
     assert np.all(m.n_value_bins <= max_bin)
+
+
+@pytest.mark.parametrize("n", [30, 5000])
+def test_transform_equals_naive_by_columns_or_rows(n):
+    """BinMapper.transform bins a small matrix column by column (bin_segments_serial, under the serial work) and a
+    larger one by rows (bin_matrix): the same bins as the naive twin either way."""
+    rng = np.random.default_rng(n)
+    X = np.round(rng.normal(size=(n, 100)), 2)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    m = BinMapper().fit(X)
+    X[0] = m.bounds[m.bound_offsets[:-1]]
+    np.testing.assert_array_equal(m.transform(X), naive.bin_matrix(X, m.bounds, m.bound_offsets))
+    np.testing.assert_array_equal(m.transform(X.astype(np.float32)),
+                                  naive.bin_matrix(X.astype(np.float32), m.bounds, m.bound_offsets))
 
 
 def _all_histograms(store, rows, stats):

@@ -8,11 +8,8 @@ from .._dtypes import BIN, MAX_VALUE_BINS, WIDE_HISTOGRAM_BINS, WIDE_MIN_DATA_IN
 from ..kernels._variants import pick
 from ..kernels.binning import (
     bin_matrix,
-    bin_matrix_serial,
     bin_segments,
     bin_segments_serial,
-    count_distinct,
-    count_distinct_serial,
     distinct_runs,
     distinct_runs_serial,
     keep_filled_cuts,
@@ -73,11 +70,14 @@ def _distinct_values(sample) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
         columns.sort(axis=1)
         values, indptr = columns.reshape(-1), np.arange(F + 1, dtype=np.int64) * n
         implicit_zeros = np.zeros(F, np.int64)
+    runs = pick(distinct_runs, distinct_runs_serial, values.size)
     n_distinct, n_missing = np.empty(F, np.int64), np.empty(F, np.int64)
-    pick(count_distinct, count_distinct_serial, values.size)(values, indptr, implicit_zeros, n_distinct, n_missing)
-    starts = np.concatenate([[0], np.cumsum(n_distinct)]).astype(np.int64)
+    starts = np.zeros(F + 1, np.int64)
+    feats, vals, counts = np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64)
+    runs(values, indptr, implicit_zeros, starts, False, n_distinct, n_missing, feats, vals, counts)
+    starts[1:] = np.cumsum(n_distinct)
     feats, vals, counts = np.empty(starts[-1], np.int64), np.empty(starts[-1]), np.empty(starts[-1], np.int64)
-    pick(distinct_runs, distinct_runs_serial, values.size)(values, indptr, implicit_zeros, starts, feats, vals, counts)
+    runs(values, indptr, implicit_zeros, starts, True, n_distinct, n_missing, feats, vals, counts)
     return feats, vals, counts, n_missing, starts
 
 
@@ -228,7 +228,15 @@ class BinMapper:
     def transform(self, X: np.ndarray) -> np.ndarray:
         """Bins of dense X (n, F) as uint8."""
         out = np.empty(X.shape, dtype=BIN)
-        pick(bin_matrix, bin_matrix_serial, X.size)(X, self.bounds, self.bound_offsets, out)
+        if pick(bin_matrix, bin_segments_serial, X.size) is bin_matrix:
+            bin_matrix(X, self.bounds, self.bound_offsets, out)
+        else:  # small: column by column with the serial kernel that bins the sample's distinct values, so that a
+            # first fit compiles one binning kernel, not two (a serial bin_matrix cost 0.4-0.6 compile CPU seconds)
+            n, n_features = X.shape
+            binned = np.empty(X.size, dtype=BIN)
+            bin_segments_serial(np.ascontiguousarray(X.T, dtype=np.float64).reshape(-1),
+                                np.arange(n_features + 1, dtype=np.int64) * n, self.bounds, self.bound_offsets, binned)
+            out[...] = binned.reshape(n_features, n).T
         for f in np.flatnonzero(self.categorical):  # their bounds are codes in bin order: looked up instead
             out[:, f] = self.category_bins(f, X[:, f])
         return out

@@ -11,7 +11,7 @@ compilation), and no parallel region is entered for less work than its fork and 
 Numba names a cached kernel's files by its qualified name, and keys the entries inside by the
 bytecode and the signature only: a twin compiled from the same function object would share the
 parallel kernel's entries.  So a variant is a copy of the function under a name of its own
-(``bin_matrix`` -> ``bin_matrix_serial``), with its own cache files.
+(``bin_segments`` -> ``bin_segments_serial``), with its own cache files.
 """
 import types
 

@@ -139,29 +139,23 @@ def _segment_runs(values, lo, hi, implicit_zeros, feature, first, out_features, 
 
 
 @njit(parallel=True, cache=True)
-def count_distinct(sorted_values, indptr, implicit_zeros, n_distinct, n_missing):
-    """How many distinct values and NaNs each feature's sample holds.
+def distinct_runs(sorted_values, indptr, implicit_zeros, starts, write, n_distinct, n_missing, out_features,
+                  out_values, out_counts):
+    """How many distinct values and NaNs each feature's sample holds and, with ``write``, those values in
+    ascending order with their counts: called twice, to count and then to write (one kernel for both: a
+    first fit compiles it once).
 
     IN  sorted_values (m,) float64: feature f's stored sample values ``sorted_values[indptr[f]:indptr[f+1]]``,
         ascending, NaN last (sort_segments); implicit_zeros (F,) int64: the zeros it holds besides (a
         sparse column's rows without an entry; 0 for a dense column).
-    OUT n_distinct (F,) int64: distinct non-NaN values; n_missing (F,) int64: NaNs."""
-    none_i, none_f = np.empty(0, np.int64), np.empty(0)
+    IN  starts (F + 1,) int64: with ``write``, feature f's values go to ``starts[f]:starts[f+1]`` (the
+        cumulative sum of n_distinct); unread without.
+    OUT n_distinct (F,) int64: distinct non-NaN values; n_missing (F,) int64: NaNs.
+    OUT out_features (m,) int64, out_values (m,) float64, out_counts (m,) int64: written with ``write``
+        only (empty arrays will do without)."""
     for f in prange(indptr.shape[0] - 1):
         n_distinct[f], n_missing[f] = _segment_runs(sorted_values, indptr[f], indptr[f + 1], implicit_zeros[f], f,
-                                                    0, none_i, none_f, none_i, False)
-
-
-@njit(parallel=True, cache=True)
-def distinct_runs(sorted_values, indptr, implicit_zeros, starts, out_features, out_values, out_counts):
-    """Each feature's distinct non-NaN values in ascending order, with their counts.
-
-    IN  sorted_values, indptr, implicit_zeros as count_distinct; starts (F + 1,) int64: feature f's
-        values go to ``starts[f]:starts[f+1]`` (the cumulative sum of count_distinct's n_distinct).
-    OUT out_features (m,) int64, out_values (m,) float64, out_counts (m,) int64."""
-    for f in prange(indptr.shape[0] - 1):
-        _segment_runs(sorted_values, indptr[f], indptr[f + 1], implicit_zeros[f], f, starts[f], out_features,
-                      out_values, out_counts, True)
+                                                    starts[f], out_features, out_values, out_counts, write)
 
 
 @njit(parallel=True, cache=True)
@@ -188,10 +182,9 @@ def keep_filled_cuts(counts, starts, min_count, cut_after):
             cut_after[last_kept] = False
 
 
-# serial twins for small data (kernels._variants): the caller picks by the cells or values to bin
-bin_matrix_serial = variant(bin_matrix, "serial")
+# serial twins for small data (kernels._variants): the caller picks by the cells or values to bin (a small
+# matrix is binned column by column by bin_segments_serial: data.binning.BinMapper.transform)
 bin_segments_serial = variant(bin_segments, "serial")
 sort_short_segments_serial = variant(sort_short_segments, "serial")
-count_distinct_serial = variant(count_distinct, "serial")
 distinct_runs_serial = variant(distinct_runs, "serial")
 keep_filled_cuts_serial = variant(keep_filled_cuts, "serial")
