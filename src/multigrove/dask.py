@@ -155,7 +155,10 @@ class ShardActor:
                 self.evals.append(None)
                 continue
             vloss = copy.copy(self.loss)
-            self.evals.append(EvalShard(store, vloss.check_label(v[1]), v[2], vloss, init_score))
+            shard = EvalShard(store, vloss.check_label(v[1]), v[2], vloss, init_score)
+            if self.store is not None:  # its rows' leaves found by the training rows' partitions
+                self.rows.follow(shard)
+            self.evals.append(shard)
 
     # -------------------------------------------------------------- the TrainingShard requests
     def call(self, method: str, *args):

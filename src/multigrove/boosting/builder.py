@@ -11,6 +11,10 @@ Anything that can answer those two questions can grow trees with the one grower:
 
 Leaves are numbered as the grower numbers them: a split leaf keeps its number for its left
 child and the right child gets ``new_leaf``.
+
+A ``LocalBuilder`` also partitions, split by split, rows it builds no histogram of: the rows a sample left
+out of the tree, and the rows of validation sets it was asked to ``follow`` (their stores have the training
+set's bins and layout), so that the leaf of every such row is known when the tree is grown.
 """
 from __future__ import annotations
 
@@ -133,6 +137,27 @@ class HistogramBuilder(Protocol):
         grower dropped to stay within ``histogram_pool_size``, about to be split)."""
 
 
+class _Follower:
+    """The rows of another store of the same layout (a validation set's) that every split partitions too, so
+    that each row's leaf is known when the tree is grown: the walk down the finished tree, a kernel of its own
+    to compile and about 25 ns a row, is a partition pass of about 2 ns a row."""
+
+    def __init__(self, store: BinnedStore):
+        self.store = store
+        n = store.n_rows
+        self.rows = np.arange(n, dtype=INDEX)
+        self.tmp = np.empty(n, dtype=INDEX)
+        self.marks = np.zeros(n if store.sparse_indptr.shape[0] else 0, dtype=np.uint8)
+        self.start = np.zeros(1, np.int64)
+        self.end = np.zeros(1, np.int64)
+
+    def begin(self, max_leaves: int) -> None:
+        self.rows[:] = np.arange(self.rows.shape[0], dtype=INDEX)  # partitions reorder it
+        self.start = np.zeros(max_leaves, np.int64)
+        self.end = np.zeros(max_leaves, np.int64)
+        self.end[0] = self.rows.shape[0]
+
+
 class LocalBuilder:
     """Histograms from the Numba kernels over one process's binned rows.
 
@@ -174,6 +199,7 @@ class LocalBuilder:
         self._packed_hist = np.empty((0, 2), dtype=HIST)
         self._packed_total = np.empty(2, dtype=HIST)
         self._row_updates: tuple[int, float] | None = None  # (code columns, sparse entries a row): _schedule
+        self._followers: list[_Follower] = []
 
     # ------------------------------------------------------------------ per tree
     def begin(self, stats: np.ndarray, rows: np.ndarray | None = None, max_leaves: int = 2,
@@ -212,6 +238,14 @@ class LocalBuilder:
         self.leaf_end[0] = self.rows.shape[0]
         if self._total.shape[0] != stats.shape[1]:
             self._total = np.empty(stats.shape[1], dtype=HIST)
+        for follower in self._followers:
+            follower.begin(max_leaves)
+
+    def follow(self, store: BinnedStore) -> int:
+        """Partition the rows of ``store`` (a validation set binned with the training set's bins and layout)
+        along with every tree from now on; returns its index for follower_segments."""
+        self._followers.append(_Follower(store))
+        return len(self._followers) - 1
 
     def _sample_statistics(self, stats: np.ndarray) -> np.ndarray:
         """The statistics of the sample's rows, in the order of its compact store (packed: two columns)."""
@@ -371,21 +405,28 @@ class LocalBuilder:
             self.leaf_start[req.new_leaf] = start + n_left
             self.leaf_end[req.new_leaf] = end
             if self.other_rows.shape[0]:
-                self._split_other(req)
+                self._partition(self.store, self.other_rows, self.other_start, self.other_end, self._tmp, self._marks,
+                                req)
+            for follower in self._followers:
+                self._partition(follower.store, follower.rows, follower.start, follower.end, follower.tmp,
+                                follower.marks, req)
 
-    def _split_other(self, req: SplitRequest) -> None:
-        start, end = int(self.other_start[req.leaf]), int(self.other_end[req.leaf])
+    def _partition(self, store: BinnedStore, rows: np.ndarray, leaf_start: np.ndarray, leaf_end: np.ndarray,
+                   tmp: np.ndarray, marks: np.ndarray, req: SplitRequest) -> None:
+        """Partition rows outside the histograms (rows of ``store``, a leaf's at leaf_start:leaf_end) by the
+        request's split, as the tree's rows were: the rows a sample left out, or a follower's."""
+        start, end = int(leaf_start[req.leaf]), int(leaf_end[req.leaf])
         parallel = end - start >= PARALLEL_PARTITION_MIN_ROWS and self.n_threads > 1
         if parallel:
-            n_left = split_and_build(self.store, self.other_rows, start, end, req.rule(), BUILD_NONE, self.stats, 0,
-                                     self._feature_groups(), self._tmp, self._marks, self._counts[self.n_threads],
+            n_left = split_and_build(store, rows, start, end, req.rule(), BUILD_NONE, self.stats, 0,
+                                     self._feature_groups(), tmp, marks, self._counts[self.n_threads],
                                      self._no_scratch, self._no_hist, self._no_total)
         else:
-            n_left = self._serial_split()(self.store, self.other_rows, start, end, req.rule(), BUILD_NONE,
-                                          self.stats, self._tmp, self._marks, self._no_hist, self._no_total)
-        self.other_end[req.leaf] = start + n_left
-        self.other_start[req.new_leaf] = start + n_left
-        self.other_end[req.new_leaf] = end
+            n_left = self._serial_split()(store, rows, start, end, req.rule(), BUILD_NONE, self.stats, tmp, marks,
+                                          self._no_hist, self._no_total)
+        leaf_end[req.leaf] = start + n_left
+        leaf_start[req.new_leaf] = start + n_left
+        leaf_end[req.new_leaf] = end
 
     def leaf_segments(self, n_leaves: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rows, leaf_start, leaf_end): leaf l of the last tree holds rows[leaf_start[l]:leaf_end[l]]."""
@@ -396,6 +437,11 @@ class LocalBuilder:
     def other_segments(self, n_leaves: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """As leaf_segments, for the rows left out of the tree's sample."""
         return self.other_rows, self.other_start[:n_leaves], self.other_end[:n_leaves]
+
+    def follower_segments(self, index: int, n_leaves: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """As leaf_segments, for the rows of the store ``follow`` returned ``index`` for."""
+        follower = self._followers[index]
+        return follower.rows, follower.start[:n_leaves], follower.end[:n_leaves]
 
 
 def feature_groups(store: BinnedStore, n_groups: int) -> np.ndarray:

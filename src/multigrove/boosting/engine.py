@@ -264,6 +264,7 @@ def start_training(config: Params, ds: Dataset, rounds: int, valid_sets: list, v
                           "trees from the model's start alone", MultigroveWarning, stacklevel=4)
         if base is not None or valid_offsets is not None:
             valid_rows.scores[...] = loss.rescale(_start_raw(booster, base, vs, valid_raw, valid_offsets))
+        rows.follow(valid_rows)
         valids.append(Validation(name, valid_rows, vs))
     return booster, boost_rounds(config, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads,
                                  first)

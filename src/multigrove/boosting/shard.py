@@ -112,10 +112,19 @@ class TrainingShard:
         self.split_stats = self.stats
         self._split_layout = layout
         self._no_cols = np.zeros((1, 1), np.int32)
+        self._followers: list[tuple["EvalShard", int]] = []
 
     @property
     def n_rows(self) -> int:
         return self.store.n_rows
+
+    def follow(self, shard: "EvalShard") -> None:
+        """Update ``shard``'s scores with every tree from now on from its rows' leaves, which the builder finds
+        while it partitions the tree's rows (LocalBuilder.follow); a builder that cannot leaves the shard to walk
+        the finished trees (EvalShard.add_trees)."""
+        if hasattr(self.builder, "follow"):
+            self._followers.append((shard, self.builder.follow(shard.store)))
+            shard.followed = True
 
     # ------------------------------------------------------------------ gradients and sketches
     def _grad(self) -> np.ndarray:
@@ -267,6 +276,10 @@ class TrainingShard:
         for rows, start, end in (self.builder.leaf_segments(tree.n_leaves), self.builder.other_segments(tree.n_leaves)):
             pick(add_leaf_values, add_leaf_values_serial, rows.shape[0] * tree.leaf_value.shape[1])(
                 rows, start, end, tree.leaf_value, first_col, cols, self.scores)
+        for shard, index in self._followers:
+            rows, start, end = self.builder.follower_segments(index, tree.n_leaves)
+            pick(add_leaf_values, add_leaf_values_serial, rows.shape[0] * tree.leaf_value.shape[1])(
+                rows, start, end, tree.leaf_value, first_col, cols, shard.scores)
 
     def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False,
                      inv_propensity: np.ndarray | None = None) -> list[MetricPart]:
@@ -282,7 +295,8 @@ class TrainingShard:
 
 
 class EvalShard:
-    """A validation set's rows: binned with the training bins, scores updated tree by tree."""
+    """A validation set's rows: binned with the training bins, scores updated tree by tree (by the training
+    shard it follows, TrainingShard.follow, else by walking each tree)."""
 
     def __init__(self, store: BinnedStore, label: np.ndarray, weight: np.ndarray | None, loss: Loss,
                  init_score: np.ndarray):
@@ -290,9 +304,12 @@ class EvalShard:
         self.y, self.mask = observed(label)
         self.scores = np.tile(np.asarray(init_score, dtype=SCORE), (store.n_rows, 1))
         self._rows = np.arange(store.n_rows, dtype=INDEX)
+        self.followed = False
 
     def add_trees(self, trees: list[Tree]) -> None:
-        predict_trees_into(self.store, self._rows, trees, self.scores)
+        """Add the trees of a round to the scores (a followed shard has them already)."""
+        if not self.followed:
+            predict_trees_into(self.store, self._rows, trees, self.scores)
 
     def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False,
                      inv_propensity: np.ndarray | None = None) -> list[MetricPart]:
