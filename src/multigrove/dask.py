@@ -716,6 +716,8 @@ class _DaskFit:
         from .sklearn import PATIENCE_HELD_OUT, has_early_stopping
         self._check_estimator_params()
         self.evals_result_ = {}
+        # what the local estimators' held-out rows, cross-validation and tree-size comparison set: none here
+        self.validation_indices_ = self.cv_results_ = self.cv_candidates_ = self.validation_candidates_ = None
         cbs = list(callbacks or [])
         # early stopping watches the eval_set: holding out rows of a Dask collection would move data, so
         # early_stopping="auto" stops early only when an eval_set is given, and True needs one

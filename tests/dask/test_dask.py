@@ -108,6 +108,7 @@ def test_estimators_fit_predict_and_to_local(client):
     local = mg.GroveRegressor(n_estimators=6, num_leaves=8, early_stopping=False).fit(X, Y)
     pred = reg.predict(dX)
     assert isinstance(pred, da.Array)
+    assert reg.validation_indices_ is reg.cv_results_ is reg.cv_candidates_ is reg.validation_candidates_ is None
     np.testing.assert_allclose(pred.compute(), local.predict(X), rtol=1e-6, atol=1e-6)
     plain = reg.to_local()
     assert type(plain) is mg.GroveRegressor
