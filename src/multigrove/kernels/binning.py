@@ -74,9 +74,9 @@ def bin_segments(values, indptr, bounds, bound_offsets, out):
     for f in prange(indptr.shape[0] - 1):
         first = bound_offsets[f]
         n_bounds = bound_offsets[f + 1] - first
-        row = np.full(SEARCH_WIDTH, np.inf)
-        for j in range(n_bounds):  # a loop: a slice copy compiles its shape-mismatch error (3 s of a first fit)
-            row[j] = bounds[first + j]
+        row = np.empty(SEARCH_WIDTH)
+        for j in range(SEARCH_WIDTH):  # loops: a slice copy compiles its shape-mismatch error (3 s of a first fit),
+            row[j] = bounds[first + j] if j < n_bounds else np.inf  # np.full its own implementation (0.2 s)
         for i in range(indptr[f], indptr[f + 1]):
             x = values[i]
             out[i] = n_bounds if np.isnan(x) else _padded_bin(x, row)
@@ -124,8 +124,14 @@ def _segment_runs(values, lo, hi, implicit_zeros, feature, first, out_features, 
     while end > lo and np.isnan(values[end - 1]):
         end -= 1
     zero_at = end + 1  # no implicit zeros: never reached
-    if implicit_zeros > 0:
-        zero_at = lo + np.searchsorted(values[lo:end], 0.0)  # before the stored values >= 0
+    if implicit_zeros > 0:  # before the stored values >= 0: a bisection written out, where np.searchsorted's
+        zero_at, high = lo, end  # implementation cost a first fit 0.3 compile CPU seconds
+        while zero_at < high:
+            middle = (zero_at + high) >> 1
+            if values[middle] < 0.0:
+                zero_at = middle + 1
+            else:
+                high = middle
     k = -1
     prev = 0.0
     for i in range(lo, end + 1):
