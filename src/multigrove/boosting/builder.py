@@ -386,6 +386,7 @@ class LocalBuilder:
             start, end = int(self.leaf_start[req.leaf]), int(self.leaf_end[req.leaf])
             parallel = end - start >= PARALLEL_PARTITION_MIN_ROWS and self.n_threads > 1
             counts = self._counts[self.n_threads if parallel else 1]
+            rule = req.rule()  # once: the tree's rows, the rows a sample left out and every follower's take it
             if req.build == BUILD_NONE:
                 schedule, hist, hist_total = 0, self._no_hist, total
             elif self.packed is not None:
@@ -393,10 +394,10 @@ class LocalBuilder:
             else:
                 schedule, hist, hist_total = self._schedule((end - start) // 2), out, total
             if schedule == 0 and not parallel:  # a small node: the kernel without a parallel region
-                n_left = self._serial_split()(self.tree_store, self.rows, start, end, req.rule(), req.build,
+                n_left = self._serial_split()(self.tree_store, self.rows, start, end, rule, req.build,
                                               self.stats, self._tmp, self._marks, hist, hist_total)
             else:
-                n_left = split_and_build(self.tree_store, self.rows, start, end, req.rule(), req.build, self.stats,
+                n_left = split_and_build(self.tree_store, self.rows, start, end, rule, req.build, self.stats,
                                          schedule, self._feature_groups(), self._tmp, self._marks, counts,
                                          self._scratch_for(schedule), hist, hist_total)
             if req.build != BUILD_NONE and self.packed is not None:
@@ -406,23 +407,24 @@ class LocalBuilder:
             self.leaf_end[req.new_leaf] = end
             if self.other_rows.shape[0]:
                 self._partition(self.store, self.other_rows, self.other_start, self.other_end, self._tmp, self._marks,
-                                req)
+                                req, rule)
             for follower in self._followers:
                 self._partition(follower.store, follower.rows, follower.start, follower.end, follower.tmp,
-                                follower.marks, req)
+                                follower.marks, req, rule)
 
     def _partition(self, store: BinnedStore, rows: np.ndarray, leaf_start: np.ndarray, leaf_end: np.ndarray,
-                   tmp: np.ndarray, marks: np.ndarray, req: SplitRequest) -> None:
+                   tmp: np.ndarray, marks: np.ndarray, req: SplitRequest, rule: SplitRule) -> None:
         """Partition rows outside the histograms (rows of ``store``, a leaf's at leaf_start:leaf_end) by the
-        request's split, as the tree's rows were: the rows a sample left out, or a follower's."""
+        request's split (``rule``: req.rule()), as the tree's rows were: the rows a sample left out, or a
+        follower's."""
         start, end = int(leaf_start[req.leaf]), int(leaf_end[req.leaf])
         parallel = end - start >= PARALLEL_PARTITION_MIN_ROWS and self.n_threads > 1
         if parallel:
-            n_left = split_and_build(store, rows, start, end, req.rule(), BUILD_NONE, self.stats, 0,
+            n_left = split_and_build(store, rows, start, end, rule, BUILD_NONE, self.stats, 0,
                                      self._feature_groups(), tmp, marks, self._counts[self.n_threads],
                                      self._no_scratch, self._no_hist, self._no_total)
         else:
-            n_left = self._serial_split()(store, rows, start, end, req.rule(), BUILD_NONE, self.stats, tmp, marks,
+            n_left = self._serial_split()(store, rows, start, end, rule, BUILD_NONE, self.stats, tmp, marks,
                                           self._no_hist, self._no_total)
         leaf_end[req.leaf] = start + n_left
         leaf_start[req.new_leaf] = start + n_left

@@ -269,17 +269,17 @@ class TrainingShard:
 
     def apply_tree(self, tree: Tree) -> None:
         """Add the tree's leaf values to the scores of every row (rows left out of the tree's sample
-        go down the tree)."""
+        go down the tree) and of every followed validation shard's rows."""
         out = tree.output_cols
         dense = tree.leaf_cols is None and np.array_equal(out, np.arange(out[0], out[0] + out.size))
         first_col, cols = (int(out[0]), self._no_cols) if dense else (-1, np.ascontiguousarray(tree.columns()))
-        for rows, start, end in (self.builder.leaf_segments(tree.n_leaves), self.builder.other_segments(tree.n_leaves)):
+        targets = [(self.builder.leaf_segments(tree.n_leaves), self.scores),
+                   (self.builder.other_segments(tree.n_leaves), self.scores)]
+        targets += [(self.builder.follower_segments(index, tree.n_leaves), shard.scores)
+                    for shard, index in self._followers]
+        for (rows, start, end), scores in targets:
             pick(add_leaf_values, add_leaf_values_serial, rows.shape[0] * tree.leaf_value.shape[1])(
-                rows, start, end, tree.leaf_value, first_col, cols, self.scores)
-        for shard, index in self._followers:
-            rows, start, end = self.builder.follower_segments(index, tree.n_leaves)
-            pick(add_leaf_values, add_leaf_values_serial, rows.shape[0] * tree.leaf_value.shape[1])(
-                rows, start, end, tree.leaf_value, first_col, cols, shard.scores)
+                rows, start, end, tree.leaf_value, first_col, cols, scores)
 
     def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False,
                      inv_propensity: np.ndarray | None = None) -> list[MetricPart]:
