@@ -250,3 +250,8 @@ def sparse_split_gains(binned, missing_bin, G_dense, row_hess, k, lam, min_data,
                 gains[f, t, missing_left] = score(G_dense[left].sum(axis=0), hl) + score(G_dense[right].sum(axis=0),
                                                                                          hr) - parent
     return gains
+
+
+def logloss_cells(prob, y):
+    """The binary log loss of each cell of probabilities already clipped away from 0 and 1."""
+    return -(y * np.log(prob) + (1 - y) * np.log(1 - prob))

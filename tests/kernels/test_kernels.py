@@ -592,6 +592,29 @@ def test_objective_kernels_equal_numpy(seed, n, K):
 
 
 @SETTINGS
+@given(st.integers(0, 2**31 - 1), st.integers(1, 300), st.integers(1, 9), st.booleans())
+def test_logloss_rows_equal_numpy(seed, n, K, masked):
+    from scipy.special import expit
+
+    from multigrove.kernels.objective import logloss_rows, logloss_rows_serial
+    rng = np.random.default_rng(seed)
+    raw = rng.normal(scale=20, size=(n, K))  # past the clip at 1e-15 (|raw| > 34.5) too
+    Y = rng.integers(0, 2, size=(n, K)).astype(float)
+    Y[rng.random((n, K)) < 0.2] = rng.random()  # soft labels take both logs
+    mask = (rng.random((n, K)) < 0.8).astype(np.float32) if masked else np.empty((0, 0), np.float32)
+    prob = np.clip(expit(raw), 1e-15, 1 - 1e-15)
+    cells = naive.logloss_cells(prob, Y) * (mask if masked else 1.0)
+    for kernel in (logloss_rows, logloss_rows_serial):
+        for values, from_raw in ((raw, True), (expit(raw), False)):
+            rows, kept = np.full(n, np.nan), np.full((n, K), np.nan)
+            kernel(values, from_raw, Y, mask, rows, kept)
+            np.testing.assert_allclose(kept, cells, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(rows, cells.sum(axis=1), rtol=1e-12, atol=1e-12)
+            kernel(values, from_raw, Y, mask, rows, np.empty((0, 0)))  # the cells not wanted: only the sums
+            np.testing.assert_allclose(rows, cells.sum(axis=1), rtol=1e-12, atol=1e-12)
+
+
+@SETTINGS
 @given(st.lists(st.integers(2, 300), min_size=1, max_size=80), st.integers(1, 40))
 def test_scan_blocks_cover_every_feature_once_with_equal_work(bins, n_blocks):
     offsets = np.concatenate([[0], np.cumsum(bins)]).astype(np.int64)

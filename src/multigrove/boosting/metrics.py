@@ -14,6 +14,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from ..kernels._variants import pick
+from ..kernels.objective import logloss_rows, logloss_rows_serial
 from ..params import SPARSE_OUTPUT_OBJECTIVES
 from ..xmc.metrics import ndcg_at_k_rows, precision_at_k_rows, psprecision_at_k_parts
 
@@ -44,14 +46,42 @@ def _class_indicator(y: np.ndarray, n_classes: int) -> sp.csr_matrix:
 PER_OUTPUT = ("l2", "rmse", "binary_logloss", "multilabel_logloss", "binary_error")
 
 
-def _cells(metric: str, y: np.ndarray, prob: np.ndarray) -> np.ndarray:
-    """(n, d) per-row, per-output values of a PER_OUTPUT metric (means over outputs give the metric)."""
+#: the PER_OUTPUT metrics of the binary log loss (logloss_rows' cells)
+LOGLOSS = ("binary_logloss", "multilabel_logloss")
+#: objectives whose predictions are the sigmoid of the raw scores: their log loss needs no probabilities
+SIGMOID_OBJECTIVES = ("binary", "multilabel")
+#: the work of a log loss cell (an exponential and a logarithm), in kernels._variants.pick's units
+_LOGLOSS_CELL_WORK = 20
+_NO_CELLS = np.empty((0, 0))
+_NO_MASK = np.empty((0, 0), dtype=np.float32)
+
+
+def needs_probabilities(metrics, objective: str) -> bool:
+    """Whether metric_parts needs the predictions ``prob`` for these metrics: the log loss of a sigmoid-linked
+    objective takes the sigmoid of the raw scores in its own pass (metric_parts' prob may then be None)."""
+    return objective not in SIGMOID_OBJECTIVES or any(m not in LOGLOSS for m in metrics)
+
+
+def _row_sums(metric: str, y: np.ndarray, raw: np.ndarray, prob: np.ndarray | None, mask: np.ndarray | None,
+              keep_cells: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """(each row's sum of a PER_OUTPUT metric's (masked) per-output values, those (n, d) values when
+    ``keep_cells``, else None).  The log loss takes prob, or the sigmoid of raw when prob is None."""
+    if metric in LOGLOSS:
+        values = raw if prob is None else prob
+        rows = np.empty(values.shape[0])
+        cells = np.empty(values.shape) if keep_cells else _NO_CELLS
+        kernel = pick(logloss_rows, logloss_rows_serial, _LOGLOSS_CELL_WORK * values.size)
+        kernel(np.ascontiguousarray(values, dtype=np.float64), prob is None,
+               np.ascontiguousarray(y, dtype=np.float64),
+               _NO_MASK if mask is None else np.ascontiguousarray(mask, dtype=np.float32), rows, cells)
+        return rows, (cells if keep_cells else None)
     if metric in ("l2", "rmse"):
-        return (prob - y) ** 2
-    if metric in ("binary_logloss", "multilabel_logloss"):
-        clipped = np.clip(prob, _EPS, 1 - _EPS)
-        return -(y * np.log(clipped) + (1 - y) * np.log(1 - clipped))
-    return ((prob > 0.5) != (y > 0.5)).astype(np.float64)
+        cells = (prob - y) ** 2
+    else:
+        cells = ((prob > 0.5) != (y > 0.5)).astype(np.float64)
+    if mask is not None:
+        cells = cells * mask
+    return cells.sum(axis=1), cells
 
 
 #: ranking metrics: the name they report under (``precision@3``) and their per-row values at 1..k
@@ -63,20 +93,21 @@ RANKING_METRICS = (*RANKING, "psprecision_at_k")
 def metric_parts(metric: str, y: np.ndarray, raw: np.ndarray, prob: np.ndarray, w: np.ndarray | None,
                  eval_at: tuple, per_output: bool = False, mask: np.ndarray | None = None,
                  inv_propensity: np.ndarray | None = None) -> list[MetricPart]:
-    """y is the loss's internal label form (2-D for regression/binary/multilabel, ids for multiclass).
+    """y is the loss's internal label form (2-D for regression/binary/multilabel, ids for multiclass); prob
+    the predictions, or None where needs_probabilities says they are not needed.
     With ``per_output`` a PER_OUTPUT metric of several outputs also gets one part per output.  ``mask``
     (n, d), 0 where a label is missing, leaves those cells out of the PER_OUTPUT metrics (a ranking
     metric counts a missing label as 0).  ``inv_propensity`` (d,): the training labels' inverse
     propensities, needed by psprecision_at_k."""
     if metric in PER_OUTPUT:
-        cells = _cells(metric, y, prob)
+        n_outputs = y.shape[1]
+        row_sums, cells = _row_sums(metric, y, raw, prob, mask, per_output and n_outputs > 1)
         root = metric == "rmse"
         if mask is None:
-            parts = [_part(metric, cells.mean(axis=1), w, root=root)]
+            parts = [_part(metric, row_sums / n_outputs, w, root=root)]
         else:
-            cells = cells * mask
-            parts = [_part(metric, cells.sum(axis=1), w, root=root, den_per_row=mask.sum(axis=1))]
-        if per_output and cells.shape[1] > 1:
+            parts = [_part(metric, row_sums, w, root=root, den_per_row=mask.sum(axis=1))]
+        if per_output and n_outputs > 1:
             parts += [_part(f"{metric}[{j}]", cells[:, j], w, root=root,
                             den_per_row=None if mask is None else mask[:, j]) for j in range(cells.shape[1])]
         return parts

@@ -25,7 +25,7 @@ from ..kernels.store import BinnedStore, dense_only
 from .builder import LocalBuilder, PackedCounts, SplitRequest
 from .leaves import StatLayout
 from .losses import Loss, observed
-from .metrics import MetricPart, metric_parts
+from .metrics import MetricPart, metric_parts, needs_probabilities
 from .sampling import ALL_ROWS, bagging_rows, bayesian_weights, goss_rows, row_magnitudes
 from .sketch import SketchPlan, apply_sketch, column_sq_norms, gram_product
 from .tree import Tree, prediction_work, stack_trees
@@ -319,6 +319,6 @@ class EvalShard:
 def _parts(loss: Loss, metrics, eval_at, y, raw, w, per_output, mask, inv_propensity) -> list[MetricPart]:
     if not metrics:
         return []
-    prob = loss.transform(raw)
+    prob = loss.transform(raw) if needs_probabilities(metrics, loss.name) else None
     return [part for m in metrics
             for part in metric_parts(m, y, raw, prob, w, eval_at, per_output, mask, inv_propensity)]

@@ -2,7 +2,8 @@
 
 ``float_from_bits(bits)`` reads the 64 bits of an integer as a float64 (a bit cast, no
 conversion): it builds the power of two 2**n from its exponent bits in the vectorized exp of
-``objective.py``.
+``objective.py``; ``bits_from_float(value)``, its inverse, splits a float into exponent and
+mantissa in the vectorized log there.
 
 ``prefetch(array, index)`` asks the CPU to start loading ``array[index]`` into cache.  The
 histogram kernels ask for the binned row and the statistics of a node's i+16-th row while they
@@ -82,6 +83,18 @@ def float_from_bits(typingctx, bits):
     return sig, codegen
 
 
+@intrinsic
+def bits_from_float(typingctx, value):
+    """The IEEE-754 bits of the float64 ``value`` as a 64-bit integer (float_from_bits' inverse)."""
+    if value != types.float64:
+        return None
+    sig = types.int64(value)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+    return sig, codegen
+
+
 if config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1 (the pure-Python kernel tests): plain-Python stand-ins
     def prefetch(array, index):  # noqa: F811 - the interpreted stand-in for the intrinsic
         """No-op: without compilation there is no cache hint to give."""
@@ -95,3 +108,7 @@ if config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1 (the pure-Python kernel tests): pl
     def float_from_bits(bits):  # noqa: F811 - the interpreted stand-in for the intrinsic
         """The float64 whose IEEE-754 bits are those of the 64-bit integer ``bits``."""
         return np.int64(bits).view(np.float64)
+
+    def bits_from_float(value):  # noqa: F811 - the interpreted stand-in for the intrinsic
+        """The IEEE-754 bits of the float64 ``value`` as a 64-bit integer."""
+        return np.float64(value).view(np.int64)

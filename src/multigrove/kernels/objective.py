@@ -14,7 +14,7 @@ and is accurate to one unit in the last place (tests); it made the softmax pass 
 import numpy as np
 from numba import njit, prange
 
-from ._llvm import float_from_bits
+from ._llvm import bits_from_float, float_from_bits
 from ._variants import variant
 
 U = np.uint64  # unsigned indices: no negative-index wraparound code in the loops
@@ -60,7 +60,7 @@ def exp_nonpositive(x):
     return 0.0 if x <= EXP_UNDERFLOW else x
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def scaled_residual(raw, y, shift, scale, out_g):
     """IN raw (n, d) float64 scores in standardized units, y (n, d) float64 targets, shift and scale (d,).
     OUT out_g (n, d) = raw - (y - shift) / scale: the squared loss's gradient on standardized targets,
@@ -73,7 +73,7 @@ def scaled_residual(raw, y, shift, scale, out_g):
             out_g[i, j] = raw[i, j] - (y[i, j] - shift[j]) / scale[j]
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def residual(raw, y, out_g):
     """IN raw (n, d) float64 scores, y (n, d) float64 targets.  OUT out_g (n, d) = raw - y: the squared
     loss's gradient, written by all threads (NumPy's subtraction runs on one: 2-3 ms a round of a
@@ -102,7 +102,7 @@ def lane_sum(values, count):
     return (s0 + s1) + (s2 + s3)
 
 
-@njit(parallel=True, fastmath={"contract"}, cache=True)
+@njit(parallel=True, fastmath={"contract"}, cache=True, nogil=True)
 def softmax_grad_hess(raw, y, out_g, out_h):
     """IN raw (n, K) float64 scores, y (n,) int64 class ids.
     OUT out_g (n, K) = softmax(raw) - onehot(y); OUT out_h (n, K) = p (1 - p)."""
@@ -126,6 +126,39 @@ def softmax_grad_hess(raw, y, out_g, out_h):
             out_g[i, U(y[i])] -= 1.0
 
 
+_MANTISSA_BITS = np.int64((1 << 52) - 1)
+_EXPONENT_OF_ONE = np.int64(1023 << 52)
+_SQRT2 = 1.4142135623730951
+
+
+@njit(inline="always", fastmath={"contract"}, cache=True)
+def log_positive(x):
+    """log(x) for a normal x > 0 (within 2 ulp; NaN stays NaN), in a form LLVM vectorizes, as exp_nonpositive.
+    x = m 2**e with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s) with s = (m - 1) / (m + 1), |s| < 0.172, by
+    its series to s**21 (the next term is below 1e-18 of the sum)."""
+    bits = bits_from_float(x)
+    e = (bits >> np.int64(52)) - np.int64(1023)
+    m = float_from_bits((bits & _MANTISSA_BITS) | _EXPONENT_OF_ONE)  # in [1, 2)
+    halve = m > _SQRT2
+    m = 0.5 * m if halve else m
+    t = np.float64(e + np.int64(1) if halve else e)
+    s = (m - 1.0) / (m + 1.0)
+    z = s * s
+    poly = 1.0 / 21.0
+    poly = poly * z + 1.0 / 19.0
+    poly = poly * z + 1.0 / 17.0
+    poly = poly * z + 1.0 / 15.0
+    poly = poly * z + 1.0 / 13.0
+    poly = poly * z + 1.0 / 11.0
+    poly = poly * z + 1.0 / 9.0
+    poly = poly * z + 1.0 / 7.0
+    poly = poly * z + 1.0 / 5.0
+    poly = poly * z + 1.0 / 3.0
+    log_m = 2.0 * s + 2.0 * s * z * poly
+    result = t * _LN2_HIGH + (log_m + t * _LN2_LOW)
+    return result if x == x else x
+
+
 @njit(inline="always", fastmath={"contract"}, cache=True)
 def _sigmoid(x):
     """1 / (1 + exp(-x)) without overflow: e = exp(-|x|); 1 / (1 + e) for x >= 0, e / (1 + e) below."""
@@ -133,7 +166,7 @@ def _sigmoid(x):
     return (1.0 if x >= 0 else e) / (1.0 + e)
 
 
-@njit(parallel=True, fastmath={"contract"}, cache=True)
+@njit(parallel=True, fastmath={"contract"}, cache=True, nogil=True)
 def sigmoid_grad_hess(raw, y, out_g, out_h):
     """IN raw (n, L) float64 scores, y (n, L) 0/1.  OUT out_g = sigmoid(raw) - y; OUT out_h = p (1 - p).
 
@@ -164,7 +197,45 @@ def sigmoid_grad_hess(raw, y, out_g, out_h):
                 out_h[i, j] = p[jj] * (1.0 - p[jj])
 
 
-@njit(parallel=True, fastmath={"contract"}, cache=True)
+#: the log loss clips probabilities to [LOGLOSS_EPS, 1 - LOGLOSS_EPS]: a cell is at most -log(1e-15) = 34.5
+LOGLOSS_EPS = 1e-15
+
+
+@njit(parallel=True, fastmath={"contract"}, cache=True, nogil=True)
+def logloss_rows(values, from_raw, y, mask, out_rows, out_cells):
+    """The binary log loss of every cell, -(y log p + (1 - y) log(1 - p)), p clipped to LOGLOSS_EPS, summed
+    over each row: one pass, no temporaries, logs that vectorize (Delicious' 1,292 x 983 held-out cells took 26
+    ms a round in NumPy, the sigmoid, the clip and each log a pass of its own).  A row's cells go to a
+    buffer, then into lane_sum: a running sum over them would keep the loop from vectorizing.
+
+    IN  values (n, d) float64: raw scores when ``from_raw`` (p is their sigmoid), else probabilities;
+        y (n, d) labels in [0, 1]; mask (n, d) float32, 0 leaving a cell out, or (0, 0) for none.
+    OUT out_rows (n,) float64: each row's sum of (masked) cells.
+    OUT out_cells (n, d) float64, the cells themselves, or (0, 0) when not wanted."""
+    n, d = values.shape
+    masked = mask.shape[0] > 0
+    keep = out_cells.shape[0] > 0
+    n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    for blk in prange(n_blocks):
+        cells = np.empty(d)
+        for ii in range(blk * ROW_BLOCK, min(n, (blk + 1) * ROW_BLOCK)):
+            i = U(ii)
+            for jj in range(d):
+                j = U(jj)
+                p = _sigmoid(values[i, j]) if from_raw else values[i, j]
+                p = min(max(p, LOGLOSS_EPS), 1.0 - LOGLOSS_EPS)
+                label = y[i, j]
+                cells[jj] = -(label * log_positive(p) + (1.0 - label) * log_positive(1.0 - p))
+            if masked:
+                for jj in range(d):
+                    cells[jj] *= mask[i, U(jj)]
+            if keep:
+                for jj in range(d):
+                    out_cells[i, U(jj)] = cells[jj]
+            out_rows[i] = lane_sum(cells, d)
+
+
+@njit(parallel=True, fastmath={"contract"}, cache=True, nogil=True)
 def project_rows(G, P_T, H, out_g, out_h):
     """One pass over the rows: out_g = G P and, when out_h has a column, out_h = the row means of H.
 
@@ -204,3 +275,4 @@ scaled_residual_serial = variant(scaled_residual, "serial")
 softmax_grad_hess_serial = variant(softmax_grad_hess, "serial")
 sigmoid_grad_hess_serial = variant(sigmoid_grad_hess, "serial")
 project_rows_serial = variant(project_rows, "serial")
+logloss_rows_serial = variant(logloss_rows, "serial")
