@@ -79,3 +79,26 @@ def test_a_store_of_dense_columns_only_gets_the_dense_serial_kernels(rng):
             builder.begin(np.ones((400, width), np.float32))
             assert builder._serial_histogram() is histogram.SERIAL_HISTOGRAMS[is_dense, key]
             assert builder._serial_split() is partition.SERIAL_SPLITS[is_dense, key]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_pick_asks_no_thread_count_when_the_caller_gives_it(monkeypatch, threads):
+    monkeypatch.setattr(_variants.numba, "get_num_threads", lambda: pytest.fail("asked Numba for the threads"))
+    parallel, serial = object(), object()
+    low = _variants.PARALLEL_MIN_WORK
+    assert _variants.pick(parallel, serial, low, threads) is (parallel if threads > 1 else serial)
+    assert _variants.pick(parallel, serial, low - 1, threads) is serial
+
+
+def test_every_store_has_one_numba_type(rng):
+    """A kernel compiles once per type of its arguments: stores of 1, 2 or 5 dense columns, none or several
+    bundles (a 0- or 1-column array is C and Fortran contiguous at once: a Fortran-order copy of one column
+    was typed C, and Delicious' store, whose features all went into bundles, compiled the histogram and
+    partition kernels again after `multigrove compile`)."""
+    from numba import typeof
+    onehot = np.eye(12)[rng.integers(0, 12, 600)]  # mutually exclusive columns: bundled
+    stores = [mg.Dataset(rng.normal(size=(600, k)), rng.normal(size=600)).construct().store for k in (1, 2, 5)]
+    stores += [mg.Dataset(sp.csr_matrix(X), rng.normal(size=600)).construct().store
+               for X in (onehot, np.hstack([onehot, onehot[::-1]]), np.hstack([rng.normal(size=(600, 2)), onehot]))]
+    assert max(store.bundle_cols.shape[0] for store in stores) >= 2 and min(s.dense_cols.shape[0] for s in stores) == 0
+    assert len({typeof(store) for store in stores}) == 1

@@ -23,6 +23,7 @@ from typing import NamedTuple, Protocol, Sequence
 import numpy as np
 
 from .._dtypes import HIST, INDEX
+from ..kernels._variants import EntryPoints
 from ..kernels.histogram import (
     FEATURE_GROUP_MIN_WORK,
     build_histogram_chunks,
@@ -200,6 +201,7 @@ class LocalBuilder:
         self._packed_total = np.empty(2, dtype=HIST)
         self._row_updates: tuple[int, float] | None = None  # (code columns, sparse entries a row): _schedule
         self._followers: list[_Follower] = []
+        self._entries = EntryPoints()  # the split kernels', this tree's argument types
 
     # ------------------------------------------------------------------ per tree
     def begin(self, stats: np.ndarray, rows: np.ndarray | None = None, max_leaves: int = 2,
@@ -212,6 +214,7 @@ class LocalBuilder:
         ``packed``: the sample is a GOSS sample of (gradient, Hessian, count) statistics under a
         constant Hessian; where it gets a compact store its histograms are built on two columns."""
         self.stats = stats
+        self._entries.clear()
         self.tree_store, self.sample_rows = self.store, None
         self._row_updates = None
         self.all_rows = rows is None
@@ -394,12 +397,13 @@ class LocalBuilder:
             else:
                 schedule, hist, hist_total = self._schedule((end - start) // 2), out, total
             if schedule == 0 and not parallel:  # a small node: the kernel without a parallel region
-                n_left = self._serial_split()(self.tree_store, self.rows, start, end, rule, req.build,
-                                              self.stats, self._tmp, self._marks, hist, hist_total)
+                kernel = self._serial_split()
+                n_left = self._entries.call(kernel, kernel, self.tree_store, self.rows, start, end, rule, req.build,
+                                            self.stats, self._tmp, self._marks, hist, hist_total)
             else:
-                n_left = split_and_build(self.tree_store, self.rows, start, end, rule, req.build, self.stats,
-                                         schedule, self._feature_groups(), self._tmp, self._marks, counts,
-                                         self._scratch_for(schedule), hist, hist_total)
+                n_left = self._entries.call(split_and_build, split_and_build, self.tree_store, self.rows, start, end,
+                                            rule, req.build, self.stats, schedule, self._feature_groups(), self._tmp,
+                                            self._marks, counts, self._scratch_for(schedule), hist, hist_total)
             if req.build != BUILD_NONE and self.packed is not None:
                 self._unpack(hist, hist_total, out, total)
             self.leaf_end[req.leaf] = start + n_left
@@ -420,12 +424,13 @@ class LocalBuilder:
         start, end = int(leaf_start[req.leaf]), int(leaf_end[req.leaf])
         parallel = end - start >= PARALLEL_PARTITION_MIN_ROWS and self.n_threads > 1
         if parallel:
-            n_left = split_and_build(store, rows, start, end, rule, BUILD_NONE, self.stats, 0,
-                                     self._feature_groups(), tmp, marks, self._counts[self.n_threads],
-                                     self._no_scratch, self._no_hist, self._no_total)
+            n_left = self._entries.call((split_and_build, "other"), split_and_build, store, rows, start, end, rule,
+                                        BUILD_NONE, self.stats, 0, self._feature_groups(), tmp, marks,
+                                        self._counts[self.n_threads], self._no_scratch, self._no_hist, self._no_total)
         else:
-            n_left = self._serial_split()(store, rows, start, end, rule, BUILD_NONE, self.stats, tmp, marks,
-                                          self._no_hist, self._no_total)
+            kernel = self._serial_split()
+            n_left = self._entries.call((kernel, "other"), kernel, store, rows, start, end, rule, BUILD_NONE,
+                                        self.stats, tmp, marks, self._no_hist, self._no_total)
         leaf_end[req.leaf] = start + n_left
         leaf_start[req.new_leaf] = start + n_left
         leaf_end[req.new_leaf] = end
@@ -480,9 +485,9 @@ def compact_store(store: BinnedStore, rows: np.ndarray, reuse: BinnedStore | Non
     else:
         width_d, width_b = store.dense.shape[1], store.bundle.shape[1]
         dense = np.empty((rows.shape[0], width_d), np.uint8)
-        dense_cols = np.empty((rows.shape[0], width_d), np.uint8, order="F")
+        dense_cols = np.empty((width_d, rows.shape[0]), np.uint8)
         bundle = np.empty((rows.shape[0], width_b), np.uint8)
-        bundle_cols = np.empty((rows.shape[0], width_b), np.uint8, order="F")
+        bundle_cols = np.empty((width_b, rows.shape[0]), np.uint8)
     for matrix, matrix_cols, out, out_cols in ((store.dense, store.dense_cols, dense, dense_cols),
                                                (store.bundle, store.bundle_cols, bundle, bundle_cols)):
         gather_rows(matrix, rows, out)

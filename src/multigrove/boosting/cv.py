@@ -28,6 +28,7 @@ from .engine import (
     start_training,
     statistic_targets,
 )
+from .grower import HistogramPools
 from .losses import make_loss
 
 #: objectives whose labels are class ids: their folds keep the class proportions (stratified=True)
@@ -147,10 +148,11 @@ def _start_folds(config: Params, train_set: Dataset, splits: list, rounds: int, 
         return Dataset(X[rows], label[rows], weight=None if weight is None else weight[rows], reference=reference,
                        feature_names=train_set.feature_names, init_score=None if offsets is None else offsets[rows])
     runs = []
+    pools = HistogramPools()  # the folds take turns, a tree each: one fold's histogram buffers serve the next's
     for fit_rows, valid_rows in splits:
         fit_set = part(fit_rows, train_set)
         runs.append(start_training(config, fit_set, rounds, [part(valid_rows, fit_set)], ["valid"], feval, [], threads,
-                                   copy.deepcopy(base)))
+                                   copy.deepcopy(base), pools=pools))
     return runs
 
 

@@ -20,7 +20,7 @@ from ..params import MultigroveWarning, Params, objective_default_metric
 from ..xmc.metrics import inverse_propensity_from_counts
 from .booster import Booster
 from .callbacks import CallbackEnv, EarlyStopException
-from .grower import GrowerConfig, GrownTree, TreeGrower
+from .grower import GrowerConfig, GrownTree, HistogramPools, TreeGrower
 from .leaves import StatLayout, dense_leaf_values, sparse_leaf_values
 from .losses import Loss, label_for, make_loss, observed
 from .metrics import RANKING_METRICS, check_metric_fits, finish
@@ -216,9 +216,10 @@ def _train(config: Params, ds: Dataset, rounds: int, valid_sets: list, valid_nam
 
 
 def start_training(config: Params, ds: Dataset, rounds: int, valid_sets: list, valid_names: list, feval,
-                   callbacks: list, threads: int, base: Booster | None = None):
+                   callbacks: list, threads: int, base: Booster | None = None, pools: HistogramPools | None = None):
     """(the Booster, the generator of its rounds: see :func:`boost_rounds`): everything before the first
-    round is done (binning, start scores, validation sets); the rounds run as the generator is advanced."""
+    round is done (binning, start scores, validation sets); the rounds run as the generator is advanced.
+    ``pools``: histogram buffers shared with other trainings that take turns with this one."""
     loss, y = make_loss(config.objective, config.num_class, config.num_outputs, ds.label, ds)
     if loss.sparse_output:
         return _start_sparse_output(config, loss, y, ds, rounds, valid_sets, valid_names, feval, callbacks, threads,
@@ -267,7 +268,7 @@ def start_training(config: Params, ds: Dataset, rounds: int, valid_sets: list, v
         rows.follow(valid_rows)
         valids.append(Validation(name, valid_rows, vs))
     return booster, boost_rounds(config, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads,
-                                 first)
+                                 first, pools=pools)
 
 
 def _validation_sets(config: Params, ds: Dataset, loss: Loss, valid_sets: list, valid_names: list, keep_raw: bool):
@@ -408,7 +409,7 @@ def boost(config: Params, booster: Booster, loss: Loss, rows, valids: list[Valid
 
 
 def boost_rounds(config: Params, booster: Booster, loss: Loss, rows, valids: list[Validation], mapper, feval,
-                 callbacks: list, rounds: int, threads: int, first: int = 0):
+                 callbacks: list, rounds: int, threads: int, first: int = 0, *, pools: HistogramPools | None = None):
     """:func:`boost` one round at a time: a generator that yields each round's evaluation results
     (after the callbacks ran) and ends when training does; cross-validation advances one per fold in
     lockstep.  ``booster`` holds the trees so far."""
@@ -421,7 +422,7 @@ def boost_rounds(config: Params, booster: Booster, loss: Loss, rows, valids: lis
     statistics = booster.target_statistics
     make_trees = _TreeMaker(config, rows, mapper.hist_offsets, loss.n_outputs, threads,
                             tuple(int(f) for f in np.flatnonzero(mapper.categorical)),
-                            () if statistics is None else statistics.features)
+                            () if statistics is None else statistics.features, pools)
     _warn_without_effect(config, make_trees, loss.n_outputs, metrics)
     started = time.perf_counter()
     cbs = sorted(callbacks, key=lambda cb: getattr(cb, "order", 0))
@@ -519,8 +520,9 @@ class _TreeMaker:
     tree per output (one_vs_all)."""
 
     def __init__(self, config: Params, rows, offsets: np.ndarray, n_outputs: int, threads: int,
-                 categorical_features: tuple = (), unsplittable: tuple = ()):
+                 categorical_features: tuple = (), unsplittable: tuple = (), pools: HistogramPools | None = None):
         self.config, self.offsets, self.n_outputs = config, offsets, n_outputs
+        self.pools = pools or HistogramPools()
         self.layout = rows.layout
         self.topk = config.leaf_k_for(n_outputs)
         self.sparse_output = isinstance(rows, SparseOutputShard)
@@ -546,7 +548,7 @@ class _TreeMaker:
 
     def _grower(self, layout: StatLayout) -> TreeGrower:
         if layout not in self.growers:
-            self.growers[layout] = TreeGrower(self.offsets, layout, self.grower_config)
+            self.growers[layout] = TreeGrower(self.offsets, layout, self.grower_config, self.pools)
         return self.growers[layout]
 
     def _sample_spec(self, iteration: int) -> SampleSpec:

@@ -41,7 +41,7 @@ from typing import Protocol
 import numpy as np
 
 from .._dtypes import HIST
-from ..kernels._variants import pick
+from ..kernels._variants import EntryPoints, pick
 from ..kernels.split import (
     CategoricalScan,
     FeatureSplits,
@@ -121,6 +121,23 @@ class HistogramPool:
             self._free.append(buf)
 
 
+class HistogramPools:
+    """Histogram pools by shape, lent to the growers of trainings that take turns: the folds of a
+    cross-validation advance one tree each in lockstep, and the buffers one fold's tree has just given
+    back, still in cache, serve the next fold's (scene's cross-validation: 0.94-0.96x the time of a pool
+    per fold, and a fifth of the histograms' memory)."""
+
+    def __init__(self):
+        self._pools: dict[tuple[int, int], HistogramPool] = {}
+
+    def pool(self, n_bins: int, n_cols: int) -> HistogramPool:
+        """The pool of histograms of n_bins x n_cols, made on first use."""
+        key = (int(n_bins), int(n_cols))
+        if key not in self._pools:
+            self._pools[key] = HistogramPool(*key)
+        return self._pools[key]
+
+
 class _Leaf:
     __slots__ = ("index", "depth", "total", "hist", "gain", "feature", "bin", "default_left", "left_total",
                  "parent", "is_left", "scan_mask", "left_bins")
@@ -158,12 +175,15 @@ class GrownTree:
 class TreeGrower:
     """Grow trees whose split statistics have a given layout; reuses its buffers from tree to tree."""
 
-    def __init__(self, hist_offsets: np.ndarray, layout: StatLayout, config: GrowerConfig):
+    def __init__(self, hist_offsets: np.ndarray, layout: StatLayout, config: GrowerConfig,
+                 pools: HistogramPools | None = None):
         self.offsets = np.asarray(hist_offsets, dtype=np.int64)
         self.layout = layout
         self.config = config
-        self.pool = HistogramPool(int(self.offsets[-1]), layout.n_cols)
+        # a grower gives every buffer back at the end of its tree: growers that take turns can share them
+        self.pool = (pools or HistogramPools()).pool(int(self.offsets[-1]), layout.n_cols)
         hist_bytes = int(self.offsets[-1]) * layout.n_cols * np.dtype(HIST).itemsize
+        self._entries = EntryPoints()
         self._hist_cap = None if config.histogram_pool_bytes < 0 else \
             max(MIN_POOL_HISTOGRAMS, config.histogram_pool_bytes // max(hist_bytes, 1))
         self.params = ScanParams(k=layout.k, h_col=layout.h_col, h_stride=layout.h_stride,
@@ -207,7 +227,9 @@ class TreeGrower:
         """
         config = self.config
         n_features = self.offsets.shape[0] - 1
-        self._mask = np.ones(n_features, np.bool_) if feature_mask is None else feature_mask
+        self._mask = np.ones(n_features, np.bool_) if feature_mask is None else \
+            np.ascontiguousarray(feature_mask, dtype=np.bool_)
+        self._entries.clear()  # the scans' entry points, for this tree's histograms and masks
         self._nodes: list[tuple] = []  # (feature, bin, default_left, gain, count, left bins or None)
         self._children: list[list[int]] = []
         root_hist = self.pool.get()
@@ -448,11 +470,12 @@ class TreeGrower:
         noise = self._no_noise
         if self._noise_scale > 0:
             noise = self._rng.normal(0.0, self._noise_scale, self._no_noise.shape)
-        best_splits = best_splits_kernel(self.params, n_nodes * first.hist.shape[0] * self.layout.k)
+        best_splits = best_splits_kernel(self.params, n_nodes * first.hist.shape[0] * self.layout.k,
+                                         self.config.n_threads)
         categorical = self._categorical
-        best_splits(first.hist, first.hist if second is None else second.hist, n_nodes, subtract, totals,
-                    self.offsets, mask, self.params, categorical, self._scan_scratch, active, noise,
-                    self._per_feature, best)
+        self._entries.call(best_splits, best_splits, first.hist, first.hist if second is None else second.hist,
+                           n_nodes, subtract, totals, self.offsets, mask, self.params, categorical,
+                           self._scan_scratch, active, noise, self._per_feature, best)
         for i, leaf in enumerate((first, second)[:n_nodes]):
             leaf.scan_mask = self._per_feature.splittable[i].copy()
             leaf.gain = float(best.gain[i])

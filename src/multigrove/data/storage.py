@@ -50,21 +50,24 @@ def build_store(X, mapper: BinMapper, layout: StoreLayout) -> BinnedStore:
     n = X.shape[0]
     entries = BinnedEntries(mapper, X)
     offsets = mapper.hist_offsets
-    dense = np.empty((n, layout.dense_features.size), np.uint8)
+    # the column-major copies are C-order transposes: a (1, n) or (0, n) array is C and Fortran contiguous at
+    # once, and Numba types such an array C, so that a Fortran (n, 1) copy compiled every kernel again
+    dense_cols = np.empty((layout.dense_features.size, n), np.uint8)
     for c, f in enumerate(layout.dense_features):
-        dense[:, c] = entries.column(f, mapper.zero_bin[f])
+        dense_cols[c] = entries.column(f, mapper.zero_bin[f])
     sparse = _SparseEntries()
-    bundle_cols = np.zeros((n, len(layout.bundles)), np.uint8, order="F")  # filled column by column
+    bundle_cols = np.zeros((len(layout.bundles), n), np.uint8)  # filled column by column
     for j, members in enumerate(layout.bundles):
         feats, rows, bins = entries.nondefault(members, mapper.default_bin)  # members in code order
         fits = np.empty(rows.size, np.bool_)
-        fill_bundle_column(rows, layout.bin_code[offsets[feats] + bins].astype(np.int64), bundle_cols[:, j], fits)
+        fill_bundle_column(rows, layout.bin_code[offsets[feats] + bins].astype(np.int64), bundle_cols[j], fits)
         sparse.add(feats[~fits], rows[~fits], bins[~fits])  # conflicts and uncoded bins
     sparse.add(*entries.nondefault(np.flatnonzero(layout.kind == FEATURE_SPARSE), mapper.default_bin))
     indptr, sparse_bins, csc_indptr, csc_rows, csc_bins = sparse.stores(n, offsets)
     return BinnedStore(
-        dense=dense, dense_cols=np.asfortranarray(dense), dense_base=offsets[layout.dense_features].astype(np.int64),
-        bundle=np.ascontiguousarray(bundle_cols), bundle_cols=bundle_cols, code_map=layout.code_map,
+        dense=np.ascontiguousarray(dense_cols.T), dense_cols=dense_cols,
+        dense_base=offsets[layout.dense_features].astype(np.int64),
+        bundle=np.ascontiguousarray(bundle_cols.T), bundle_cols=bundle_cols, code_map=layout.code_map,
         code_offset=layout.code_offset, sparse_indptr=indptr, sparse_bins=sparse_bins, csc_indptr=csc_indptr,
         csc_rows=csc_rows, csc_bins=csc_bins, feature_kind=layout.kind, feature_slot=layout.slot,
         default_bin=mapper.default_bin.astype(np.int32), offsets=offsets.astype(np.int64),
@@ -83,10 +86,9 @@ def dense_store(binned: np.ndarray, offsets: np.ndarray, missing_bin: np.ndarray
     """A store of plain dense columns only, from an (n, F) uint8 bin matrix (tests, tools)."""
     n, n_features = binned.shape
     dense = np.ascontiguousarray(binned, dtype=np.uint8)
-    empty = np.zeros((n, 0), dtype=np.uint8)
     return BinnedStore(
-        dense=dense, dense_cols=np.asfortranarray(dense), dense_base=np.asarray(offsets[:-1], dtype=np.int64),
-        bundle=empty, bundle_cols=np.asfortranarray(empty), code_map=np.zeros(0, np.int64),
+        dense=dense, dense_cols=np.ascontiguousarray(dense.T), dense_base=np.asarray(offsets[:-1], dtype=np.int64),
+        bundle=np.zeros((n, 0), np.uint8), bundle_cols=np.zeros((0, n), np.uint8), code_map=np.zeros(0, np.int64),
         code_offset=np.zeros(1, np.int64), sparse_indptr=np.zeros(0, np.int64),
         sparse_bins=np.zeros(0, np.int32), csc_indptr=np.zeros(n_features + 1, np.int64),
         csc_rows=np.zeros(0, np.int32), csc_bins=np.zeros(0, np.uint8),

@@ -24,7 +24,7 @@ def _mark(bits, slot, rows, r0, r1):
         bits[slot, r >> 6] |= np.uint64(1) << np.uint64(r & 63)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def greedy_bundles(order, rows_indptr, rows, n_codes, max_conflicts, max_codes, bits, out_bundle):
     """Each feature, in ``order``, joins the most recent open bundle where it fits, else opens one.
 
@@ -71,7 +71,7 @@ def greedy_bundles(order, rows_indptr, rows, n_codes, max_conflicts, max_codes, 
     return n_bundles
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def fill_bundle_column(rows, codes, column, fits):
     """Write a bundle's codes into its column, the first entry of a row winning.
 

@@ -55,7 +55,7 @@ STORE_KIND = STORE_ANY
 #: a first regressor fit's compile CPU seconds by the listener's exclusive sums, and never ran)
 NARROW_WIDTH = 0
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def row_updates(store):
     """Histogram cells a row updates on average (its dense and bundle columns and sparse entries)."""
     return store.dense.shape[1] + store.bundle.shape[1] + store.sparse_bins.shape[0] / max(store.dense.shape[0], 1)
@@ -84,7 +84,7 @@ def _prefetch_row(flat, n_cols, bflat, n_bundles, sf, width, p):
         prefetch(bflat, row * U(n_bundles))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _dense_rows_2(store, rows, i0, i1, stats, hf):
     """Two statistic columns (one output, constant Hessian): dense and bundle columns, two rows per
     step, unrolled; returns the first row not done.
@@ -130,7 +130,7 @@ def _dense_rows_2(store, rows, i0, i1, stats, hf):
     return i
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _dense_rows_3(store, rows, i0, i1, stats, hf):
     """Three statistic columns (one output with its Hessian): as _dense_rows_2."""
     flat = store.dense.reshape(-1)
@@ -202,7 +202,7 @@ def _add_dense_bundle_rows(store, rows, i0, i1, stats, h):
             _add_bundle_rows(store.bundle, store.code_map, store.code_offset, rows, i, i1, stats, h)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_dense_rows(dense, dense_base, rows, i0, i1, stats, h):
     """h += the dense columns' statistics of rows[i0:i1] (any width)."""
     n_cols = dense.shape[1]
@@ -223,7 +223,7 @@ def _add_dense_rows(dense, dense_base, rows, i0, i1, stats, h):
                 h[b, c] += stats[r, c]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_bundle_rows(bundle, code_map, code_offset, rows, i0, i1, stats, h):
     """h += the bundle columns' statistics of rows[i0:i1]."""
     n_cols = bundle.shape[1]
@@ -239,7 +239,7 @@ def _add_bundle_rows(bundle, code_map, code_offset, rows, i0, i1, stats, h):
                 h[b, c] += stats[r, c]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_sparse_rows(indptr, bins, rows, i0, i1, stats, h):
     """h += the statistics of the stored (non-default) bins of rows[i0:i1].
 
@@ -286,7 +286,7 @@ def _add_stats(h, b, stats, r, width):
         h[b, cu] += stats[r, cu]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_rows_fused(store, rows, i0, i1, stats, h, total, with_total):
     """Every store's statistics of rows[i0:i1] in one pass per row (and the totals): a row of wide
     statistics is read once for all its bins."""
@@ -364,7 +364,7 @@ def totals_from_dense(store, h, total):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def fix_default_bins(store, total, h, c0, c1, t0, t1):
     """For the derived features derived[t0:t1] (every one: 0 and len(derived)), set columns c0:c1 of
     their default bins to total minus their other bins.
@@ -401,7 +401,7 @@ def fix_default_bins(store, total, h, c0, c1, t0, t1):
 
 
 # ------------------------------------------------------------------ schedules
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def build_histogram_serial(store, rows, stats, out, total):
     """One thread (small nodes, where starting a parallel region costs more than the work).
 
@@ -420,7 +420,7 @@ def build_histogram_serial(store, rows, stats, out, total):
             fix_default_bins(store, total, out, FIRST, out.shape[1], FIRST, store.derived.shape[0])
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def build_histogram_chunks(store, rows, stats, scratch, out, total):
     """Rows in chunks, one private histogram per chunk, summed.
 
@@ -454,7 +454,7 @@ def build_histogram_chunks(store, rows, stats, scratch, out, total):
         fix_default_bins(store, total, out, FIRST, width, FIRST, store.derived.shape[0])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _column_counts(col, stats_t, sums, counts, count):
     """sums[c, v] += stats_t[c, r], and counts[v] += 1 when ``count``, for every row r with col[r] == v.
 
@@ -516,22 +516,22 @@ def _column_counts(col, stats_t, sums, counts, count):
         counts[v] += counts[v + 256]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_column(store, t, stats_t, out, bin_counts, count):
     """out += the statistics of every row for column task t: dense column t, or bundle column
     t - n_dense (rows in order, no row indices).  IN stats_t (C - 1, n): every statistic column but
     the count (the last, 1 per row), each contiguous.  When ``count``, also bin_counts[b] = the
     rows in each bin b the column owns (else the caller takes the count column from bin_counts)."""
     n_stats = stats_t.shape[0]
-    n_dense = store.dense_cols.shape[1]
+    n_dense = store.dense_cols.shape[0]
     sums = np.zeros((n_stats, 512))  # two sets of 256 (see _column_counts)
     counts = np.zeros(512, np.int64)
     if t < n_dense:
-        col = store.dense_cols[:, t]
+        col = store.dense_cols[t]
         f = np.searchsorted(store.offsets, store.dense_base[t])  # the column's feature
         n_codes = store.offsets[f + 1] - store.offsets[f]
     else:
-        col = store.bundle_cols[:, t - n_dense]
+        col = store.bundle_cols[t - n_dense]
         n_codes = store.code_offset[t - n_dense + 1] - store.code_offset[t - n_dense]
     _column_counts(col, stats_t, sums, counts, count)
     for v in range(n_codes):
@@ -545,7 +545,7 @@ def _add_column(store, t, stats_t, out, bin_counts, count):
             bin_counts[b] += counts[v]
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def build_histogram_columns(store, stats, bin_counts, counts_known, scratch, out, total):
     """The histogram of every row (the root without row sampling): one dense or bundle column per
     task, straight into the output (columns own disjoint histogram rows); the statistic columns are
@@ -583,7 +583,7 @@ def build_histogram_columns(store, stats, bin_counts, counts_known, scratch, out
             out[b, k] = 0.0
         if not counts_known:
             bin_counts[b] = 0.0
-    for t in prange(store.dense_cols.shape[1] + store.bundle_cols.shape[1]):
+    for t in prange(store.dense_cols.shape[0] + store.bundle_cols.shape[0]):
         _add_column(store, t, stats_t, out, bin_counts, not counts_known)
     for b in prange(n_bins):
         out[b, width - 1] = bin_counts[b]
@@ -615,7 +615,7 @@ def _add_stat_block(out, b, stats, r, c0, c1):
         out[b, cu] += stats[r, cu]
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def build_histogram_features(store, rows, stats, group_features, out, total):
     """Features split in groups, one task each, every task over all the node's rows into the histogram
     rows its features own (``offsets[group_features[g]]:offsets[group_features[g + 1]]``): no private
@@ -677,7 +677,7 @@ def _owned_parts(store, lo, hi, parts):
     return d0, d1, n_bundles, (parts & ENTRIES) != 0 and store.sparse_bins.shape[0] > 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_owned_bins_narrow(store, rows, stats, lo, hi, parts, out):
     """out[lo:hi] += the statistics (1 to 3 columns: one output) of rows whose dense or bundle bins
     (``parts & COLUMNS``) or sparse entries (``parts & ENTRIES``) fall in [lo, hi), a range of whole
@@ -716,7 +716,7 @@ def _add_owned_bins_narrow(store, rows, stats, lo, hi, parts, out):
                 _add_row_stats(flat, U(store.sparse_bins[p]), width, s0, s1, s2)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_owned_bins_wide(store, rows, stats, lo, hi, parts, out):
     """_add_owned_bins_narrow for more than 3 statistic columns: each bin's columns in a loop."""
     dense, bundle = store.dense, store.bundle
@@ -752,7 +752,7 @@ def _add_row_stats(flat, b, width, s0, s1, s2):
         flat[x + U(2)] += s2
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def build_histogram_wide(store, rows, stats, n_blocks, out, total):
     """Statistic columns split in n_blocks blocks, one task each, every task over all the rows
     (no private histograms: the schedule for wide statistics, many outputs).
@@ -804,7 +804,7 @@ def build_histogram_wide(store, rows, stats, n_blocks, out, total):
             fix_default_bins(store, total, out, c0, c1, FIRST, store.derived.shape[0])
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def subtract_histogram(parent, child, out):
     """OUT out = parent - child (out may be parent itself: the sibling's histogram in place)."""
     n_bins, n_cols = parent.shape
@@ -813,7 +813,7 @@ def subtract_histogram(parent, child, out):
             out[b, c] = parent[b, c] - child[b, c]
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def unpack_counts(packed, unit, plain_hessian, amplified_hessian, out):
     """The three statistic columns of a GOSS histogram built on two (see kernels.sampling.gather_packed_counts).
 

@@ -80,7 +80,7 @@ def packed_feature_bin(kind, slot, dense, offsets, code_map, code_offset, bundle
     lo = offsets[f]
     hi = offsets[f + 1]
     if kind == 1:
-        g = code_map[code_offset[slot] + bundle_cols[r, slot]]
+        g = code_map[code_offset[slot] + bundle_cols[slot, r]]
         if not lo <= g < hi or g == lo + default_bin[f]:  # another member's code, or code 0
             g = _sparse_bin(sparse_indptr, sparse_bins, r, lo, hi)
     else:
@@ -126,7 +126,7 @@ def _goes_left_bin(b, missing, default_left, threshold_bin, categories):
     return (b == missing and default_left) or (b != missing and b <= threshold_bin)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _uses_marks(store, feature, n_rows, marks):
     """Whether the node's n_rows are sorted by marks (see MARK_MIN_ROWS_PER_ENTRY)."""
     n_entries = store.csc_indptr[feature + 1] - store.csc_indptr[feature]
@@ -134,7 +134,7 @@ def _uses_marks(store, feature, n_rows, marks):
             and n_rows >= MARK_MIN_ROWS_PER_ENTRY * n_entries)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _mark_sides(store, rule, marks):
     """OUT marks (n,) uint8: 1 + (goes left) for every row with an entry of the rule's sparse feature."""
     feature = rule.feature
@@ -145,7 +145,7 @@ def _mark_sides(store, rule, marks):
                                                       threshold_bin, categories)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _clear_marks(store, feature, marks):
     """OUT marks: 0 again for every row with an entry of the sparse feature (a function of its own, not a flag
     of _mark_sides: a constant argument is compiled as a specialization of its own, a second compile)."""
@@ -153,7 +153,7 @@ def _clear_marks(store, feature, marks):
         marks[store.csc_rows[p]] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sort_marked(store, rows, c0, c1, rule, marks, lefts, l0, rights, r0, step):
     """As _sort_chunk, for a sparse feature whose entries' sides are marked: a row without a mark has
     the default bin."""
@@ -173,7 +173,7 @@ def _sort_marked(store, rows, c0, c1, rule, marks, lefts, l0, rights, r0, step):
     return nl
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
     """Sort rows[c0:c1] (ascending) by the rule's side: lefts[l0], lefts[l0 + 1], ... and rights[r0],
     rights[r0 + step], ... (step -1 fills rights backwards).  Returns the number of left rows.
@@ -189,7 +189,7 @@ def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
     default_left, threshold_bin, categories = rule.default_left, rule.threshold_bin, rule.categories
     kind = store.feature_kind[feature]
     if STORE_KIND == STORE_DENSE or kind == 0:
-        col = store.dense_cols[:, store.feature_slot[feature]]
+        col = store.dense_cols[store.feature_slot[feature]]
         for i in range(c0, c1):
             r = rows[i]
             b = col[np.uint64(r)]
@@ -213,7 +213,7 @@ def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
             g = store.code_map[code_base + code]
             b = g - lo if lo <= g < hi else np.int64(default)
             side[code] = _goes_left_bin(b, missing, default_left, threshold_bin, categories)
-        col = store.bundle_cols[:, slot]
+        col = store.bundle_cols[slot]
         for i in range(c0, c1):
             r = rows[i]
             left = side[col[np.uint64(r)]]
@@ -228,7 +228,7 @@ def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
         if p < e1 and store.csc_rows[p] == r:
             b = np.int64(store.csc_bins[p])
         elif kind == 1:
-            g = store.code_map[code_base + store.bundle_cols[r, slot]]
+            g = store.code_map[code_base + store.bundle_cols[slot, r]]
             b = g - lo if lo <= g < hi else np.int64(default)
         else:
             b = np.int64(default)
@@ -270,7 +270,7 @@ def partition_rows(store, rows, start, end, rule, tmp, marks):
     return n_left
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def partition_rows_parallel(store, rows, start, end, rule, tmp, marks, counts):
     """As partition_rows, in parallel over counts.shape[0] chunks: one pass sorts each chunk's rows
     into its slice of tmp (lefts from the front, rights from the back), then a parallel copy.
@@ -308,7 +308,7 @@ def partition_rows_parallel(store, rows, start, end, rule, tmp, marks, counts):
     return total_left
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def split_and_build(store, rows, start, end, rule, build, stats, schedule, groups, tmp, marks, counts, scratch, out,
                     total):
     """Partition ``rows[start:end]`` by ``rule`` (SplitRule; parallel when counts has more than one chunk),
@@ -349,7 +349,7 @@ def _child_rows(rows, start, end, n_left, build):
     return rows[start + n_left:end]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def split_and_build_serial(store, rows, start, end, rule, build, stats, tmp, marks, out, total):
     """split_and_build on the calling thread for a small node: the serial partition, then the serial
     histogram of the child ``build`` names (0 none).  It compiles in a fraction of split_and_build's time
@@ -365,7 +365,7 @@ ADD_LEAF_CHUNK_ROWS = 4096
 ADD_LEAF_MAX_CHUNKS = 256
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def add_leaf_values(rows, leaf_start, leaf_end, leaf_value, first_col, cols, scores):
     """OUT scores (n, d) float64: adds leaf l's values to the rows rows[leaf_start[l]:leaf_end[l]].
 

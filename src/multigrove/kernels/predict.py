@@ -125,7 +125,7 @@ def _leaf_raw(X, i, t, forest):
 STORE_BLOCK = 64
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _store_leaves(store, rows, i0, i1, forest, t, out):
     """OUT out (i1 - i0,): the leaf that row rows[i] of a binned store reaches in tree t, for i in [i0, i1).
 
@@ -182,7 +182,7 @@ def _add_leaves(X, r, i, forest, out):
             out[i, leaf_cols[p]] += leaf_vals[p]
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def predict_raw(X, indptr, indices, data, forest, out):
     """OUT out (n, d) float64: adds every tree's leaf output for each row of raw features: dense X
     (n, F) with an empty indptr, or the CSR matrix (indptr, indices, data) with X of shape (0, F).
@@ -205,7 +205,7 @@ def predict_raw(X, indptr, indices, data, forest, out):
 OBLIVIOUS_BLOCK = 64
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def predict_oblivious(X, indptr, indices, data, levels, forest, out):
     """OUT out (n, d) float64: as predict_raw for a forest of symmetric trees, given by their
     ObliviousLevels (the Forest gives the leaf values): tree t compares feature level_feature[t, l]
@@ -260,7 +260,7 @@ def _oblivious_block(X, lo, out_lo, levels, forest, index, out):
                 out[out_lo + j, leaf_cols[p]] += leaf_vals[p]
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def predict_store(store, rows, forest, out):
     """OUT out (n, d) float64: as predict_raw, for the rows ``rows`` (m,) int32 of a binned store
     (out is indexed by row id, so rows may be any subset)."""
@@ -281,7 +281,7 @@ def predict_store(store, rows, forest, out):
                     out[r, leaf_cols[p]] += leaf_vals[p]
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def predict_leaf_raw(X, indptr, indices, data, forest, out):
     """OUT out (n, T) int32: the leaf each row reaches in each tree (raw features as predict_raw)."""
     n_trees = forest.tree_node_offset.shape[0] - 1
@@ -301,7 +301,7 @@ def predict_leaf_raw(X, indptr, indices, data, forest, out):
                 _clear_row(indptr, indices, i, row)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _push_top(idx, val, filled, k, c, v):
     """Insert label c with score v into the ranked (idx, val)[:filled] (best first, ties: the smaller
     label first), keeping at most k; returns the new fill."""
@@ -319,7 +319,7 @@ def _push_top(idx, val, filled, k, c, v):
     return filled + 1 if filled < k else k
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def predict_top_k(X, indptr, indices, data, forest, start, start_order, start_lse, max_touched, n_chunks, out_idx,
                   out_val, out_lse):
     """OUT out_idx (n, k) int64, out_val (n, k) float64: each row's k best outputs by raw score
@@ -390,7 +390,7 @@ def predict_top_k(X, indptr, indices, data, forest, start, start_order, start_ls
                 _clear_row(indptr, indices, i, features)
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def leaf_index_store(store, rows, forest, out):
     """OUT out (m, T) int32: the leaf that row rows[i] of a binned store reaches in each tree."""
     n_trees = forest.tree_node_offset.shape[0] - 1

@@ -140,7 +140,7 @@ def _sift_down(heap, i, size):
         i = lo
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def topk_sum(values, n, topk, heap):
     """Sum of the topk largest of values[:n].  OUT heap: scratch of >= topk floats (a min-heap)."""
     if topk >= n:
@@ -164,7 +164,7 @@ def topk_sum(values, n, topk, heap):
 
 # called, not inlined (inline="always" re-types the callee at each call site: this one, with its _contrib
 # and _score inlined many times over, made the multi-output scan compile for 11 s; CHANGELOG.md, stop 48)
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _split_score(acc, total, p, buf, heap):
     """score(left) + score(right), dense or with top-k sparse leaves."""
     k = p.k
@@ -201,7 +201,7 @@ SCAN_OWN_HESSIANS = 2    # a Hessian column per output, dense leaves
 SCAN_KIND = SCAN_ANY
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def node_score(total, p):
     """sum_j G_j^2 / (H_j + lambda) of one node's sums (C,), over its top-k outputs when topk > 0."""
     k = p.k
@@ -404,7 +404,10 @@ def _scan_shared_hessian_registers(f, hist, offsets, total, p):
             a2 += hist[b, c2]
             a3 += hist[b, c3]
             h_left += hist[b, h_col]
-            n_left += hist[b, count_col]
+            n_bin = hist[b, count_col]
+            n_left += n_bin
+            if n_bin == 0.0 and not (tt == 0 and missing_left):
+                continue  # the previous threshold's partition again
             if n_total - n_left < min_data:
                 break  # the right side only shrinks from here on
             if n_left < min_data:
@@ -452,7 +455,7 @@ def _own_hessians_score(acc, total, p):
     return score_left + score_right
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _leading_direction(hist, lo, bins, n_bins, p, smooth, out):
     """OUT out (k,): the leading eigenvector of sum_c G_c G_c^T / (H_c + smooth) over the categories in
     ``bins[:n_bins]`` (G_c: the category's gradient sums, H_c: its Hessian sum per output), by power
@@ -519,14 +522,14 @@ EXHAUSTIVE_MAX_CATEGORIES = 8
 PLAIN_ONE_VS_REST_MAX_CATEGORIES = 4
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _with_cat_l2(p, cat):
     """The scan parameters with lambda_l2 + cat.cat_l2."""
     return ScanParams(p.k, p.h_col, p.h_stride, p.h_scale, p.count_col, p.lambda_l2 + cat.cat_l2,
                       p.min_data_in_leaf, p.min_sum_hessian, p.min_gain_to_split, p.topk, p.restricted)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _best_subset(hist, lo, bins, n_bins, total, q, cat, acc, buf, heap):
     """(score, bits) of the best set of the categories bins[:n_bins] to send left (bit i: bins[i]), over
     every subset of at most max_cat_threshold of them whose two sides hold min_data_in_leaf and
@@ -553,7 +556,7 @@ def _best_subset(hist, lo, bins, n_bins, total, q, cat, acc, buf, heap):
     return best, best_bits, count_ok
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def scan_categorical(f, node, hist, offsets, total, p, cat, acc, buf, heap):
     """Best set split of categorical feature f: the categories in the set go left, every other one (and a
     missing value) right.  Up to cat.max_cat_to_onehot categories: one category against the rest.  More:
@@ -647,7 +650,7 @@ def scan_categorical(f, node, hist, offsets, total, p, cat, acc, buf, heap):
     return best_gain, -1, False, count_ok
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def set_left_sums(hist, offsets, feature, left_bins, out):
     """OUT out (C,): the statistic sums of the left child of a set split (the bins in left_bins go left)."""
     lo = offsets[feature]
@@ -658,7 +661,7 @@ def set_left_sums(hist, offsets, feature, left_bins, out):
                 out[c] += hist[lo + b, c]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def scan_feature(f, hist, offsets, total, p, acc, buf, heap):
     """Best threshold of feature f: (score(left) + score(right), threshold bin, missing goes left,
     whether any threshold leaves min_data_in_leaf rows on both sides); (-inf, -1, False, ...) when no
@@ -766,7 +769,7 @@ def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask,
         out_splittable[node, f] = ok
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def best_split_per_feature(h0, h1, subtract, active, totals, offsets, feature_mask, p, categorical, scratch, out):
     """Scan every feature of one or two node histograms for its best threshold, in parallel over
     (node, feature).
@@ -822,7 +825,7 @@ def left_sums(hist, offsets, feature, threshold_bin, default_left, out):
             out[c] += hist[lo + t, c]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def best_splits(h0, h1, n_nodes, subtract, totals, offsets, feature_mask, p, categorical, scratch, active,
                 feature_noise, per_feature, out):
     """The best split of one or two nodes, after turning h1 from the parent's histogram into the
@@ -889,7 +892,7 @@ def _valid_split_score(acc, total, p, buf, heap):
     return _split_score(acc, total, p, buf, heap)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_feature_gains(f, hist, total, parent_score, offsets, p, acc, buf, heap, out_gain):
     lo = offsets[f]
     miss = offsets[f + 1] - 1
@@ -918,7 +921,7 @@ def _add_feature_gains(f, hist, total, parent_score, offsets, p, acc, buf, heap,
                 out_gain[1, lo + t] += gain
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_gain_tasks(f0, f1, hist, total, parent_score, offsets, feature_mask, p, scratch_row, out_gain):
     acc, buf, heap = _scratch_parts(scratch_row, hist.shape[1], p)
     for f in range(f0, f1):
@@ -926,7 +929,7 @@ def _add_gain_tasks(f0, f1, hist, total, parent_score, offsets, feature_mask, p,
             _add_feature_gains(f, hist, total, parent_score, offsets, p, acc, buf, heap, out_gain)
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def add_split_gains(hist, total, offsets, feature_mask, p, scratch, out_gain):
     """Add one node's gain of every candidate split to ``out_gain``: symmetric (oblivious) trees
     split every node of a level by the same (feature, threshold, missing direction), the one whose
@@ -950,7 +953,7 @@ def add_split_gains(hist, total, offsets, feature_mask, p, scratch, out_gain):
                         hist, total, parent_score, offsets, feature_mask, p, scratch[blk], out_gain)
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def segment_sums(rows, seg_start, seg_end, stats, out):
     """OUT out (n_segments, C) float64: out[s] = sum of stats[rows[seg_start[s]:seg_end[s]]].
     Used for leaf values from the full statistics when splits were scored on a sketch."""
@@ -993,14 +996,15 @@ add_split_gains_serial = variant(add_split_gains, "serial")
 segment_sums_serial = variant(segment_sums, "serial")
 
 
-def best_splits_kernel(p: ScanParams, work: float):
+def best_splits_kernel(p: ScanParams, work: float, threads: int | None = None):
     """The best_splits variant for the scan parameters ``p`` and ``work`` (nodes x bins x k: a bin's scan costs
     about a nanosecond an output): the one-output scan for k = 1, the dense-leaf scan of one shared Hessian or
-    of one Hessian per output, or every kind's (top-k leaves); serial as kernels._variants.pick says."""
+    of one Hessian per output, or every kind's (top-k leaves); serial as kernels._variants.pick says for
+    ``threads`` Numba threads (None: asked of Numba)."""
     if p.k == 1:
-        return pick(best_splits_one_output, best_splits_one_output_serial, work)
+        return pick(best_splits_one_output, best_splits_one_output_serial, work, threads)
     if p.topk <= 0 or p.topk >= p.k:
         if p.h_stride == 0:
-            return pick(best_splits_shared, best_splits_shared_serial, work)
-        return pick(best_splits_own, best_splits_own_serial, work)
-    return pick(best_splits, best_splits_serial, work)
+            return pick(best_splits_shared, best_splits_shared_serial, work, threads)
+        return pick(best_splits_own, best_splits_own_serial, work, threads)
+    return pick(best_splits, best_splits_serial, work, threads)

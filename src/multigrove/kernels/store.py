@@ -42,10 +42,10 @@ def dense_only(store) -> bool:
 
 class BinnedStore(NamedTuple):
     dense: np.ndarray          # (n, n_dense) uint8, C order
-    dense_cols: np.ndarray     # (n, n_dense) uint8, Fortran order (the same values)
+    dense_cols: np.ndarray     # (n_dense, n) uint8, C order: the transpose, each column's codes contiguous
     dense_base: np.ndarray     # (n_dense,) int64: histogram offset of each dense column's feature
     bundle: np.ndarray         # (n, n_bundles) uint8, C order
-    bundle_cols: np.ndarray    # (n, n_bundles) uint8, Fortran order (the same values)
+    bundle_cols: np.ndarray    # (n_bundles, n) uint8, C order: the transpose (see dense_cols)
     code_map: np.ndarray       # (n_codes,) int64: global histogram index of each bundle code
     code_offset: np.ndarray    # (n_bundles + 1,) int64
     sparse_indptr: np.ndarray  # (n + 1,) int64, or (0,) when the sparse store is empty
