@@ -102,3 +102,24 @@ def test_every_store_has_one_numba_type(rng):
                for X in (onehot, np.hstack([onehot, onehot[::-1]]), np.hstack([rng.normal(size=(600, 2)), onehot]))]
     assert max(store.bundle_cols.shape[0] for store in stores) >= 2 and min(s.dense_cols.shape[0] for s in stores) == 0
     assert len({typeof(store) for store in stores}) == 1
+
+
+def test_every_kernel_releases_the_gil():
+    """nogil=True on every kernel a caller runs (its variants inherit it): a Dask worker's threads, or fits in
+    threads of one process, run their kernels side by side."""
+    import importlib
+    import pkgutil
+
+    from numba.core.registry import CPUDispatcher
+
+    import multigrove.kernels as kernels
+    checked = 0
+    for info in pkgutil.iter_modules(kernels.__path__):
+        if info.name.startswith("cuda"):
+            continue
+        module = importlib.import_module(f"multigrove.kernels.{info.name}")
+        for name, obj in vars(module).items():
+            if isinstance(obj, CPUDispatcher) and obj.targetoptions.get("inline", "never") == "never":
+                assert obj.targetoptions.get("nogil"), f"{info.name}.{name} holds the GIL"
+                checked += 1
+    assert checked > 100

@@ -404,10 +404,7 @@ def _scan_shared_hessian_registers(f, hist, offsets, total, p):
             a2 += hist[b, c2]
             a3 += hist[b, c3]
             h_left += hist[b, h_col]
-            n_bin = hist[b, count_col]
-            n_left += n_bin
-            if n_bin == 0.0 and not (tt == 0 and missing_left):
-                continue  # the previous threshold's partition again
+            n_left += hist[b, count_col]
             if n_total - n_left < min_data:
                 break  # the right side only shrinks from here on
             if n_left < min_data:
