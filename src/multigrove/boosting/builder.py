@@ -397,13 +397,12 @@ class LocalBuilder:
             else:
                 schedule, hist, hist_total = self._schedule((end - start) // 2), out, total
             if schedule == 0 and not parallel:  # a small node: the kernel without a parallel region
-                kernel = self._serial_split()
-                n_left = self._entries.call(kernel, kernel, self.tree_store, self.rows, start, end, rule, req.build,
-                                            self.stats, self._tmp, self._marks, hist, hist_total)
+                n_left = self._entries.call(self._serial_split(), self.tree_store, self.rows, start, end, rule,
+                                            req.build, self.stats, self._tmp, self._marks, hist, hist_total)
             else:
-                n_left = self._entries.call(split_and_build, split_and_build, self.tree_store, self.rows, start, end,
-                                            rule, req.build, self.stats, schedule, self._feature_groups(), self._tmp,
-                                            self._marks, counts, self._scratch_for(schedule), hist, hist_total)
+                n_left = self._entries.call(split_and_build, self.tree_store, self.rows, start, end, rule, req.build,
+                                            self.stats, schedule, self._feature_groups(), self._tmp, self._marks,
+                                            counts, self._scratch_for(schedule), hist, hist_total)
             if req.build != BUILD_NONE and self.packed is not None:
                 self._unpack(hist, hist_total, out, total)
             self.leaf_end[req.leaf] = start + n_left
@@ -424,13 +423,12 @@ class LocalBuilder:
         start, end = int(leaf_start[req.leaf]), int(leaf_end[req.leaf])
         parallel = end - start >= PARALLEL_PARTITION_MIN_ROWS and self.n_threads > 1
         if parallel:
-            n_left = self._entries.call((split_and_build, "other"), split_and_build, store, rows, start, end, rule,
-                                        BUILD_NONE, self.stats, 0, self._feature_groups(), tmp, marks,
-                                        self._counts[self.n_threads], self._no_scratch, self._no_hist, self._no_total)
+            n_left = self._entries.call(split_and_build, store, rows, start, end, rule, BUILD_NONE, self.stats, 0,
+                                        self._feature_groups(), tmp, marks, self._counts[self.n_threads],
+                                        self._no_scratch, self._no_hist, self._no_total, role="other rows")
         else:
-            kernel = self._serial_split()
-            n_left = self._entries.call((kernel, "other"), kernel, store, rows, start, end, rule, BUILD_NONE,
-                                        self.stats, tmp, marks, self._no_hist, self._no_total)
+            n_left = self._entries.call(self._serial_split(), store, rows, start, end, rule, BUILD_NONE, self.stats,
+                                        tmp, marks, self._no_hist, self._no_total, role="other rows")
         leaf_end[req.leaf] = start + n_left
         leaf_start[req.new_leaf] = start + n_left
         leaf_end[req.new_leaf] = end

@@ -522,7 +522,7 @@ class _TreeMaker:
     def __init__(self, config: Params, rows, offsets: np.ndarray, n_outputs: int, threads: int,
                  categorical_features: tuple = (), unsplittable: tuple = (), pools: HistogramPools | None = None):
         self.config, self.offsets, self.n_outputs = config, offsets, n_outputs
-        self.pools = pools or HistogramPools()
+        self.pools = pools
         self.layout = rows.layout
         self.topk = config.leaf_k_for(n_outputs)
         self.sparse_output = isinstance(rows, SparseOutputShard)

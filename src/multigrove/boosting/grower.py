@@ -473,9 +473,9 @@ class TreeGrower:
         best_splits = best_splits_kernel(self.params, n_nodes * first.hist.shape[0] * self.layout.k,
                                          self.config.n_threads)
         categorical = self._categorical
-        self._entries.call(best_splits, best_splits, first.hist, first.hist if second is None else second.hist,
-                           n_nodes, subtract, totals, self.offsets, mask, self.params, categorical,
-                           self._scan_scratch, active, noise, self._per_feature, best)
+        self._entries.call(best_splits, first.hist, first.hist if second is None else second.hist, n_nodes, subtract,
+                           totals, self.offsets, mask, self.params, categorical, self._scan_scratch, active, noise,
+                           self._per_feature, best)
         for i, leaf in enumerate((first, second)[:n_nodes]):
             leaf.scan_mask = self._per_feature.splittable[i].copy()
             leaf.gain = float(best.gain[i])

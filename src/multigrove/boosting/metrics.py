@@ -15,11 +15,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels._variants import pick
-from ..kernels.objective import logloss_rows, logloss_rows_serial
+from ..kernels.objective import LOGLOSS_EPS, logloss_rows, logloss_rows_serial
 from ..params import SPARSE_OUTPUT_OBJECTIVES
 from ..xmc.metrics import ndcg_at_k_rows, precision_at_k_rows, psprecision_at_k_parts
-
-_EPS = 1e-15
 
 
 class MetricPart(NamedTuple):
@@ -112,7 +110,7 @@ def metric_parts(metric: str, y: np.ndarray, raw: np.ndarray, prob: np.ndarray, 
                             den_per_row=None if mask is None else mask[:, j]) for j in range(cells.shape[1])]
         return parts
     if metric == "multi_logloss":
-        return [_part(metric, -np.log(np.clip(prob[np.arange(len(y)), y], _EPS, None)), w)]
+        return [_part(metric, -np.log(np.clip(prob[np.arange(len(y)), y], LOGLOSS_EPS, None)), w)]
     if metric == "multi_error":
         return [_part(metric, (prob.argmax(axis=1) != y).astype(np.float64), w)]
     if metric in RANKING:

@@ -75,10 +75,10 @@ def entry_point(kernel, args: tuple):
 
 
 class EntryPoints:
-    """The entry points (entry_point) of the kernels one caller calls again and again, by a key of the caller's
-    (the kernel, and the role of its arguments where one kernel takes arguments of two kinds).  The caller
-    clears them whenever an argument's type may change: the grower and the builder at each tree (a tree's
-    statistics, stores and buffers keep their types while it grows)."""
+    """The entry points (entry_point) of the kernels one caller calls again and again, by kernel and ``role``
+    (where one kernel takes arguments of two kinds).  The caller clears them whenever an argument's type may
+    change: the grower and the builder at each tree (a tree's statistics, stores and buffers keep their types
+    while it grows)."""
 
     def __init__(self):
         self._entries: dict = {}
@@ -86,8 +86,9 @@ class EntryPoints:
     def clear(self) -> None:
         self._entries.clear()
 
-    def call(self, key, kernel, *args):
-        """kernel(*args) through the entry point kept under ``key`` (found from these arguments' types)."""
+    def call(self, kernel, *args, role: str = ""):
+        """kernel(*args) through the entry point kept for (kernel, role), found from these arguments' types."""
+        key = (kernel, role)
         entry = self._entries.get(key)
         if entry is None:
             entry = self._entries[key] = entry_point(kernel, args)
