@@ -6,6 +6,7 @@ defaults of :class:`multigrove.Params` (one table of defaults for both layers).
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import scipy.sparse as sp
@@ -50,8 +51,14 @@ VALIDATION_FRACTION = 0.1
 LEAF_SIZES_MAX_ROWS = 10_000
 LEAF_SIZES_MAX_WORK = 1 << 22
 LEAF_SIZES_MARGIN = 0.01
-#: the folds of early_stopping="cv" (and of "auto" on at most CV_MAX_ROWS rows)
+#: cv_folds=None: the folds of early_stopping="cv" (and of "auto" on at most CV_MAX_ROWS rows), and from
+#: CV_FEWER_FOLDS_MIN_ROWS training rows on CV_FEWER_FOLDS: a third of 1,000 rows or more validates each fold, and
+#: the mean curve picked about the same rounds at 3/5 of the folds' trees (at 2 x 0.1, 5 folds against 3:
+#: scene 220 and 220 rounds, the same test loss; yeast 96 and 92, 0.4312 and 0.4311; enron 144 and 122,
+#: 0.1285 and 0.1288; CHANGELOG.md, stop 57)
 CV_FOLDS = 5
+CV_FEWER_FOLDS = 3
+CV_FEWER_FOLDS_MIN_ROWS = 1_000
 #: min_data_in_leaf=None where the fit cross-validates on folds of under CV_LEAF_SIZES_MAX_ROWS training rows
 #: (where the scaled minimum of Params.min_data_for is 1 row): the folds also try these leaf sizes, and one
 #: replaces the scaled minimum when its best mean validation loss is lower by CV_MARGIN or more (edm, 92 rows a
@@ -63,17 +70,30 @@ CV_LEAF_SIZES_MAX_ROWS = 100
 #: smaller differences of the cross-validated loss are within the folds' noise (enb: 20 rows scored 3 % better
 #: than the scaled 11 and tested 13 % worse)
 CV_MARGIN = 0.05
+#: early_stopping="cv" (and "auto" on at most CV_MAX_ROWS rows) cross-validates at CV_RATE_FACTOR x learning_rate
+#: (at most CV_MAX_LEARNING_RATE; 1 x from there on) where a fold has CV_LEAF_SIZES_MAX_ROWS rows or more, with
+#: its rounds and patience divided by the factor, and the model trains the best round x the factor at
+#: learning_rate.  After m rounds of shrinkage eta a boosted model has moved about eta x m along its path: the
+#: best round at 2 eta is about half the one at eta, and the folds (5 x (best round + patience) trees, 5/6 of a
+#: cross-validated fit's) train half as many.  On the panel's sets of 100-rows folds or more, the test losses
+#: at the rounds picked at 2 x 0.1 (CHANGELOG.md, stop 57): the same or lower on 11 of 15, emotions 1.016x CatBoost's
+#: (was 1.012x), osales 0.998x (0.983x), atp7d 0.977x (0.975x), oes97 0.892x (0.877x); scene's fit 33 -> 13 s.
+#: Smaller folds, whose fits take a few seconds, keep the rate: slump's rounds at twice the rate and its
+#: leaf size tested 1.030x CatBoost's
+CV_RATE_FACTOR = 2.0
+CV_MAX_LEARNING_RATE = 0.2
 #: n_iter_no_change=None: rounds without improvement before training stops, on a held-out tenth of over 2,000
 #: rows (smooth curves: Otto's best round 269, stopped at 289, the same test loss as with 100 rounds of patience,
 #: and Delicious P@k the same at 189 rounds as at 404) ...
 PATIENCE_HELD_OUT = 20
 #: ... and on the folds' mean curve of a cross-validation, flat and noisy near its best on small data, a
-#: patience that grows with the best round: half of it, between PATIENCE_CV and PATIENCE_CV_MAX rounds.
-#: osales's mean l2 has a local best at round 133 and its best at 377 (a fixed 20 or 50 rounds: 1.022x
-#: CatBoost's test RMSE, 100: 0.983x), while sf1's best is round 4 and a fixed 100 rounds trained 25 times as
-#: many; on the panel's 17 small sets the relative patience chose the same round as a fixed 100 rounds on every set
+#: patience that grows with the best round: PATIENCE_CV_FRACTION of it, between PATIENCE_CV and PATIENCE_CV_MAX
+#: rounds (rounds at learning_rate: at CV_RATE_FACTOR x the rate, that many times fewer).  osales's mean l2 at
+#: 2 x 0.1 improves at rounds 40, 67, 82, 111 and 204: half the best round stopped it at 60 (its test RMSE at
+#: 80 rounds of 0.1: 1.055x CatBoost's), 0.75 of it at 194 (222 rounds: 0.998x); sf1's best is round 4, and a
+#: fixed 100 rounds trained 25 times as many
 PATIENCE_CV = 20
-PATIENCE_CV_FRACTION = 0.5
+PATIENCE_CV_FRACTION = 0.75
 PATIENCE_CV_MAX = 100
 #: n_estimators=None: the rounds of a fit without early stopping (LightGBM's and scikit-learn's 100) and
 #: the most rounds of one that stops early (the validation loss picks the number: Otto's pure defaults
@@ -158,17 +178,21 @@ _PARAMETERS = """
         best round: on an eval_set when one is given, else on validation_fraction of the training rows
         (held out, stratified for classes).  "cv": cross-validation on cv_folds folds of the training
         rows (:func:`multigrove.cv`) picks the round where the folds' mean validation loss is best,
-        then the model trains that many rounds on every row (``cv_results_``).  "auto": True on more
-        than 2,000 training rows, "cv" on 2 x cv_folds to 2,000 rows unless an eval_set is given,
+        then the model trains that many rounds on every row (``cv_results_``); on folds of 100 rows or
+        more the folds train at twice the learning rate (at most 0.2) and the model twice their best
+        round, half the trees for about the same round.  "auto": True on more
+        than 2,000 training rows, "cv" on 10 (2 x cv_folds) to 2,000 rows unless an eval_set is given,
         else no early stopping.  On held-out rows, multi-output trees of num_leaves=None are also
         compared with 31-leaf trees on small data (``validation_candidates_``).  The Dask estimators:
         "auto" stops on an eval_set when one is given; "cv" and the comparison of tree sizes are not
         available.
     validation_fraction : float, default 0.1
-    cv_folds : int, default 5
+    cv_folds : int or None, default None
+        The folds of a cross-validation; None: 5, and 3 from 1,000 training rows on.
     n_iter_no_change : int or None, default None
-        None: 20 on held-out rows or an eval_set; when cross-validating, half the best round so far,
+        None: 20 on held-out rows or an eval_set; when cross-validating, 3/4 of the best round so far,
         at least 20 and at most 100 (the folds' mean curve of small data is flat and noisy near its best).
+        Rounds at learning_rate: folds that train at twice the rate wait half as many.
     boost_from_average : bool, default True
     target_scaling : {"auto", "standard", "none"}, default "auto"
     metric_per_output : bool, default False
@@ -209,10 +233,12 @@ _ATTRIBUTES = """
         The training rows held out for early stopping (None when none were).
     cv_results_ : dict or None
         The cross-validation that picked the rounds (:func:`multigrove.cv`'s result: the folds' mean
-        and standard deviation of each metric, round by round, up to the best round), or None.
+        and standard deviation of each metric, round by round, up to the best round, at the folds'
+        learning rate), or None.
     cv_candidates_ : list of dict
-        With cross-validation: each setting compared (``min_data_in_leaf`` when it was None), its
-        best round (``rounds``), its best mean validation score and the rounds the folds trained before
+        With cross-validation: each setting compared (``min_data_in_leaf`` when it was None), the rounds
+        the model trains for it (``rounds``), the folds' best round (``cv_rounds``) at their
+        ``learning_rate``, its best mean validation score and the rounds the folds trained before
         stopping (``trained``).
     validation_candidates_ : list of dict or None
         With early stopping on held-out rows of a small set (at most 10,000 rows, and training rows x features
@@ -257,7 +283,7 @@ class _GroveBase(BaseEstimator):
                  bagging_temperature=_D["bagging_temperature"], random_strength=_D["random_strength"],
                  boost_from_average=_D["boost_from_average"], target_scaling=_D["target_scaling"],
                  metric_per_output=_D["metric_per_output"], early_stopping="auto",
-                 validation_fraction=VALIDATION_FRACTION, cv_folds=CV_FOLDS, n_iter_no_change=None,
+                 validation_fraction=VALIDATION_FRACTION, cv_folds=None, n_iter_no_change=None,
                  num_threads=_D["num_threads"], histogram_pool_size=_D["histogram_pool_size"],
                  deterministic=_D["deterministic"], device_type=_D["device_type"], seed=_D["seed"],
                  verbosity=_D["verbosity"], importance_type="split"):
@@ -341,7 +367,8 @@ class _GroveBase(BaseEstimator):
             raise ValueError(f"importance_type must be 'split' or 'gain', got {self.importance_type!r}")
         if not (self.early_stopping in ("auto", "cv") or isinstance(self.early_stopping, (bool, np.bool_))):
             raise ValueError(f"early_stopping must be 'auto', 'cv', True or False, got {self.early_stopping!r}")
-        check_int(self.cv_folds, "cv_folds", 2)
+        if self.cv_folds is not None:
+            check_int(self.cv_folds, "cv_folds", 2)
         check_real(self.validation_fraction, "validation_fraction", 0.0, low_open=True)
         if not self.validation_fraction < 1.0:
             raise ValueError(f"validation_fraction must be in (0, 1), got {self.validation_fraction!r}")
@@ -358,6 +385,12 @@ class _GroveBase(BaseEstimator):
         """n_iter_no_change, or ``default`` when it is None."""
         return default if self.n_iter_no_change is None else int(self.n_iter_no_change)
 
+    def _n_folds(self, n_rows: int) -> int:
+        """cv_folds, or when it is None CV_FOLDS (CV_FEWER_FOLDS from CV_FEWER_FOLDS_MIN_ROWS rows)."""
+        if self.cv_folds is not None:
+            return int(self.cv_folds)
+        return CV_FEWER_FOLDS if n_rows >= CV_FEWER_FOLDS_MIN_ROWS else CV_FOLDS
+
     def _stopping(self, n_rows: int, callbacks, eval_set) -> str | None:
         """How fit stops early: "validation" (on the eval_set, else on held-out rows), "cv" (cross-validation
         picks the rounds) or None; None when a callback already stops early."""
@@ -366,11 +399,12 @@ class _GroveBase(BaseEstimator):
         if self.early_stopping == "auto":
             if n_rows > CV_MAX_ROWS:
                 return "validation"
-            return "cv" if not eval_set and 2 * self.cv_folds <= n_rows <= CV_MAX_ROWS else None
+            return "cv" if not eval_set and 2 * self._n_folds(n_rows) <= n_rows <= CV_MAX_ROWS else None
         if self.early_stopping == "cv":
-            if n_rows < 2 * self.cv_folds:
-                raise ValueError(f"early_stopping='cv' with cv_folds={self.cv_folds} needs at least "
-                                 f"{2 * self.cv_folds} training rows, got {n_rows}")
+            n_folds = self._n_folds(n_rows)
+            if n_rows < 2 * n_folds:
+                raise ValueError(f"early_stopping='cv' with cv_folds={n_folds} needs at least "
+                                 f"{2 * n_folds} training rows, got {n_rows}")
             return "cv"
         return "validation" if self.early_stopping else None
 
@@ -471,14 +505,27 @@ class _GroveBase(BaseEstimator):
         if candidates[1]["score"] <= candidates[0]["score"] * (1.0 - LEAF_SIZES_MARGIN):
             self.booster_, self.evals_result_ = booster, evals
 
+    def _cv_rate_factor(self, n_fit: int) -> float:
+        """How many times learning_rate a cross-validation on folds of ``n_fit`` training rows trains at:
+        CV_RATE_FACTOR, or less so as to stay at most CV_MAX_LEARNING_RATE (1 from there on, and on folds of
+        under CV_LEAF_SIZES_MAX_ROWS rows)."""
+        if n_fit < CV_LEAF_SIZES_MAX_ROWS:
+            return 1.0
+        return max(1.0, min(CV_RATE_FACTOR, CV_MAX_LEARNING_RATE / float(self.learning_rate)))
+
     def _cross_validate(self, X, y, w, start, names, categories, objective: str, extra: dict, rounds: int,
                         watch: str | None, init_model) -> tuple[int, dict]:
         """(rounds, parameters chosen) by cross-validation on the training rows: the rounds at the folds' best
         mean validation metric and, when min_data_in_leaf is None and a fold has under CV_LEAF_SIZES_MAX_ROWS
-        rows, the leaf size: the scaled minimum unless one of CV_LEAF_SIZES scores better by CV_MARGIN.
-        Sets cv_results_ and cv_candidates_."""
+        rows, the leaf size: the scaled minimum unless one of CV_LEAF_SIZES scores better by CV_MARGIN.  The
+        folds train at _cv_rate_factor() x learning_rate, their rounds and patience divided by it, and the
+        best round is multiplied by it back (CV_RATE_FACTOR).  Sets cv_results_ and cv_candidates_."""
         params = self._train_params(objective, extra)
-        n_fit = X.shape[0] - X.shape[0] // int(self.cv_folds)  # a fold's training rows
+        n_folds = self._n_folds(X.shape[0])
+        n_fit = X.shape[0] - X.shape[0] // n_folds  # a fold's training rows
+        speedup = self._cv_rate_factor(n_fit)
+        if speedup > 1.0:
+            params["learning_rate"] = speedup * float(self.learning_rate)
         sizes = [None]  # min_data_in_leaf as given, or None's scaled minimum (each fit scales it to its rows)
         if self.min_data_in_leaf is None and n_fit < CV_LEAF_SIZES_MAX_ROWS:
             sizes += [m for m in CV_LEAF_SIZES if 2 * m <= n_fit and m != Params().min_data_for(n_fit)]
@@ -486,18 +533,20 @@ class _GroveBase(BaseEstimator):
         for size in sizes:
             chosen = {} if size is None else {"min_data_in_leaf": size}
             growing = {} if self.n_iter_no_change is not None else \
-                {"patience_fraction": PATIENCE_CV_FRACTION, "max_stopping_rounds": PATIENCE_CV_MAX}
-            stop = early_stopping(self._patience(PATIENCE_CV), verbose=False, metric_name=watch, per_output=False,
-                                  **growing)
+                {"patience_fraction": PATIENCE_CV_FRACTION, "max_stopping_rounds": _at_rate(PATIENCE_CV_MAX, speedup)}
+            stop = early_stopping(_at_rate(self._patience(PATIENCE_CV), speedup), verbose=False, metric_name=watch,
+                                  per_output=False, **growing)
             every_round: dict = {}
             result = cv({**params, **chosen}, Dataset(X, y, weight=w, feature_names=names, init_score=start,
                                                       categories=categories),
-                        num_boost_round=rounds, nfold=int(self.cv_folds),
+                        num_boost_round=_at_rate(rounds, speedup), nfold=n_folds,
                         callbacks=[stop, record_evaluation(every_round)], init_model=_init_booster(init_model))
             curve = result[f"valid {watch}-mean"] if watch else next(iter(result.values()))
             results.append(result)
             trained = len(next(iter(every_round["valid"].values())))
-            self.cv_candidates_.append(dict(chosen, rounds=len(curve), score=curve[-1], trained=trained))
+            self.cv_candidates_.append(dict(chosen, rounds=min(rounds, round(speedup * len(curve))),
+                                            cv_rounds=len(curve), score=curve[-1], trained=trained,
+                                            learning_rate=params.get("learning_rate", self.learning_rate)))
         # losses fall, the sparse objectives' P@5 rises; a candidate must beat the best so far by the margin
         sign = -1.0 if watch is not None else 1.0
         margin = CV_MARGIN * abs(self.cv_candidates_[0]["score"])
@@ -851,6 +900,11 @@ def class_codes(classes: np.ndarray, y, name: str) -> np.ndarray:
         raise ValueError(f"{name} holds label {y[np.flatnonzero(bad)[0]]}, "
                          f"not among the training classes {classes[:10].tolist()}")
     return idx
+
+
+def _at_rate(rounds: int, speedup: float) -> int:
+    """``rounds`` at learning_rate in rounds at ``speedup`` x learning_rate (at least one)."""
+    return max(1, math.ceil(rounds / speedup))
 
 
 def _init_booster(init_model):

@@ -4,14 +4,18 @@ import pytest
 
 import multigrove as mg
 from multigrove.sklearn import (
+    CV_FEWER_FOLDS_MIN_ROWS,
     CV_LEAF_SIZES,
     CV_LEAF_SIZES_MAX_ROWS,
     CV_MARGIN,
     CV_MAX_ROWS,
+    CV_RATE_FACTOR,
     PATIENCE_CV,
     PATIENCE_CV_FRACTION,
     PATIENCE_CV_MAX,
 )
+
+CANDIDATE_KEYS = {"rounds", "cv_rounds", "learning_rate", "score", "trained"}
 
 
 def _regression(n=300, seed=0):
@@ -101,10 +105,13 @@ def test_auto_cross_validates_small_data_then_trains_every_row():
     reg = mg.GroveRegressor(verbosity=-1, seed=2).fit(X, Y)
     assert reg.validation_indices_ is None
     rounds = reg.n_estimators_
-    assert len(reg.cv_results_["valid l2-mean"]) == rounds < 1000
+    # folds of 320 rows train at twice the default rate; the model trains twice their best round
+    assert len(reg.cv_results_["valid l2-mean"]) * CV_RATE_FACTOR == rounds < 1000
+    assert reg.cv_candidates_[0]["learning_rate"] == CV_RATE_FACTOR * 0.1
     chosen = {k: v for k, v in reg.cv_candidates_[0].items() if k == "min_data_in_leaf"}
     for cand in reg.cv_candidates_:  # the chosen setting's score is the best mean of its cross-validation
-        if cand["rounds"] == rounds and cand["score"] == reg.cv_results_["valid l2-mean"][-1]:
+        if cand["cv_rounds"] == len(reg.cv_results_["valid l2-mean"]) and \
+                cand["score"] == reg.cv_results_["valid l2-mean"][-1]:
             chosen = {k: v for k, v in cand.items() if k == "min_data_in_leaf"}
     # the same model as training the chosen rounds (and leaf size) on every row
     same = mg.GroveRegressor(n_estimators=rounds, early_stopping=False, verbosity=-1, seed=2, **chosen).fit(X, Y)
@@ -127,23 +134,42 @@ def test_cv_leaf_sizes_replace_the_scaled_minimum_only_by_the_margin():
     assert reg.n_estimators_ == best["rounds"]
     # a min_data_in_leaf given by the user is kept: only the rounds are cross-validated
     given = mg.GroveRegressor(min_data_in_leaf=7, **fast).fit(X, Y)
-    assert [set(c) for c in given.cv_candidates_] == [{"rounds", "score", "trained"}]
+    assert [set(c) for c in given.cv_candidates_] == [CANDIDATE_KEYS]
     # folds of CV_LEAF_SIZES_MAX_ROWS rows or more try the scaled minimum only
     X, Y = _regression(n=CV_LEAF_SIZES_MAX_ROWS * 5 // 4)
     larger = mg.GroveRegressor(**fast).fit(X, Y)
-    assert [set(c) for c in larger.cv_candidates_] == [{"rounds", "score", "trained"}]
+    assert [set(c) for c in larger.cv_candidates_] == [CANDIDATE_KEYS]
 
 
 def test_cv_patience_grows_with_the_best_round():
     X, Y = _regression(n=300)
     reg = mg.GroveRegressor(verbosity=-1, learning_rate=0.05).fit(X, Y)
-    best = reg.n_estimators_
-    trained = reg.cv_candidates_[0]["trained"]
-    patience = min(PATIENCE_CV_MAX, max(PATIENCE_CV, int(PATIENCE_CV_FRACTION * best)))
-    assert best > 2 * PATIENCE_CV  # the rule's middle part: half the best round
-    assert trained == min(best + patience, 1000)
+    cand = reg.cv_candidates_[0]
+    best, trained = cand["cv_rounds"], cand["trained"]  # rounds at the folds' rate: 2 x 0.05
+    assert cand["learning_rate"] == 0.1 and reg.n_estimators_ == min(1000, 2 * best)
+    patience = min(PATIENCE_CV_MAX // 2, max(PATIENCE_CV // 2, int(PATIENCE_CV_FRACTION * best)))
+    assert best > PATIENCE_CV  # the rule's middle part: a share of the best round
+    assert trained == min(best + patience, 500)
     fixed = mg.GroveRegressor(verbosity=-1, learning_rate=0.05, n_iter_no_change=7).fit(X, Y)
-    assert fixed.cv_candidates_[0]["trained"] == min(fixed.n_estimators_ + 7, 1000)
+    assert fixed.cv_candidates_[0]["trained"] == min(fixed.cv_candidates_[0]["cv_rounds"] + 4, 500)
+
+
+@pytest.mark.parametrize("learning_rate, n_rows, folds_rate, n_folds", [
+    (0.1, 300, 0.2, 5), (0.15, 300, 0.2, 5), (0.2, 300, 0.2, 5), (0.3, 300, 0.3, 5), (0.1, 110, 0.1, 5),
+    (0.1, CV_FEWER_FOLDS_MIN_ROWS - 1, 0.2, 5), (0.1, CV_FEWER_FOLDS_MIN_ROWS, 0.2, 3)])
+def test_cv_trains_its_folds_at_twice_the_rate_up_to_a_limit(learning_rate, n_rows, folds_rate, n_folds):
+    """Folds of 100 rows or more cross-validate at twice the learning rate, at most 0.2 (never below the
+    model's own), and the model trains their best round times that factor; smaller folds keep the rate.
+    cv_folds=None: 5 folds, 3 from CV_FEWER_FOLDS_MIN_ROWS rows."""
+    X, Y = _regression(n=n_rows)
+    reg = mg.GroveRegressor(verbosity=-1, learning_rate=learning_rate, min_data_in_leaf=5).fit(X, Y)
+    cand = reg.cv_candidates_[0]
+    assert cand["learning_rate"] == pytest.approx(folds_rate)
+    assert reg.n_estimators_ == min(1000, round(folds_rate / learning_rate * cand["cv_rounds"]))
+    folds = mg.cv({"learning_rate": folds_rate, "min_data_in_leaf": 5, "verbosity": -1}, mg.Dataset(X, Y),
+                  num_boost_round=cand["trained"], nfold=n_folds)
+    curve = folds["valid l2-mean"]
+    assert cand["cv_rounds"] == int(np.argmin(curve)) + 1 and cand["score"] == pytest.approx(min(curve))
 
 
 def test_auto_cross_validates_only_up_to_cv_max_rows():
@@ -154,13 +180,13 @@ def test_auto_cross_validates_only_up_to_cv_max_rows():
     assert reg.n_estimators_ <= 20 and "validation" in reg.evals_result_
     forced = mg.GroveRegressor(n_estimators=20, early_stopping="cv", cv_folds=2, min_data_in_leaf=20,
                                verbosity=-1).fit(X, Y)
-    assert len(forced.cv_results_["valid l2-mean"]) == forced.n_estimators_ <= 20
+    assert CV_RATE_FACTOR * len(forced.cv_results_["valid l2-mean"]) == forced.n_estimators_ <= 20
 
 
 def test_early_stopping_cv_setting_and_its_errors():
     X, y = mg.datasets.make_multiclass(n_rows=300, n_features=5, n_classes=3, seed=0)
     clf = mg.GroveClassifier(early_stopping="cv", cv_folds=3, min_data_in_leaf=5, verbosity=-1).fit(X, y)
-    assert len(clf.cv_results_["valid multi_logloss-mean"]) == clf.n_estimators_
+    assert CV_RATE_FACTOR * len(clf.cv_results_["valid multi_logloss-mean"]) == clf.n_estimators_
     # an eval_set turns "auto" away from cross-validation (as before: it is recorded, no early stopping)
     rec = mg.GroveClassifier(n_estimators=20, verbosity=-1).fit(X, y, eval_set=[(X[:50], y[:50])])
     assert rec.cv_results_ is None and rec.n_estimators_ == 20

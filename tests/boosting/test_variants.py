@@ -123,3 +123,50 @@ def test_every_kernel_releases_the_gil():
                 assert obj.targetoptions.get("nogil"), f"{info.name}.{name} holds the GIL"
                 checked += 1
     assert checked > 100
+
+
+def test_type_key_tells_apart_what_numba_types_differently(rng):
+    """Two arguments of one type_key have one Numba type (EntryPoints calls one compiled entry point for
+    both); arrays that differ in dtype, dimensions, layout or writability get keys of their own."""
+    from numba import typeof
+
+    from multigrove.kernels.split import ScanParams
+    base = rng.normal(size=(6, 4))
+    readonly = base.copy()
+    readonly.flags.writeable = False
+    params = ScanParams(3, 3, 0, 1.0, 4, 3.0, 1, 1e-3, 0.0, 0, False)
+    args = [base, base.copy(), base.astype(np.float32), base.T, base[:, ::2], base[0], base.reshape(-1), readonly,
+            np.ones((1, 1)), np.ones(1), np.asfortranarray(base[:, :1]), params, params._replace(k=4),
+            params._replace(lambda_l2=1.0), params._replace(lambda_l2=1), 3, 7, 2.5, True, np.float32(1),
+            np.int64(4), None, (base, base.T), (base, base)]
+    keys = [_variants.type_key(arg) for arg in args]
+    for i, a in enumerate(args):
+        for j, b in enumerate(args):
+            if keys[i] == keys[j]:
+                assert typeof(a) == typeof(b), (i, j)
+    distinct = {keys[i] for i in (0, 2, 3, 4, 5, 7)}  # float64 C, float32, F, strided, 1-d, read-only
+    assert len(distinct) == 6
+    assert keys[0] == keys[1] and keys[11] == keys[13] != keys[14] and keys[15] == keys[16]
+
+
+def test_entry_points_are_found_again_without_numba_typing(monkeypatch, rng):
+    """After clear (a new tree), arguments of the types seen before reuse their entry point; another type
+    gets its own, which computes the right result."""
+    from numba import njit
+
+    @njit(cache=False)
+    def total(values, scale):
+        return values.sum() * scale
+
+    typed = []
+    entry_point = _variants.entry_point
+    monkeypatch.setattr(_variants, "entry_point", lambda kernel, args: typed.append(args) or entry_point(kernel, args))
+    entries = _variants.EntryPoints()
+    values = rng.normal(size=5)
+    assert entries.call(total, values, 2.0) == pytest.approx(2 * values.sum())
+    entries.clear()
+    assert entries.call(total, values + 1, 3.0) == pytest.approx(3 * (values + 1).sum())
+    assert len(typed) == 1
+    entries.clear()
+    assert entries.call(total, np.arange(4, dtype=np.int32), 1.0) == 6.0
+    assert len(typed) == 2
