@@ -48,6 +48,10 @@ VALIDATION_FRACTION = 0.1
 #: tree size is the data's: on the loans table (7,200 rows, 7 grades) 31 leaves tested 1.1781 against 127
 #: leaves' 1.2113 (validation 1.1949 against 1.2318), on rf1 (6,843 rows, 8 targets) 0.0635 against 0.0481,
 #: on Otto 0.4531 against 0.4478 (CHANGELOG.md, stop 55)
+#: Only where the early stopping ended the fit before its last round: smaller trees help where the large ones
+#: overfit, and a validation loss still falling at the round limit shows none (loans's 127-leaf trees stopped at
+#: round 61); trees of fewer leaves, which learn less a round, are then further from their best at the same
+#: limit (rf1: 127 leaves 1.104 at round 999 of 1,000, 31 leaves 1.379 at round 1,000; the second fit cost 4-6 s)
 LEAF_SIZES_MAX_ROWS = 10_000
 LEAF_SIZES_MAX_WORK = 1 << 22
 LEAF_SIZES_MARGIN = 0.01
@@ -242,9 +246,10 @@ _ATTRIBUTES = """
         stopping (``trained``).
     validation_candidates_ : list of dict or None
         With early stopping on held-out rows of a small set (at most 10,000 rows, and training rows x features
-        x outputs at most 2^22) and multi-output trees of num_leaves=None: each ``num_leaves`` tried, its best
-        round (``rounds``) and its best validation score; the second (31 leaves) is the model when its score
-        is lower by 1 %.  The callbacks given to fit run in both fits.
+        x outputs at most 2^22), multi-output trees of num_leaves=None, and a first fit that stopped before its
+        last round: each ``num_leaves`` tried, its best round (``rounds``) and its best validation score; the
+        second (31 leaves) is the model when its score is lower by 1 %.  The callbacks given to fit run in both
+        fits.
     feature_importances_ : ndarray (n_features,)
         The importance of each feature (``importance_type``).
     n_estimators_ : int
@@ -472,20 +477,22 @@ class _GroveBase(BaseEstimator):
                               valid_names=valid_names, callbacks=cbs + recorded, init_model=_init_booster(init_model))
         self.validation_candidates_ = None
         if held_out is not None and init_model is None and self._tries_leaf_sizes(Xc.shape[0] + held_out[0].shape[0],
-                                                                                  train_set):
+                                                                                  train_set, rounds):
             self._pick_leaf_size(params, train_set, rounds, valid_sets, valid_names, cbs)
         self.best_iteration_ = self.booster_.best_iteration
         return self
 
-    def _tries_leaf_sizes(self, n_rows: int, train_set: Dataset) -> bool:
+    def _tries_leaf_sizes(self, n_rows: int, train_set: Dataset, rounds: int) -> bool:
         """Whether a fit that stops on held-out rows also tries SINGLE_OUTPUT_LEAVES: multi-output trees of
         num_leaves=None, at most LEAF_SIZES_MAX_ROWS rows (``n_rows``, the held-out ones included) and
-        LEAF_SIZES_MAX_WORK training rows x features x outputs."""
+        LEAF_SIZES_MAX_WORK training rows x features x outputs, whose early stopping ended the fit before its
+        ``rounds`` (LEAF_SIZES_MARGIN)."""
         booster = self.booster_
         n_outputs = booster.n_outputs
         return (self.num_leaves is None and self.growth_policy != "symmetric"
                 and booster.multi_strategy == "multi_output" and n_outputs > 1 and n_rows <= LEAF_SIZES_MAX_ROWS
-                and train_set.n_rows * train_set.n_features * n_outputs <= LEAF_SIZES_MAX_WORK)
+                and train_set.n_rows * train_set.n_features * n_outputs <= LEAF_SIZES_MAX_WORK
+                and booster.current_iteration() < rounds)
 
     def _pick_leaf_size(self, params: dict, train_set: Dataset, rounds: int, valid_sets: list, valid_names: list,
                         callbacks: list) -> None:

@@ -292,4 +292,9 @@ def test_held_out_fits_of_small_sets_compare_multi_output_trees_with_31_leaves(m
         given.evals_result_["validation"]["multi_logloss"])
     binary = mg.GroveClassifier(verbosity=-1).fit(X, (y > 0).astype(int))
     assert binary.validation_candidates_ is None
+    # nor when the first fit ran to its last round: its validation loss gave no sign of overfitting
+    limit = first["rounds"] + 20  # the default patience of 20 ends it at this round
+    assert mg.GroveClassifier(n_estimators=limit + 1, verbosity=-1).fit(X, y).validation_candidates_ is not None
+    capped = mg.GroveClassifier(n_estimators=limit, verbosity=-1).fit(X, y)
+    assert capped.validation_candidates_ is None and capped.booster_.current_iteration() == limit
     assert mg.GroveClassifier(verbosity=-1).fit(X[:1000], y[:1000]).validation_candidates_ is None  # cv
