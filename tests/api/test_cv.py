@@ -196,3 +196,11 @@ def test_early_stopping_cv_setting_and_its_errors():
         mg.GroveClassifier(cv_folds=1).fit(X, y)
     tiny = mg.GroveClassifier(verbosity=-1).fit(X[:9], np.r_[0, 1, 2].repeat(3))  # too few rows: 100 rounds
     assert tiny.cv_results_ is None and tiny.n_estimators_ == 100
+
+
+@pytest.mark.parametrize("rate, error, message", [(0, ValueError, "learning_rate must be > 0"),
+                                                  ("x", TypeError, "learning_rate must be a number")])
+def test_cross_validation_refuses_an_invalid_learning_rate_by_name(rate, error, message):
+    X, Y = _regression(n=300)
+    with pytest.raises(error, match=message):
+        mg.GroveRegressor(learning_rate=rate, verbosity=-1).fit(X, Y)
