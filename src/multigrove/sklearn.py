@@ -516,11 +516,10 @@ class _GroveBase(BaseEstimator):
         """How many times learning_rate a cross-validation on folds of ``n_fit`` training rows trains at:
         CV_RATE_FACTOR, or less so as to stay at most CV_MAX_LEARNING_RATE (1 from there on, and on folds of
         under CV_LEAF_SIZES_MAX_ROWS rows)."""
-        rate = self.learning_rate
-        if n_fit < CV_LEAF_SIZES_MAX_ROWS or isinstance(rate, bool) or not isinstance(rate, (int, float, np.number)) \
-                or not rate > 0:
-            return 1.0  # Params refuses an invalid rate with its own message
-        return max(1.0, min(CV_RATE_FACTOR, CV_MAX_LEARNING_RATE / float(rate)))
+        if n_fit < CV_LEAF_SIZES_MAX_ROWS:
+            return 1.0
+        rate = check_real(self.learning_rate, "learning_rate", 0.0, low_open=True)  # Params' check, before dividing
+        return max(1.0, min(CV_RATE_FACTOR, CV_MAX_LEARNING_RATE / rate))
 
     def _cross_validate(self, X, y, w, start, names, categories, objective: str, extra: dict, rounds: int,
                         watch: str | None, init_model) -> tuple[int, dict]:
