@@ -317,8 +317,8 @@ class DistributedRows:
         return results
 
     # the requests the engine makes of its training rows
-    def compute_gradients(self) -> None:
-        self._all("call", "compute_gradients")
+    def compute_gradients(self, sketch=None) -> None:
+        self._all("call", "compute_gradients", sketch)
 
     def freeze_outputs(self, outputs: Sequence[int]) -> None:
         self._all("call", "freeze_outputs", list(outputs))

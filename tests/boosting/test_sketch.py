@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import multigrove as mg
+from multigrove.boosting.leaves import StatLayout
 from multigrove.boosting.sketch import apply_sketch, auto_k, column_sq_norms, gram_product, plan_sketch, stable_rank
 from multigrove.datasets import make_multioutput_regression
 
@@ -23,7 +24,13 @@ class Sketch:
             if H is not None:
                 self.H[:] = H
         else:
-            apply_sketch(plan, G, H, self.G, self.H)
+            d = G.shape[1]
+            layout = StatLayout.make(d, None if H is not None else 1.0)
+            stats = layout.allocate(G.shape[0])
+            stats[:, :d] = G
+            if H is not None:
+                stats[:, d: 2 * d] = H
+            apply_sketch(plan, stats, layout, self.G, self.H)
 
 
 sketch_gradients = Sketch

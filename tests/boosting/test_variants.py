@@ -106,7 +106,8 @@ def test_every_store_has_one_numba_type(rng):
 
 def test_every_kernel_releases_the_gil():
     """nogil=True on every kernel a caller runs (its variants inherit it): a Dask worker's threads, or fits in
-    threads of one process, run their kernels side by side."""
+    threads of one process, run their kernels side by side.  And error_model="numpy" on every kernel, inlined
+    ones too (see kernels/__init__.py: no divisor test in the loops)."""
     import importlib
     import pkgutil
 
@@ -119,6 +120,8 @@ def test_every_kernel_releases_the_gil():
             continue
         module = importlib.import_module(f"multigrove.kernels.{info.name}")
         for name, obj in vars(module).items():
+            if isinstance(obj, CPUDispatcher):
+                assert obj.targetoptions.get("error_model") == "numpy", f"{info.name}.{name}: Python's error model"
             if isinstance(obj, CPUDispatcher) and obj.targetoptions.get("inline", "never") == "never":
                 assert obj.targetoptions.get("nogil"), f"{info.name}.{name} holds the GIL"
                 checked += 1

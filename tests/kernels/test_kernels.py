@@ -580,7 +580,7 @@ def test_objective_kernels_equal_numpy(seed, n, K):
     np.testing.assert_allclose(stats[:, K:2 * K], q * (1 - q), rtol=1e-5, atol=1e-7)
     P = rng.normal(size=(K, 3)).astype(np.float32)
     out_g, out_h = np.full((n, 3), np.nan, np.float32), np.full((n, 1), np.nan, np.float32)
-    project_rows(stats[:, :K], np.ascontiguousarray(P.T), stats[:, K:2 * K], out_g, out_h)
+    project_rows(stats, K, np.ascontiguousarray(P.T), out_g, out_h)
     np.testing.assert_allclose(out_g, stats[:, :K] @ P, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(out_h[:, 0], stats[:, K:2 * K].mean(axis=1), rtol=1e-5)
     from multigrove.kernels.objective import residual, scaled_residual
@@ -589,6 +589,40 @@ def test_objective_kernels_equal_numpy(seed, n, K):
     np.testing.assert_array_equal(stats[:, :K], (raw - (targets - shift) / scale).astype(np.float32))
     residual(raw, targets, stats[:, :K])
     np.testing.assert_array_equal(stats[:, :K], (raw - targets).astype(np.float32))
+
+
+@SETTINGS  # rows past ROW_BLOCK; with and without the tree to add and the projection
+@given(st.integers(0, 2**31 - 1), st.integers(1, 600), st.integers(1, 40), st.booleans(), st.integers(0, 4))
+def test_sigmoid_round_equals_its_three_passes(seed, n, L, update, k):
+    from scipy.special import expit
+
+    from multigrove.kernels.objective import sigmoid_round, sigmoid_round_serial
+    rng = np.random.default_rng(seed)
+    raw0 = rng.normal(scale=5, size=(n, L))
+    Y = rng.integers(0, 2, size=(n, L)).astype(float)
+    n_leaves = 5
+    leaf_of = rng.integers(-1, n_leaves, size=n).astype(np.int32) if update else np.zeros(0, np.int32)
+    leaf_value = rng.normal(size=(n_leaves, L)) if update else np.zeros((0, 0))
+    P = rng.normal(size=(L, k)).astype(np.float32)
+    expect_raw = raw0.copy()
+    if update:
+        kept = leaf_of >= 0
+        expect_raw[kept] += leaf_value[leaf_of[kept]]
+    prob = expit(expect_raw)
+    G, H = prob - Y, prob * (1 - prob)
+    for kernel in (sigmoid_round, sigmoid_round_serial):
+        raw = raw0.copy()
+        stats = np.full((n, 2 * L + 1), 7.0, np.float32)
+        sketch = np.full((n, k + 2), 7.0, np.float32)
+        kernel(raw, Y, leaf_of, leaf_value, stats, L, np.ascontiguousarray(P.T), sketch)
+        np.testing.assert_allclose(raw, expect_raw, rtol=1e-14, atol=1e-14)
+        np.testing.assert_allclose(stats[:, :L], G, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(stats[:, L:2 * L], H, rtol=1e-5, atol=1e-7)
+        assert (stats[:, 2 * L] == 7.0).all()  # the count column is not the kernel's
+        if k:
+            np.testing.assert_allclose(sketch[:, :k], stats[:, :L].astype(np.float64) @ P, rtol=1e-4, atol=1e-4)
+            np.testing.assert_allclose(sketch[:, k], stats[:, L:2 * L].mean(axis=1), rtol=1e-5, atol=1e-7)
+        assert (sketch[:, k + 1:] == 7.0).all()
 
 
 @SETTINGS

@@ -93,9 +93,10 @@ class CudaTrainingShard(TrainingShard):
         kernel[min(work.shape[0], self.builder.kernels.MAX_WORK_BLOCKS), self._threads](*args)
 
     # ------------------------------------------------------------------ gradients and sketches
-    def compute_gradients(self) -> None:
+    def compute_gradients(self, sketch=None) -> None:
         """Gradients and Hessians at the current scores, times the row weights, on the GPU (a custom
-        objective's from its function on the host, uploaded)."""
+        objective's from its function on the host, uploaded); a sketch is made from them in
+        set_split_statistics."""
         raw = self._raw()
         if self._host_gradients:
             self._gradients_into(self.scores, self._host_stats)

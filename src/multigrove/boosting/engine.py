@@ -26,7 +26,7 @@ from .losses import Loss, label_for, make_loss, observed
 from .metrics import RANKING_METRICS, check_metric_fits, finish
 from .sampling import feature_mask
 from .shard import EvalShard, OutputColumn, SampleSpec, predict_trees_into, training_shard
-from .sketch import FULL, plan_sketch
+from .sketch import FULL, SketchPlan, plan_sketch
 from .sparse_output import SparseEvalShard, SparseOutputShard
 from .tree import Tree, set_split_fields
 
@@ -442,7 +442,7 @@ def boost_rounds(config: Params, booster: Booster, loss: Loss, rows, valids: lis
         inv_propensity = inverse_propensity_from_counts(*rows.label_counts())
     try:
         for it in range(first, first + rounds):
-            rows.compute_gradients()
+            make_trees.compute_gradients(rows, it)
             new_trees = make_trees(rows, mapper, it)
             _check_finite(new_trees, config, it)
             for tree in new_trees:
@@ -542,6 +542,7 @@ class _TreeMaker:
             max_cat_threshold=config.max_cat_threshold, cat_smooth=config.cat_smooth, cat_l2=config.cat_l2,
             min_data_per_group=config.min_data_per_group)
         self.growers: dict[StatLayout, TreeGrower] = {}
+        self._projection: SketchPlan | None = None  # this round's random projection, drawn before its gradients
         self.n_features = offsets.shape[0] - 1
         self.splittable = np.ones(self.n_features, np.bool_)  # features target statistics replace: never split
         self.splittable[list(unsplittable)] = False
@@ -575,6 +576,24 @@ class _TreeMaker:
             grad_sq_sum = float(norms.sum() if column is None else norms[column])
         return self._grower(split_layout).grow(rows, mask, noise_rng, grad_sq_sum, rows.candidate_scorer)
 
+    def compute_gradients(self, rows, iteration: int) -> None:
+        """The round's gradients.  A random projection needs none to be drawn: it is drawn first and handed
+        to the rows, which may project the gradients in the pass that computes them."""
+        self._projection = None
+        if self.config.multi_strategy == "multi_output" and self.sketch == "random_projection":
+            self._projection = self._plan(rows, iteration)
+        if self._projection is not None and not self._projection.is_full:
+            rows.compute_gradients(self._projection)
+        else:
+            rows.compute_gradients()
+
+    def _plan(self, rows, iteration: int) -> SketchPlan:
+        """This round's sketch (a round's draws depend on the seed and its number only: continued training
+        repeats them)."""
+        sketch_rng = np.random.default_rng((self.config.seed, 0, iteration))
+        return plan_sketch(self.sketch, self.config.sketch_k, self.n_outputs, sketch_rng, rows.column_sq_norms,
+                           rows.gram_product)
+
     def __call__(self, rows, mapper, iteration: int) -> list[Tree]:
         config, n_outputs = self.config, self.n_outputs
         trees = []
@@ -582,9 +601,7 @@ class _TreeMaker:
         column_rng = np.random.default_rng((config.seed, 2, iteration))
         noise_rng = np.random.default_rng((config.seed, 3, iteration))
         if config.multi_strategy == "multi_output":
-            sketch_rng = np.random.default_rng((config.seed, 0, iteration))
-            plan = plan_sketch(self.sketch, config.sketch_k, n_outputs, sketch_rng, rows.column_sq_norms,
-                               rows.gram_product)
+            plan = self._projection if self._projection is not None else self._plan(rows, iteration)
             split_layout = rows.set_split_statistics(plan)
             rows.draw_rows(self._sample_spec(iteration))
             grown = self._grow(rows, split_layout, column_rng, noise_rng)

@@ -22,6 +22,8 @@ from ..kernels.objective import (
     scaled_residual_serial,
     sigmoid_grad_hess,
     sigmoid_grad_hess_serial,
+    sigmoid_round,
+    sigmoid_round_serial,
     softmax_grad_hess,
     softmax_grad_hess_serial,
 )
@@ -81,6 +83,9 @@ class Loss:
     name = "loss"
     hess_constant: float | None = None
     n_outputs = 1
+    #: (parallel, serial) kernels of one pass over the rows that adds the last tree to the scores, computes
+    #: the gradients and projects them (kernels.objective.sigmoid_round), or None: separate passes
+    round_pass: tuple | None = None
     sparse_output = False  # labels, scores and gradients kept sparse (SparseOutputLoss)
 
     def check_label(self, y: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
@@ -90,11 +95,14 @@ class Loss:
         """(3, d) per output, over the rows where its label is given: the sum of the weights, of
         weight x label and of weight x label^2.  Moments of shards add up: the start score and target
         scaling of a data set split over workers come from the summed moments."""
-        y2 = y.reshape(len(y), -1)
+        y2 = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
+        row_w = np.ones(len(y2)) if w is None else np.asarray(w, dtype=np.float64).reshape(-1)
         given = ~np.isnan(y2)
-        cell_w = given * (1.0 if w is None else w.reshape(-1, 1))
+        if given.all():  # products with the weights (BLAS), no (n, d) temporaries but one: Delicious' 12,920 x 983
+            counts = np.full(y2.shape[1], row_w.sum())  # labels took 0.37 s the masked way
+            return np.stack([counts, row_w @ y2, row_w @ np.square(y2)])
         values = np.where(given, y2, 0.0)
-        return np.stack([cell_w.sum(axis=0), (cell_w * values).sum(axis=0), (cell_w * values ** 2).sum(axis=0)])
+        return np.stack([row_w @ given, row_w @ values, row_w @ np.square(values)])
 
     def init_from_moments(self, moments: np.ndarray) -> np.ndarray:
         """The optimal constant start score from the (summed) moments."""
@@ -195,6 +203,7 @@ class SquaredError(Loss):
 
 class BinaryLogloss(Loss):
     name = "binary"
+    round_pass = (sigmoid_round, sigmoid_round_serial)
 
     def check_label(self, y):
         if y.ndim != 1:

@@ -30,6 +30,12 @@ from .sampling import ALL_ROWS, bagging_rows, bayesian_weights, goss_rows, row_m
 from .sketch import SketchPlan, apply_sketch, column_sq_norms, gram_product
 from .tree import Tree, prediction_work, stack_trees
 
+#: compute_gradients' empty arguments of a round pass: no tree to add, no projection
+NO_ROWS = np.zeros(0, np.int32)
+NO_LEAVES = np.zeros((0, 0), SCORE)
+NO_PROJECTION = np.zeros((0, 0), STAT)
+NO_SKETCH = np.zeros((0, 1), STAT)
+
 
 class OutputColumn(NamedTuple):
     """Split statistics of one output: the one-vs-all strategy's tree for output ``column``."""
@@ -83,6 +89,11 @@ class TrainingShard:
 
     #: scores split candidates itself (grower.CandidateScorer) when its statistics have no histogram
     candidate_scorer = None
+    #: the last tree, when its values reach the scores in the next round's gradient pass (the loss's
+    #: round_pass): (the leaf of every row (n,) int32, the leaf values (n_leaves, outputs))
+    _pending: tuple[np.ndarray, np.ndarray] | None = None
+    #: the projection the last gradient pass also wrote
+    _sketched: SketchPlan | None = None
 
     def __init__(self, store: BinnedStore, label: np.ndarray, weight: np.ndarray | None, loss: Loss,
                  init_score: np.ndarray, layout: StatLayout, n_threads: int, shard_id: int = 0,
@@ -118,6 +129,27 @@ class TrainingShard:
     def n_rows(self) -> int:
         return self.store.n_rows
 
+    @property
+    def scores(self) -> np.ndarray:
+        """(n, outputs) float64 raw scores of the training rows, every tree so far included."""
+        self._add_pending()
+        return self._scores
+
+    @scores.setter
+    def scores(self, value) -> None:
+        self._scores = value
+
+    def _add_pending(self) -> None:
+        """Add the tree that waits for the next gradient pass to the scores now (they are read first)."""
+        if self._pending is not None:
+            leaf_of_row, leaf_value = self._pending
+            self._pending = None
+            covered = leaf_of_row >= 0
+            if covered.all():
+                self._scores += leaf_value[leaf_of_row]
+            else:
+                self._scores[covered] += leaf_value[leaf_of_row[covered]]
+
     def follow(self, shard: "EvalShard") -> None:
         """Update ``shard``'s scores with every tree from now on from its rows' leaves, which the builder finds
         while it partitions the tree's rows (LocalBuilder.follow); a builder that cannot leaves the shard to walk
@@ -134,9 +166,29 @@ class TrainingShard:
         layout = self.layout
         return self.stats[:, layout.h_col: layout.h_col + layout.k] if layout.h_stride else None
 
-    def compute_gradients(self) -> None:
-        """Gradients and Hessians of the loss at the current scores, times the row weights."""
-        self._gradients_into(self.scores, self.stats)
+    def compute_gradients(self, sketch: SketchPlan | None = None) -> None:
+        """Gradients and Hessians of the loss at the current scores, times the row weights.
+
+        ``sketch``: the random projection the next ``set_split_statistics`` will ask for (drawn before the
+        gradients, which it does not depend on).  Where the loss has a round pass (``Loss.round_pass``) and
+        the rows no weights, missing labels or frozen outputs, one pass over the rows adds the last tree to
+        the scores, computes the gradients and projects them; elsewhere the projection waits for
+        ``set_split_statistics``."""
+        self._sketched = None
+        round_pass = self.loss.round_pass
+        if round_pass is None or self._w32 is not None or self.mask is not None or self._frozen.size \
+                or not self.layout.h_stride or self.layout.k != self._scores.shape[1]:
+            self._gradients_into(self.scores, self.stats)
+            return
+        leaf_of_row, leaf_value = self._pending if self._pending is not None else (NO_ROWS, NO_LEAVES)
+        self._pending = None
+        projection_t, out = NO_PROJECTION, NO_SKETCH
+        if sketch is not None and sketch.projection is not None:
+            projection_t = np.ascontiguousarray(sketch.projection.T)
+            out = self._buffer(layout_for_splits(self.layout, sketch))  # columns k + 1 on: the counts
+            self._sketched = sketch
+        pick(*round_pass, self._scores.size)(self._scores, self.y, leaf_of_row, leaf_value, self.stats,
+                                             self.layout.h_col, projection_t, out)
 
     def _gradients_into(self, scores: np.ndarray, stats: np.ndarray) -> None:
         """stats' gradient and Hessian columns (self.layout) at ``scores``, weighted and masked."""
@@ -173,6 +225,10 @@ class TrainingShard:
         split_layout, buf = self._split_buffer(spec)
         if buf is None:
             return split_layout
+        if self._sketched is not None and isinstance(spec, SketchPlan) and spec.projection is not None \
+                and np.array_equal(spec.projection, self._sketched.projection):  # the gradient pass wrote it
+            self.split_stats = buf
+            return split_layout
         H = self._hess()
         has_hess = split_layout.h_stride or split_layout.count_col > split_layout.h_col
         out_h = buf[:, split_layout.h_col: split_layout.count_col] if has_hess else None
@@ -181,7 +237,7 @@ class TrainingShard:
             if out_h is not None:
                 out_h[:, 0] = H[:, spec.column]
         else:
-            apply_sketch(spec, self._grad(), H, buf[:, : split_layout.k], out_h)
+            apply_sketch(spec, self.stats, self.layout, buf[:, : split_layout.k], out_h)
         self.split_stats = buf
         return split_layout
 
@@ -192,9 +248,13 @@ class TrainingShard:
         if split_layout is self.layout:
             self.split_stats = self.stats
             return split_layout, None
-        if split_layout not in self._buffers:
-            self._buffers[split_layout] = self._allocate(split_layout)
-        return split_layout, self._buffers[split_layout]
+        return split_layout, self._buffer(split_layout)
+
+    def _buffer(self, layout: StatLayout) -> np.ndarray:
+        """The statistics buffer of ``layout`` (split statistics), allocated once."""
+        if layout not in self._buffers:
+            self._buffers[layout] = self._allocate(layout)
+        return self._buffers[layout]
 
     def _allocate(self, layout: StatLayout) -> np.ndarray:
         """Statistics of ``layout`` for every row, the count column 1."""
@@ -267,14 +327,31 @@ class TrainingShard:
         pick(segment_sums, segment_sums_serial, rows.shape[0] * out.shape[1])(rows, start, end, self.stats, out)
         return out
 
+    def row_leaves(self, n_leaves: int) -> np.ndarray:
+        """(n,) int32: the leaf of the last tree each row ended in (rows left out of its sample included)."""
+        leaf_of = np.full(self.n_rows, -1, np.int32)
+        for rows, start, end in (self.builder.leaf_segments(n_leaves), self.builder.other_segments(n_leaves)):
+            counts = end - start
+            if counts.sum():
+                member = np.concatenate([rows[a:b] for a, b in zip(start, end)])
+                leaf_of[member] = np.repeat(np.arange(n_leaves, dtype=np.int32), counts)
+        return leaf_of
+
     def apply_tree(self, tree: Tree) -> None:
         """Add the tree's leaf values to the scores of every row (rows left out of the tree's sample
-        go down the tree) and of every followed validation shard's rows."""
+        go down the tree) and of every followed validation shard's rows.  A tree of every output, where the
+        loss has a round pass, reaches the training scores in the next round's gradient pass (until then
+        ``scores`` adds it when read)."""
         out = tree.output_cols
         dense = tree.leaf_cols is None and np.array_equal(out, np.arange(out[0], out[0] + out.size))
         first_col, cols = (int(out[0]), self._no_cols) if dense else (-1, np.ascontiguousarray(tree.columns()))
-        targets = [(self.builder.leaf_segments(tree.n_leaves), self.scores),
-                   (self.builder.other_segments(tree.n_leaves), self.scores)]
+        targets = []
+        if dense and first_col == 0 and out.size == self._scores.shape[1] and self.loss.round_pass is not None:
+            self._add_pending()
+            self._pending = (self.row_leaves(tree.n_leaves), tree.leaf_value)
+        else:
+            targets = [(self.builder.leaf_segments(tree.n_leaves), self.scores),
+                       (self.builder.other_segments(tree.n_leaves), self.scores)]
         targets += [(self.builder.follower_segments(index, tree.n_leaves), shard.scores)
                     for shard, index in self._followers]
         for (rows, start, end), scores in targets:

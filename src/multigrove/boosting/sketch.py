@@ -38,7 +38,7 @@ import numpy as np
 from ..kernels._variants import pick
 from ..kernels.objective import project_rows, project_rows_serial
 from ..params import SKETCHES
-from .leaves import largest
+from .leaves import StatLayout, largest
 
 AUTO_EPS = 0.5
 #: extra columns and subspace iterations of the randomized SVD (Halko et al.'s usual choices)
@@ -133,10 +133,13 @@ def plan_sketch(method: str, k: int, d: int, rng: np.random.Generator,
     return SketchPlan(None, None, top_right_singular_vectors(gram_product, d, k, rng).astype(np.float32))
 
 
-def apply_sketch(plan: SketchPlan, G: np.ndarray, H: np.ndarray | None, out_g: np.ndarray,
+def apply_sketch(plan: SketchPlan, stats: np.ndarray, layout: StatLayout, out_g: np.ndarray,
                  out_h: np.ndarray | None) -> None:
-    """Write the sketch of G (n, d) into out_g (n, k), and of H (None: constant) into out_h:
-    (n, k) per-column Hessians for kept columns, (n, 1) the row's mean Hessian for projections."""
+    """Write the sketch of G = stats[:, :d] (n, d) into out_g (n, k), and of its Hessians H (layout.h_col
+    on; None where the layout's Hessian is constant) into out_h: (n, k) per-column Hessians for kept
+    columns, (n, 1) the row's mean Hessian for projections."""
+    G = stats[:, : layout.k]
+    H = stats[:, layout.h_col: layout.h_col + layout.k] if layout.h_stride else None
     if plan.columns is not None:
         out_g[...] = G[:, plan.columns]
         if plan.scale is not None:
@@ -146,7 +149,7 @@ def apply_sketch(plan: SketchPlan, G: np.ndarray, H: np.ndarray | None, out_g: n
         return
     no_h = np.empty((G.shape[0], 0), dtype=G.dtype)
     projection_t = np.ascontiguousarray(plan.projection.T)  # (k, d): tiny
-    pick(project_rows, project_rows_serial, G.size)(G, projection_t, G if H is None else H, out_g,
+    pick(project_rows, project_rows_serial, G.size)(stats, layout.h_col, projection_t, out_g,
                                                     no_h if out_h is None else out_h)
 
 

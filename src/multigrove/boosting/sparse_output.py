@@ -213,7 +213,8 @@ class SparseOutputShard(TrainingShard):
         return None
 
     # ------------------------------------------------------------------ gradients and sketches
-    def compute_gradients(self) -> None:
+    def compute_gradients(self, sketch: SketchPlan | None = None) -> None:
+        """The sparse gradients at the current scores (a sketch is made from them in set_split_statistics)."""
         self.G = None  # the last round's gradients go before the new ones are made
         self.G = sparse_gradients(self.loss, self.y, self.scores)
         if self.w is not None:
@@ -296,14 +297,7 @@ class SparseOutputShard(TrainingShard):
 
     def apply_tree(self, tree: Tree) -> None:
         """Merge the tree's k-sparse leaves into the scores of every row (sampled or not)."""
-        leaf_of = np.full(self.n_rows, -1, np.int32)
-        for rows, start, end in (self.builder.leaf_segments(tree.n_leaves),
-                                 self.builder.other_segments(tree.n_leaves)):
-            counts = end - start
-            if counts.sum():
-                member = np.concatenate([rows[a:b] for a, b in zip(start, end)])
-                leaf_of[member] = np.repeat(np.arange(tree.n_leaves, dtype=np.int32), counts)
-        self.scores.add_leaves(leaf_of, tree.columns(), tree.leaf_value)
+        self.scores.add_leaves(self.row_leaves(tree.n_leaves), tree.columns(), tree.leaf_value)
 
     def metric_parts(self, metrics: Sequence[str], eval_at: tuple, per_output: bool = False,
                      inv_propensity: np.ndarray | None = None) -> list[MetricPart]:

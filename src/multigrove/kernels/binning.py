@@ -10,7 +10,7 @@ SEARCH_WIDTH = 256
 FEATURE_BLOCK = 256
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _padded_bin(x, row):
     """The first j with x <= row[j], row (SEARCH_WIDTH,) ascending and +inf-padded; 0 for NaN.
 
@@ -29,7 +29,7 @@ def _padded_bin(x, row):
     return base
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def bin_matrix(X, bounds, bound_offsets, out):
     """Bin every cell of X.
 
@@ -60,7 +60,7 @@ def bin_matrix(X, bounds, bound_offsets, out):
                     out[i, f] = _padded_bin(x, table[f - f0])
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def bin_segments(values, indptr, bounds, bound_offsets, out):
     """Bin the values of each feature, given feature by feature (the stored values of a CSC matrix).
 
@@ -82,7 +82,7 @@ def bin_segments(values, indptr, bounds, bound_offsets, out):
             out[i] = n_bounds if np.isnan(x) else _padded_bin(x, row)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def sort_short_segments(values, indptr, max_length, out_long):
     """Sort each feature's segment ``values[indptr[f]:indptr[f+1]]`` ascending, NaN last, up to max_length
     values; leave a longer one out of order to the caller (NumPy's sort, many times as fast on long
@@ -101,7 +101,7 @@ def sort_short_segments(values, indptr, max_length, out_long):
             segment.sort()
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _run_step(x, count, k, prev, feature, first, out_features, out_values, out_counts, write):
     """Add count values x to the runs (the last one, k, of value prev); returns the last run's index."""
     if k < 0 or x != prev:
@@ -115,7 +115,7 @@ def _run_step(x, count, k, prev, feature, first, out_features, out_values, out_c
     return k
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _segment_runs(values, lo, hi, implicit_zeros, feature, first, out_features, out_values, out_counts, write):
     """The distinct non-NaN values of one sorted segment merged with ``implicit_zeros`` more zeros (the
     implicit zeros of a sparse column), ascending; with ``write``, run k's (feature, value, count) goes to
@@ -144,7 +144,7 @@ def _segment_runs(values, lo, hi, implicit_zeros, feature, first, out_features, 
     return k + 1, hi - end
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def distinct_runs(sorted_values, indptr, implicit_zeros, starts, write, n_distinct, n_missing, out_features,
                   out_values, out_counts):
     """How many distinct values and NaNs each feature's sample holds and, with ``write``, those values in
@@ -164,7 +164,7 @@ def distinct_runs(sorted_values, indptr, implicit_zeros, starts, write, n_distin
                                                     starts[f], out_features, out_values, out_counts, write)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def keep_filled_cuts(counts, starts, min_count, cut_after):
     """Drop the cuts that would leave a bin with fewer than ``min_count`` sample rows (in place).
 

@@ -4,7 +4,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _count_hits(bits, slot, rows, r0, r1, limit):
     """The rows[r0:r1] marked in bundle slot's bitset, counted until the count passes limit (then the
     feature does not fit: counting on would not change that)."""
@@ -17,14 +17,14 @@ def _count_hits(bits, slot, rows, r0, r1, limit):
     return c
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _mark(bits, slot, rows, r0, r1):
     for p in range(r0, r1):
         r = rows[p]
         bits[slot, r >> 6] |= np.uint64(1) << np.uint64(r & 63)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def greedy_bundles(order, rows_indptr, rows, n_codes, max_conflicts, max_codes, bits, out_bundle):
     """Each feature, in ``order``, joins the most recent open bundle where it fits, else opens one.
 
@@ -71,7 +71,7 @@ def greedy_bundles(order, rows_indptr, rows, n_codes, max_conflicts, max_codes, 
     return n_bundles
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def fill_bundle_column(rows, codes, column, fits):
     """Write a bundle's codes into its column, the first entry of a row winning.
 

@@ -55,14 +55,14 @@ STORE_KIND = STORE_ANY
 #: a first regressor fit's compile CPU seconds by the listener's exclusive sums, and never ran)
 NARROW_WIDTH = 0
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def row_updates(store):
     """Histogram cells a row updates on average (its dense and bundle columns and sparse entries)."""
     return store.dense.shape[1] + store.bundle.shape[1] + store.sparse_bins.shape[0] / max(store.dense.shape[0], 1)
 
 
 # ------------------------------------------------------------------ row-wise accumulation
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _add_dense_row(flat, n_cols, dense_base, r, stats, h):
     for j in range(n_cols):
         b = dense_base[j] + flat[r * n_cols + j]
@@ -70,7 +70,7 @@ def _add_dense_row(flat, n_cols, dense_base, r, stats, h):
             h[b, c] += stats[r, c]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _prefetch_row(flat, n_cols, bflat, n_bundles, sf, width, p):
     """Prefetch row p's dense and bundle codes and its statistics (width per row; the first and the
     last of them: a wide row spans several cache lines)."""
@@ -84,7 +84,7 @@ def _prefetch_row(flat, n_cols, bflat, n_bundles, sf, width, p):
         prefetch(bflat, row * U(n_bundles))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _dense_rows_2(store, rows, i0, i1, stats, hf):
     """Two statistic columns (one output, constant Hessian): dense and bundle columns, two rows per
     step, unrolled; returns the first row not done.
@@ -130,7 +130,7 @@ def _dense_rows_2(store, rows, i0, i1, stats, hf):
     return i
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _dense_rows_3(store, rows, i0, i1, stats, hf):
     """Three statistic columns (one output with its Hessian): as _dense_rows_2."""
     flat = store.dense.reshape(-1)
@@ -185,7 +185,7 @@ def _dense_rows_3(store, rows, i0, i1, stats, hf):
 # Small helpers called once a node (totals_from_dense, _add_row_totals; kernels.split.left_sums and
 # one_output_node_score) are inlined too: a kernel of their own cost a first fit 0.6-0.9 compile CPU seconds
 # more (CHANGELOG.md, stop 54).
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _add_dense_bundle_rows(store, rows, i0, i1, stats, h):
     """h += the dense and bundle columns' statistics of rows[i0:i1] (one output: 2 or 3 columns)."""
     if store.dense.shape[1] + store.bundle.shape[1] == 0:
@@ -202,7 +202,7 @@ def _add_dense_bundle_rows(store, rows, i0, i1, stats, h):
             _add_bundle_rows(store.bundle, store.code_map, store.code_offset, rows, i, i1, stats, h)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _add_dense_rows(dense, dense_base, rows, i0, i1, stats, h):
     """h += the dense columns' statistics of rows[i0:i1] (any width)."""
     n_cols = dense.shape[1]
@@ -223,7 +223,7 @@ def _add_dense_rows(dense, dense_base, rows, i0, i1, stats, h):
                 h[b, c] += stats[r, c]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _add_bundle_rows(bundle, code_map, code_offset, rows, i0, i1, stats, h):
     """h += the bundle columns' statistics of rows[i0:i1]."""
     n_cols = bundle.shape[1]
@@ -239,7 +239,7 @@ def _add_bundle_rows(bundle, code_map, code_offset, rows, i0, i1, stats, h):
                 h[b, c] += stats[r, c]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _add_sparse_rows(indptr, bins, rows, i0, i1, stats, h):
     """h += the statistics of the stored (non-default) bins of rows[i0:i1].
 
@@ -279,14 +279,14 @@ def _add_sparse_rows(indptr, bins, rows, i0, i1, stats, h):
                     h[b, c] += stats[r, c]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _add_stats(h, b, stats, r, width):
     for c in range(width):
         cu = U(c)
         h[b, cu] += stats[r, cu]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _add_rows_fused(store, rows, i0, i1, stats, h, total, with_total):
     """Every store's statistics of rows[i0:i1] in one pass per row (and the totals): a row of wide
     statistics is read once for all its bins."""
@@ -317,7 +317,7 @@ def _add_rows_fused(store, rows, i0, i1, stats, h, total, with_total):
                 _add_stats(h, U(store.sparse_bins[p]), stats, r, width)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _add_rows_narrow(store, rows, i0, i1, stats, h, total, with_total):
     """_add_rows for one output (2 or 3 statistic columns; right for any): the unrolled dense and bundle
     path, then the sparse rows."""
@@ -328,7 +328,7 @@ def _add_rows_narrow(store, rows, i0, i1, stats, h, total, with_total):
         _add_row_totals(rows, i0, i1, stats, total)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _add_rows(store, rows, i0, i1, stats, h, total, with_total):
     """h += every store's statistics of rows[i0:i1]; total += their sums when with_total."""
     if stats.shape[1] <= 3:
@@ -337,7 +337,7 @@ def _add_rows(store, rows, i0, i1, stats, h, total, with_total):
         _add_rows_fused(store, rows, i0, i1, stats, h, total, with_total)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _add_row_totals(rows, i0, i1, stats, total):
     """total += sum of stats[rows[i0:i1]]."""
     width = stats.shape[1]
@@ -347,7 +347,7 @@ def _add_row_totals(rows, i0, i1, stats, total):
             total[c] += stats[r, c]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def totals_from_dense(store, h, total):
     """total = the sums of the first dense column's bins (every row falls in one of them); False
     when the store has no dense column (the caller sums the rows instead)."""
@@ -364,7 +364,7 @@ def totals_from_dense(store, h, total):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def fix_default_bins(store, total, h, c0, c1, t0, t1):
     """For the derived features derived[t0:t1] (every one: 0 and len(derived)), set columns c0:c1 of
     their default bins to total minus their other bins.
@@ -401,7 +401,7 @@ def fix_default_bins(store, total, h, c0, c1, t0, t1):
 
 
 # ------------------------------------------------------------------ schedules
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def build_histogram_serial(store, rows, stats, out, total):
     """One thread (small nodes, where starting a parallel region costs more than the work).
 
@@ -420,7 +420,7 @@ def build_histogram_serial(store, rows, stats, out, total):
             fix_default_bins(store, total, out, FIRST, out.shape[1], FIRST, store.derived.shape[0])
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def build_histogram_chunks(store, rows, stats, scratch, out, total):
     """Rows in chunks, one private histogram per chunk, summed.
 
@@ -454,7 +454,7 @@ def build_histogram_chunks(store, rows, stats, scratch, out, total):
         fix_default_bins(store, total, out, FIRST, width, FIRST, store.derived.shape[0])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _column_counts(col, stats_t, sums, counts, count):
     """sums[c, v] += stats_t[c, r], and counts[v] += 1 when ``count``, for every row r with col[r] == v.
 
@@ -516,7 +516,7 @@ def _column_counts(col, stats_t, sums, counts, count):
         counts[v] += counts[v + 256]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _add_column(store, t, stats_t, out, bin_counts, count):
     """out += the statistics of every row for column task t: dense column t, or bundle column
     t - n_dense (rows in order, no row indices).  IN stats_t (C - 1, n): every statistic column but
@@ -545,7 +545,7 @@ def _add_column(store, t, stats_t, out, bin_counts, count):
             bin_counts[b] += counts[v]
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def build_histogram_columns(store, stats, bin_counts, counts_known, scratch, out, total):
     """The histogram of every row (the root without row sampling): one dense or bundle column per
     task, straight into the output (columns own disjoint histogram rows); the statistic columns are
@@ -607,7 +607,7 @@ def build_histogram_columns(store, stats, bin_counts, counts_known, scratch, out
     fix_default_bins(store, total, out, FIRST, width, FIRST, store.derived.shape[0])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _add_stat_block(out, b, stats, r, c0, c1):
     """out[b, c0:c1] += stats[r, c0:c1] (unsigned indices, so the loop vectorises)."""
     for c in range(c0, c1):
@@ -615,7 +615,7 @@ def _add_stat_block(out, b, stats, r, c0, c1):
         out[b, cu] += stats[r, cu]
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def build_histogram_features(store, rows, stats, group_features, out, total):
     """Features split in groups, one task each, every task over all the node's rows into the histogram
     rows its features own (``offsets[group_features[g]]:offsets[group_features[g + 1]]``): no private
@@ -651,7 +651,7 @@ def build_histogram_features(store, rows, stats, group_features, out, total):
                 fix_default_bins(store, total, out, FIRST, out.shape[1], t0, t1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _owned_entries(indptr, stored, r, bin_lo, bin_hi):
     """(p0, p1): row r's CSR entries (ascending) in the histogram rows [bin_lo, bin_hi), found by walking
     the row's entries: on Otto's rows (17 entries) 16 feature groups took 1.1x as long with a binary search
@@ -665,7 +665,7 @@ def _owned_entries(indptr, stored, r, bin_lo, bin_hi):
     return p0, p1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _owned_parts(store, lo, hi, parts):
     """(d0, d1, n_bundles, has_sparse): the dense columns [d0, d1) of the histogram rows [lo, hi), a range
     of whole features (dense columns are ordered by feature: their histogram offsets ascend), the bundle
@@ -677,7 +677,7 @@ def _owned_parts(store, lo, hi, parts):
     return d0, d1, n_bundles, (parts & ENTRIES) != 0 and store.sparse_bins.shape[0] > 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _add_owned_bins_narrow(store, rows, stats, lo, hi, parts, out):
     """out[lo:hi] += the statistics (1 to 3 columns: one output) of rows whose dense or bundle bins
     (``parts & COLUMNS``) or sparse entries (``parts & ENTRIES``) fall in [lo, hi), a range of whole
@@ -716,7 +716,7 @@ def _add_owned_bins_narrow(store, rows, stats, lo, hi, parts, out):
                 _add_row_stats(flat, U(store.sparse_bins[p]), width, s0, s1, s2)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _add_owned_bins_wide(store, rows, stats, lo, hi, parts, out):
     """_add_owned_bins_narrow for more than 3 statistic columns: each bin's columns in a loop."""
     dense, bundle = store.dense, store.bundle
@@ -739,7 +739,7 @@ def _add_owned_bins_wide(store, rows, stats, lo, hi, parts, out):
                 _add_stats(out, U(store.sparse_bins[p]), stats, r, width)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _add_row_stats(flat, b, width, s0, s1, s2):
     """flat[b * width:(b + 1) * width] += (s0[, s1[, s2]]): one row's statistics of width 1 to 3, kept in
     registers, added to bin b of a histogram given as one flat array."""
@@ -752,7 +752,7 @@ def _add_row_stats(flat, b, width, s0, s1, s2):
         flat[x + U(2)] += s2
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def build_histogram_wide(store, rows, stats, n_blocks, out, total):
     """Statistic columns split in n_blocks blocks, one task each, every task over all the rows
     (no private histograms: the schedule for wide statistics, many outputs).
@@ -804,7 +804,7 @@ def build_histogram_wide(store, rows, stats, n_blocks, out, total):
             fix_default_bins(store, total, out, c0, c1, FIRST, store.derived.shape[0])
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def subtract_histogram(parent, child, out):
     """OUT out = parent - child (out may be parent itself: the sibling's histogram in place)."""
     n_bins, n_cols = parent.shape
@@ -813,7 +813,7 @@ def subtract_histogram(parent, child, out):
             out[b, c] = parent[b, c] - child[b, c]
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def unpack_counts(packed, unit, plain_hessian, amplified_hessian, out):
     """The three statistic columns of a GOSS histogram built on two (see kernels.sampling.gather_packed_counts).
 

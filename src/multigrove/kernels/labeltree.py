@@ -58,7 +58,7 @@ class BeamParams(NamedTuple):
     logistic: bool   # edge scores are sigmoids of w.x (else exp(-max(0, 1 - w.x)^2))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _xorshift(state):
     state ^= (state << np.uint64(13)) & np.uint64(0xFFFFFFFFFFFFFFFF)
     state ^= state >> np.uint64(7)
@@ -66,7 +66,7 @@ def _xorshift(state):
     return state
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _seed_state(seed, stream):
     s = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(stream) * np.uint64(0xBF58476D1CE4E5B9) \
         + np.uint64(0x94D049BB133111EB)
@@ -78,7 +78,7 @@ def _seed_state(seed, stream):
 
 
 # ----------------------------------------------------------------------------- spherical k-means
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def assign_clusters(indptr, indices, data, centers_t, out_assign, out_sim):
     """IN unit rows (CSR, m x dim); centers_t (dim, K) unit centres, transposed.
     OUT out_assign (m,) index of the most similar centre (ties: smaller index); out_sim (m,) its cosine."""
@@ -99,7 +99,7 @@ def assign_clusters(indptr, indices, data, centers_t, out_assign, out_sim):
         out_sim[i] = acc[best]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def update_centers(indptr, indices, data, assign, out_centers_t, out_sizes):
     """IN unit rows (CSR), assign (m,).  OUT out_centers_t (dim, K): normalised sum of each cluster's rows
     (a zero column for an empty cluster); out_sizes (K,) cluster sizes."""
@@ -123,7 +123,7 @@ def update_centers(indptr, indices, data, assign, out_centers_t, out_sizes):
             out_centers_t[j, k] *= norms[k]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def fill_empty_clusters(assign, sim, sizes):
     """IN/OUT assign, sizes: every empty cluster takes the point least similar to its own centre among
     clusters with more than one point (needs m >= K).  IN/OUT sim: the moved point's similarity
@@ -151,7 +151,7 @@ def fill_empty_clusters(assign, sim, sizes):
 
 
 # ----------------------------------------------------------------------------- linear classifiers
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _row_sq_norms(x, diag):
     """||x_i||^2 + bias^2 + diag for every row of x (BiasedRows)."""
     n = x.indptr.shape[0] - 1
@@ -165,7 +165,7 @@ def _row_sq_norms(x, diag):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _row_orders(n, n_passes, seed):
     """(n_passes, n): an independent random permutation of the rows for every pass (Fisher-Yates)."""
     orders = np.empty((n_passes, n), np.int64)
@@ -180,7 +180,7 @@ def _row_orders(n, n_passes, seed):
     return orders
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _block_labels(n, k0, kg, pos_indptr, pos_rows):
     """(n, kg) int8 labels (+1 / -1) of classifiers k0..k0+kg-1."""
     y = np.full((n, kg), np.int8(-1))
@@ -190,14 +190,14 @@ def _block_labels(n, k0, kg, pos_indptr, pos_rows):
     return y
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _block(g, K, n_groups):
     """(first classifier, number of classifiers) of block g when K classifiers are split into n_groups."""
     k0 = g * K // n_groups
     return k0, (g + 1) * K // n_groups - k0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _store_block(W, k0, out_w):
     """out_w[k0 + k, :] = W[:, k] for every column k of the (d + 1, kg) weight block W."""
     for k in range(W.shape[1]):
@@ -205,7 +205,7 @@ def _store_block(W, k0, out_w):
             out_w[k0 + k, j] = W[j, k]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _row_margins(W, x, i, out):
     """out[k] = w_k . x_i for the (d + 1, kg) float32 weight block W (bias weight in row d)."""
     d = W.shape[0] - 1
@@ -218,7 +218,7 @@ def _row_margins(W, x, i, out):
             out[k] += v * row[k]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _row_update(W, x, i, step):
     """w_k += step[k] * x_i for every column k of the weight block W."""
     d = W.shape[0] - 1
@@ -231,7 +231,7 @@ def _row_update(W, x, i, step):
         W[d, k] += np.float32(x.bias) * step[k]
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def train_squared_hinge(x, pos_indptr, pos_rows, solver, out_w):
     """One-vs-rest linear classifiers with L2 regularisation and squared hinge loss,
     min_w 0.5 ||w||^2 + C sum_i max(0, 1 - y_i w.x_i)^2, by dual coordinate descent with shrinking
@@ -337,7 +337,7 @@ def train_squared_hinge(x, pos_indptr, pos_rows, solver, out_w):
         _store_block(W, k0, out_w)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def train_logistic(x, pos_indptr, pos_rows, solver, out_w):
     """One-vs-rest L2-regularised logistic regression, min_w 0.5 ||w||^2 + C sum_i log(1 + exp(-y_i w.x_i)),
     by dual coordinate descent (Yu, Huang and Lin 2011, Algorithm 5): each dual variable
@@ -440,7 +440,7 @@ def train_logistic(x, pos_indptr, pos_rows, solver, out_w):
 
 
 # ----------------------------------------------------------------------------- beam search
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def count_node_features(edge_start, w_indptr, w_indices, n_ids, out_counts):
     """OUT out_counts[n] = number of distinct feature ids (all < n_ids) among the weights of node n's
     edges; node n's edges are edge_start[n]..edge_start[n+1], edge e's weights are
@@ -456,7 +456,7 @@ def count_node_features(edge_start, w_indptr, w_indices, n_ids, out_counts):
         out_counts[node] = c
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def pack_node_weights(edge_start, w_indptr, w_indices, w_data, node_f_start, entry_offset,
                       out_f_ids, out_f_ptr, out_e_local, out_e_val):
     """Regroup one tree's edge-major weights feature-major per node (the layout ``beam_search`` reads).
@@ -490,7 +490,7 @@ def pack_node_weights(edge_start, w_indptr, w_indices, w_data, node_f_start, ent
             out_e_val[a + j] = w_data[p]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _score_node(node, x, i, forest, out):
     """out[0:n_edges(node)] += w_e . x_i for the node's edges (x: BiasedRows, forest: LabelForest), by
     walking the row's features against the node's feature-major weights (binary search from the last
@@ -518,7 +518,7 @@ def _score_node(node, x, i, forest, out):
             out[e_local[q]] += e_val[q] * x.bias
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def route_rows(x, rows, forest, threshold, out):
     """Which classifiers of a node give each of the node's rows a margin above ``threshold``.
 
@@ -536,7 +536,7 @@ def route_rows(x, rows, forest, threshold, out):
                 out[i, k] = wx[k] > threshold
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _edge_log_score(parent, margin, logistic):
     """A path's log score after an edge of margin w.x: + log sigmoid(w.x) (stable for either sign), or
     + log exp(-max(0, 1 - w.x)^2)."""
@@ -548,7 +548,7 @@ def _edge_log_score(parent, margin, logistic):
     return parent - (m * m if m > 0.0 else 0.0)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def beam_search(x, forest, search, out_idx, out_score):
     """Top-k labels of every row over a forest of label trees, averaged over the trees.
 

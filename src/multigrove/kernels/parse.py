@@ -23,12 +23,12 @@ _COLON = 58
 _HASH = 35
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _is_space(c):
     return c == _SP or c == _TAB or c == _CR
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _parse_uint(buf, a, b):
     """Non-negative decimal integer in buf[a:b]; -1 when malformed."""
     if a >= b or b - a > 18:
@@ -42,7 +42,7 @@ def _parse_uint(buf, a, b):
     return v
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _parse_float(buf, a, b):
     """(ok, value) of a decimal number with optional sign, fraction and exponent in buf[a:b]."""
     p = a
@@ -97,7 +97,7 @@ def _parse_float(buf, a, b):
     return True, sign * v
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def parse_sparse_rows(buf, start, line0, max_rows,
                       row_line, lab_indptr, lab_idx, feat_indptr, feat_idx, feat_val, out_counts):
     """IN buf uint8 bytes, start offset, line0 = line number of the byte at `start`, max_rows.
@@ -186,7 +186,7 @@ def parse_sparse_rows(buf, start, line0, max_rows,
     return OK, line, p
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def first_duplicate(indptr, indices):
     """IN a CSR pattern whose rows are sorted.  Returns the first row holding a repeated index, or -1."""
     for i in range(indptr.shape[0] - 1):

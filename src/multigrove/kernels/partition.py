@@ -35,7 +35,7 @@ class SplitRule(NamedTuple):
     categories: np.ndarray = np.zeros(0, np.bool_)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _lower_bound(arr, lo, hi, value):
     """First position p in [lo, hi) with arr[p] >= value (arr ascending there), or hi."""
     while lo < hi:
@@ -47,7 +47,7 @@ def _lower_bound(arr, lo, hi, value):
     return lo
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _sparse_bin(sparse_indptr, sparse_bins, r, lo, hi):
     """The global bin of row r's CSR entry in [lo, hi), or hi when the row has none."""
     if sparse_bins.shape[0] == 0:  # no sparse store (its indptr is then empty)
@@ -60,7 +60,7 @@ def _sparse_bin(sparse_indptr, sparse_bins, r, lo, hi):
     return sparse_bins[p] if p < end and sparse_bins[p] < hi else hi
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def feature_bin(store, r, f):
     """The bin of feature f in row r, whichever store holds it (see kernels/store.py).  A bundled
     feature's bin is in its bundle column, or (a conflict) in the CSR store."""
@@ -69,7 +69,7 @@ def feature_bin(store, r, f):
                               store.sparse_indptr, store.sparse_bins, r, f)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def packed_feature_bin(kind, slot, dense, offsets, code_map, code_offset, bundle_cols, default_bin, sparse_indptr,
                        sparse_bins, r, f):
     """feature_bin from the store's arrays (kind and slot: the feature's): a serial loop over many rows
@@ -90,7 +90,7 @@ def packed_feature_bin(kind, slot, dense, offsets, code_map, code_offset, bundle
     return default_bin[f]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _seek(arr, p, end, value):
     """First position q >= p in [p, end) with arr[q] >= value (arr ascending): gallop, then bisect,
     so that a long run of smaller entries costs O(log run)."""
@@ -116,7 +116,7 @@ MARK_MIN_ROWS_PER_ENTRY = 0.25
 STORE_KIND = STORE_ANY
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _goes_left_bin(b, missing, default_left, threshold_bin, categories):
     """Whether a row in bin b of a split's feature goes left (missing: the feature's missing bin; the
     SplitRule's fields, read out of it once per loop by the callers: an array field read from the rule at
@@ -126,7 +126,7 @@ def _goes_left_bin(b, missing, default_left, threshold_bin, categories):
     return (b == missing and default_left) or (b != missing and b <= threshold_bin)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _uses_marks(store, feature, n_rows, marks):
     """Whether the node's n_rows are sorted by marks (see MARK_MIN_ROWS_PER_ENTRY)."""
     n_entries = store.csc_indptr[feature + 1] - store.csc_indptr[feature]
@@ -134,7 +134,7 @@ def _uses_marks(store, feature, n_rows, marks):
             and n_rows >= MARK_MIN_ROWS_PER_ENTRY * n_entries)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _mark_sides(store, rule, marks):
     """OUT marks (n,) uint8: 1 + (goes left) for every row with an entry of the rule's sparse feature."""
     feature = rule.feature
@@ -145,7 +145,7 @@ def _mark_sides(store, rule, marks):
                                                       threshold_bin, categories)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _clear_marks(store, feature, marks):
     """OUT marks: 0 again for every row with an entry of the sparse feature (a function of its own, not a flag
     of _mark_sides: a constant argument is compiled as a specialization of its own, a second compile)."""
@@ -153,7 +153,7 @@ def _clear_marks(store, feature, marks):
         marks[store.csc_rows[p]] = 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _sort_marked(store, rows, c0, c1, rule, marks, lefts, l0, rights, r0, step):
     """As _sort_chunk, for a sparse feature whose entries' sides are marked: a row without a mark has
     the default bin."""
@@ -173,7 +173,7 @@ def _sort_marked(store, rows, c0, c1, rule, marks, lefts, l0, rights, r0, step):
     return nl
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
     """Sort rows[c0:c1] (ascending) by the rule's side: lefts[l0], lefts[l0 + 1], ... and rights[r0],
     rights[r0 + step], ... (step -1 fills rights backwards).  Returns the number of left rows.
@@ -240,7 +240,7 @@ def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
     return nl
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _sort_rows(store, rows, c0, c1, rule, marks, marked, lefts, l0, rights, r0, step):
     """_sort_marked when the feature's entries are marked, else _sort_chunk."""
     if marked:
@@ -248,7 +248,7 @@ def _sort_rows(store, rows, c0, c1, rule, marks, marked, lefts, l0, rights, r0, 
     return _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def partition_rows(store, rows, start, end, rule, tmp, marks):
     """Stable in-place partition of ``rows[start:end]``: left rows first, then right rows.
 
@@ -270,7 +270,7 @@ def partition_rows(store, rows, start, end, rule, tmp, marks):
     return n_left
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def partition_rows_parallel(store, rows, start, end, rule, tmp, marks, counts):
     """As partition_rows, in parallel over counts.shape[0] chunks: one pass sorts each chunk's rows
     into its slice of tmp (lefts from the front, rights from the back), then a parallel copy.
@@ -308,7 +308,7 @@ def partition_rows_parallel(store, rows, start, end, rule, tmp, marks, counts):
     return total_left
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def split_and_build(store, rows, start, end, rule, build, stats, schedule, groups, tmp, marks, counts, scratch, out,
                     total):
     """Partition ``rows[start:end]`` by ``rule`` (SplitRule; parallel when counts has more than one chunk),
@@ -341,7 +341,7 @@ def split_and_build(store, rows, start, end, rule, build, stats, schedule, group
     return n_left
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _child_rows(rows, start, end, n_left, build):
     """The rows of the child ``build`` names (1 left, 2 right) after a partition of rows[start:end]."""
     if build == 1:
@@ -349,7 +349,7 @@ def _child_rows(rows, start, end, n_left, build):
     return rows[start + n_left:end]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def split_and_build_serial(store, rows, start, end, rule, build, stats, tmp, marks, out, total):
     """split_and_build on the calling thread for a small node: the serial partition, then the serial
     histogram of the child ``build`` names (0 none).  It compiles in a fraction of split_and_build's time
@@ -365,7 +365,7 @@ ADD_LEAF_CHUNK_ROWS = 4096
 ADD_LEAF_MAX_CHUNKS = 256
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def add_leaf_values(rows, leaf_start, leaf_end, leaf_value, first_col, cols, scores):
     """OUT scores (n, d) float64: adds leaf l's values to the rows rows[leaf_start[l]:leaf_end[l]].
 

@@ -60,7 +60,7 @@ SPARSE_TASK_ROWS = 4096
 SPARSE_MIN_TASKS = 16
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _n_tasks(n_rows, dense):
     """Parallel tasks of a raw predict kernel: a row each for dense X, rows split evenly for CSR."""
     if dense:
@@ -68,27 +68,27 @@ def _n_tasks(n_rows, dense):
     return max(min(n_rows, SPARSE_MIN_TASKS), (n_rows + SPARSE_TASK_ROWS - 1) // SPARSE_TASK_ROWS)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _task_rows(task, n_tasks, n_rows):
     """The CSR rows of one of n_tasks tasks."""
     return range(task * n_rows // n_tasks, (task + 1) * n_rows // n_tasks)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _scatter_row(indptr, indices, data, i, row):
     """row (1, F), all zeros: set CSR row i's stored values (an absent entry is the value 0)."""
     for p in range(indptr[i], indptr[i + 1]):
         row[0, indices[p]] = data[p]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _clear_row(indptr, indices, i, row):
     """Undo _scatter_row: row (1, F) all zeros again, in the row's entries' time."""
     for p in range(indptr[i], indptr[i + 1]):
         row[0, indices[p]] = 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def goes_left(x, g, forest):
     """Whether raw value x goes left at node g: a numeric split's x <= threshold (missing: default_left), a
     set split's x among its category codes (missing: right)."""
@@ -105,7 +105,7 @@ def goes_left(x, g, forest):
     return x <= forest.node_threshold[g]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _leaf_raw(X, i, t, forest):
     """The leaf row i of dense X (n, F) reaches in tree t."""
     base = forest.tree_node_offset[t]
@@ -125,7 +125,7 @@ def _leaf_raw(X, i, t, forest):
 STORE_BLOCK = 64
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _store_leaves(store, rows, i0, i1, forest, t, out):
     """OUT out (i1 - i0,): the leaf that row rows[i] of a binned store reaches in tree t, for i in [i0, i1).
 
@@ -169,7 +169,7 @@ def _store_leaves(store, rows, i0, i1, forest, t, out):
             node = nxt
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _add_leaves(X, r, i, forest, out):
     """out[i] += the leaf values row r of dense X reaches in every tree."""
     # the leaf arrays as locals: read through the Forest in the loop, predict took 2-4 % longer (200k rows
@@ -182,7 +182,7 @@ def _add_leaves(X, r, i, forest, out):
             out[i, leaf_cols[p]] += leaf_vals[p]
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def predict_raw(X, indptr, indices, data, forest, out):
     """OUT out (n, d) float64: adds every tree's leaf output for each row of raw features: dense X
     (n, F) with an empty indptr, or the CSR matrix (indptr, indices, data) with X of shape (0, F).
@@ -205,7 +205,7 @@ def predict_raw(X, indptr, indices, data, forest, out):
 OBLIVIOUS_BLOCK = 64
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def predict_oblivious(X, indptr, indices, data, levels, forest, out):
     """OUT out (n, d) float64: as predict_raw for a forest of symmetric trees, given by their
     ObliviousLevels (the Forest gives the leaf values): tree t compares feature level_feature[t, l]
@@ -232,7 +232,7 @@ def predict_oblivious(X, indptr, indices, data, levels, forest, out):
                 _clear_row(indptr, indices, i, row)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _oblivious_block(X, lo, out_lo, levels, forest, index, out):
     """out[out_lo + j] += the leaf values row lo + j of dense X reaches in every symmetric tree, for the
     block's index.shape[0] rows (index: their scratch)."""
@@ -260,7 +260,7 @@ def _oblivious_block(X, lo, out_lo, levels, forest, index, out):
                 out[out_lo + j, leaf_cols[p]] += leaf_vals[p]
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def predict_store(store, rows, forest, out):
     """OUT out (n, d) float64: as predict_raw, for the rows ``rows`` (m,) int32 of a binned store
     (out is indexed by row id, so rows may be any subset)."""
@@ -281,7 +281,7 @@ def predict_store(store, rows, forest, out):
                     out[r, leaf_cols[p]] += leaf_vals[p]
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def predict_leaf_raw(X, indptr, indices, data, forest, out):
     """OUT out (n, T) int32: the leaf each row reaches in each tree (raw features as predict_raw)."""
     n_trees = forest.tree_node_offset.shape[0] - 1
@@ -301,7 +301,7 @@ def predict_leaf_raw(X, indptr, indices, data, forest, out):
                 _clear_row(indptr, indices, i, row)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _push_top(idx, val, filled, k, c, v):
     """Insert label c with score v into the ranked (idx, val)[:filled] (best first, ties: the smaller
     label first), keeping at most k; returns the new fill."""
@@ -319,7 +319,7 @@ def _push_top(idx, val, filled, k, c, v):
     return filled + 1 if filled < k else k
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def predict_top_k(X, indptr, indices, data, forest, start, start_order, start_lse, max_touched, n_chunks, out_idx,
                   out_val, out_lse):
     """OUT out_idx (n, k) int64, out_val (n, k) float64: each row's k best outputs by raw score
@@ -390,7 +390,7 @@ def predict_top_k(X, indptr, indices, data, forest, start, start_order, start_ls
                 _clear_row(indptr, indices, i, features)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def leaf_index_store(store, rows, forest, out):
     """OUT out (m, T) int32: the leaf that row rows[i] of a binned store reaches in each tree."""
     n_trees = forest.tree_node_offset.shape[0] - 1

@@ -3,7 +3,7 @@ import numpy as np
 from numba import njit, prange
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def row_sq_norms(stats, out):
     """OUT out (n,) float32: the squared L2 norm of every row of stats (n, k) float32."""
     k = stats.shape[1]
@@ -14,7 +14,7 @@ def row_sq_norms(stats, out):
         out[i] = acc
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def goss_select(magnitude, threshold, n_top, drawn, out_rows, out_left_out, out_other):
     """Keep the n_top rows of largest magnitude and the rows of the rest that ``drawn`` marks, all in
     ascending row order.
@@ -58,7 +58,7 @@ def goss_select(magnitude, threshold, n_top, drawn, out_rows, out_left_out, out_
         rest_seen += 1 - top
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def split_marked(marked, out_rows, out_left_out):
     """Split the rows by a mark, each side in ascending row order.
 
@@ -79,7 +79,7 @@ def split_marked(marked, out_rows, out_left_out):
         q += 1 - m
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def scale_rows(stats, rows, n_cols, factor):
     """OUT stats (n, C) float32, in place: the first n_cols columns of the given rows times factor."""
     for i in prange(rows.shape[0]):
@@ -88,7 +88,7 @@ def scale_rows(stats, rows, n_cols, factor):
             stats[r, j] *= factor
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def scale_rows_by(stats, weights, n_cols):
     """OUT stats (n, C) float32, in place: the first n_cols columns of row i times weights[i] (n,)."""
     for i in prange(stats.shape[0]):
@@ -101,7 +101,7 @@ def scale_rows_by(stats, weights, n_cols):
 _TAKE_BLOCK = 16
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def gather_rows(matrix, rows, out):
     """OUT out (k, m) C order: row i is matrix row rows[i].  IN matrix (n, m) C order; rows (k,) int32."""
     k = rows.shape[0]
@@ -114,7 +114,7 @@ def gather_rows(matrix, rows, out):
         out[i, :] = matrix[rows[i], :]
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def gather_column_rows(matrix_cols, rows, out_cols):
     """OUT out_cols (m, k): out_cols[j, i] = matrix_cols[j, rows[i]], matrix_cols (m, n) a matrix's transpose
     (each of its columns contiguous, as BinnedStore.dense_cols).
@@ -134,7 +134,7 @@ def gather_column_rows(matrix_cols, rows, out_cols):
 PACKED_AMPLIFIED_UNIT = float(2 ** 26)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def gather_packed_counts(stats, rows, plain_hessian, out):
     """The statistics of a GOSS sample under a constant Hessian in two columns instead of three.
 

@@ -16,7 +16,7 @@ from numba import njit, prange
 from .predict import goes_left
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _extend(path_feature, path_zero, path_one, path_weight, start, length, zero, one, feature, reciprocal):
     """Append (feature, zero, one) to the path at [start, start + length); the new length is length + 1.
     ``reciprocal[k]`` is 1 / k: the walk multiplies where the algorithm divides (a division costs several
@@ -32,7 +32,7 @@ def _extend(path_feature, path_zero, path_one, path_weight, start, length, zero,
         path_weight[start + i] = zero * path_weight[start + i] * (length - i) * per_length
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _unwind(path_feature, path_zero, path_one, path_weight, start, length, index, reciprocal):
     """Remove element ``index`` from the path of ``length`` elements (undo its extension)."""
     one = path_one[start + index]
@@ -55,7 +55,7 @@ def _unwind(path_feature, path_zero, path_one, path_weight, start, length, index
         path_one[start + j] = path_one[start + j + 1]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _unwound_sums(path_zero, path_one, path_weight, start, length, reciprocal, scratch, follows, sums):
     """OUT sums[i], i in [1, length): the sum of the path's weights once element i is unwound (the path
     is not changed).  OUT scratch (3, >= length) float64, follows (>= length,) bool.
@@ -87,7 +87,7 @@ def _unwound_sums(path_zero, path_one, path_weight, start, length, reciprocal, s
             carry[i] = weight_j - chained * shrink[i] * rest
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _explain_tree(x, t, forest, child_fraction, path_feature, path_zero, path_one, path_weight, frames,
                   frame_fractions, reciprocal, scratch, follows, sums, phi):
     """Add tree t's SHAP values for row x to phi (F + 1, d).  The recursion of the algorithm runs on an
@@ -142,7 +142,7 @@ def _explain_tree(x, t, forest, child_fraction, path_feature, path_zero, path_on
             top += 1
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def tree_shap(X, forest, child_fraction, max_depth, out):
     """OUT out (n, F + 1, d) float64: adds each tree's SHAP value of every feature for every output
     (column F, the expected value, is left to the caller).  X (n, F) dense float64; forest a Forest

@@ -21,7 +21,7 @@ def csr_arrays(matrix) -> CSR:
     return CSR(matrix.indptr, matrix.indices, matrix.data)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _insert(buf_i, buf_v, filled, k, col, val):
     """Insert (col, val) into the descending top-k buffers holding `filled` entries; returns the new count."""
     if filled == k:
@@ -41,7 +41,7 @@ def _insert(buf_i, buf_v, filled, k, col, val):
     return filled
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def topk_dense_rows(scores, k, out_idx, out_val):
     """IN scores (n, L) float; k.  OUT out_idx (n, k) int64 columns of the k largest scores per row,
     descending (ties: smaller column first), -1 past the row's length; OUT out_val (n, k) float64."""
@@ -55,7 +55,7 @@ def topk_dense_rows(scores, k, out_idx, out_val):
             out_val[i, j] = 0.0
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def topk_csr_rows(indptr, indices, data, k, out_idx, out_val):
     """IN a CSR matrix (indptr, indices, data); k.  OUT out_idx (n, k) int64 columns of the k largest
     stored values per row, descending (ties: smaller column first), -1 when the row has fewer than
@@ -70,7 +70,7 @@ def topk_csr_rows(indptr, indices, data, k, out_idx, out_val):
             out_val[i, j] = 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _lower_bound(arr, lo, hi, value):
     """First position p in [lo, hi) with arr[p] >= value (arr sorted there), or hi."""
     while lo < hi:
@@ -82,7 +82,7 @@ def _lower_bound(arr, lo, hi, value):
     return lo
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def row_membership(indptr, indices, cols, out):
     """IN CSR pattern (indptr, indices) with sorted column indices per row; cols (n, k) int64 (-1 = none).
     OUT out (n, k) bool: cols[i, j] is a stored column of row i."""

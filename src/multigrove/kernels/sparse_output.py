@@ -27,7 +27,7 @@ LOSS_SQUARED = 0
 LOSS_HINGE = 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _gradient(loss, y, z):
     if loss == LOSS_SQUARED:
         return z - y
@@ -36,7 +36,7 @@ def _gradient(loss, y, z):
     return max(z, 0.0)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _merge_gradient_row(loss, labels, scores, i, out_indices, out_data, pos, write):
     """Walk the union of row i's label and score columns; count (and, with ``write``, store from
     ``pos``) the non-zero gradients.  Returns the count."""
@@ -64,7 +64,7 @@ def _merge_gradient_row(loss, labels, scores, i, out_indices, out_data, pos, wri
     return count
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def sparse_gradient_sizes(loss, labels, scores, out_sizes):
     """IN labels Y and scores Z (CSR, same shape).  OUT out_sizes (n,) int64: the non-zero gradients of
     each row."""
@@ -74,7 +74,7 @@ def sparse_gradient_sizes(loss, labels, scores, out_sizes):
         out_sizes[i] = _merge_gradient_row(loss, labels, scores, i, no_i, no_d, 0, False)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def sparse_gradient_fill(loss, labels, scores, out_indptr, out_indices, out_data):
     """IN labels, scores as sparse_gradient_sizes; out_indptr (n + 1,) from its sizes.  OUT out_indices,
     out_data: the gradient matrix G (CSR, sorted, no zeros)."""
@@ -82,7 +82,7 @@ def sparse_gradient_fill(loss, labels, scores, out_indptr, out_indices, out_data
         _merge_gradient_row(loss, labels, scores, i, out_indices, out_data, out_indptr[i], True)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _accumulate_row(r, g_indptr, g_indices, g_data, acc, stamp, touched, run, n_touched):
     """acc += row r of G (its three arrays: the callers hold them as locals) on its labels; a label first
     touched in this ``run`` is reset and listed in ``touched`` (acc is valid only where stamp == run).
@@ -105,7 +105,7 @@ class LeafParams(NamedTuple):
     learning_rate: float
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _leaf_values(lo, hi, rows, grad, row_hess, leaf, acc, stamp, touched, run, out_cols, out_vals):
     """One leaf of sparse_leaf_values; acc, stamp, touched (n_labels,) scratch, ``run`` this leaf's stamp."""
     g_indptr, g_indices, g_data = grad.indptr, grad.indices, grad.data
@@ -132,7 +132,7 @@ def _leaf_values(lo, hi, rows, grad, row_hess, leaf, acc, stamp, touched, run, o
     _pad_leaf(chosen, sums, scale, filled, k, out_cols, out_vals)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def sparse_leaf_values(rows, start, end, grad, row_hess, leaf, n_labels, n_blocks, out_cols, out_vals):
     """k-sparse leaf values (GBDT-Sparse eq. 19, Hessian-weighted).
 
@@ -156,7 +156,7 @@ def sparse_leaf_values(rows, start, end, grad, row_hess, leaf, n_labels, n_block
                          out_cols[node], out_vals[node])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _pad_leaf(chosen, sums, scale, filled, k, out_cols, out_vals):
     """Write the leaf's chosen columns (values sums * scale) and the k - filled smallest unused columns
     (value 0), merged in ascending column order."""
@@ -182,7 +182,7 @@ def _pad_leaf(chosen, sums, scale, filled, k, out_cols, out_vals):
             b += 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _merge_leaf_row(scores, i, cols, vals, out_indices, out_data, pos, write):
     """The union of score row i and one leaf (zero leaf values skipped); count (and store) it."""
     z_indices, z_data = scores.indices, scores.data
@@ -211,7 +211,7 @@ def _merge_leaf_row(scores, i, cols, vals, out_indices, out_data, pos, write):
     return count
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def add_leaves_sizes(scores, leaf_of, leaf_cols, leaf_vals, out_sizes):
     """IN scores Z (CSR); leaf_of (n,) int32 the leaf of every row (-1: not in the tree); a tree's k-sparse
     leaves (leaf_cols ascending per leaf, leaf_vals).  OUT out_sizes (n,) int64: entries of each row of
@@ -226,7 +226,7 @@ def add_leaves_sizes(scores, leaf_of, leaf_cols, leaf_vals, out_sizes):
             out_sizes[i] = _merge_leaf_row(scores, i, leaf_cols[leaf], leaf_vals[leaf], no_i, no_d, 0, False)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def add_leaves_fill(scores, leaf_of, leaf_cols, leaf_vals, out_indptr, out_indices, out_data):
     """IN as add_leaves_sizes; out_indptr from its sizes.  OUT out_indices, out_data: Z + the leaves (CSR)."""
     no_cols = np.empty(0, leaf_cols.dtype)
@@ -240,14 +240,14 @@ def add_leaves_fill(scores, leaf_of, leaf_cols, leaf_vals, out_indptr, out_indic
 
 
 # ------------------------------------------------------------------ exact split gains (eq. 20, Alg. 1 on bins)
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _put_row_bin(g, pos, slots, out_pos, write):
     if write:
         out_pos[slots[g]] = pos
     slots[g] += 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _row_bins(store, r, pos, bin_feature, slots, out_pos, write):
     """Visit the non-default bins of store row r: count them (write False) or store ``pos`` under each."""
     for j in range(store.dense.shape[1]):
@@ -267,7 +267,7 @@ def _row_bins(store, r, pos, bin_feature, slots, out_pos, write):
             _put_row_bin(store.sparse_bins[q], pos, slots, out_pos, write)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def node_bin_counts(store, store_rows, bin_feature, out_counts):
     """IN store_rows (m,): a node's rows of the store; bin_feature (total_bins,) int32: each histogram row's
     feature.  OUT out_counts (total_bins,) int64, zeroed by the caller: the node's rows in each bin that is
@@ -277,7 +277,7 @@ def node_bin_counts(store, store_rows, bin_feature, out_counts):
         _row_bins(store, store_rows[p], p, bin_feature, out_counts, no_pos, False)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def node_bin_rows(store, store_rows, bin_feature, bin_ptr, out_pos):
     """IN as node_bin_counts; bin_ptr (total_bins + 1,) int64, the prefix sums of its counts.  OUT out_pos
     (bin_ptr[-1],) int32: the positions in store_rows of each bin's rows, bin b's at bin_ptr[b]:bin_ptr[b+1]
@@ -287,7 +287,7 @@ def node_bin_rows(store, store_rows, bin_feature, bin_ptr, out_pos):
         _row_bins(store, store_rows[p], p, bin_feature, cursor, out_pos, True)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def node_label_sums(grad_rows, grad, out_sums):
     """OUT out_sums (n_labels,) float64, zeroed by the caller: p = the sum of the rows' sparse gradients."""
     g_indptr, g_indices, g_data = grad.indptr, grad.indices, grad.data
@@ -306,7 +306,7 @@ class SideSums(NamedTuple):
     heap: np.ndarray     # (k,) float64
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _add_bin(b, node, grad, side, run, n_touched):
     """Add the gradients of bin b's rows of the node to the accumulated side; returns the new n_touched."""
     bin_pos, grad_rows = node.bin_pos, node.grad_rows
@@ -318,7 +318,7 @@ def _add_bin(b, node, grad, side, run, n_touched):
     return n_touched
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _pair_score(side, n_touched, run, node_sums, parent_order, hess_acc, hess_rest, p):
     """score(accumulated side) + score(the rest): each side's top-k of p_q^2 / (H + lambda) (eq. 20).
     The rest's sums are node_sums - acc on touched labels and node_sums elsewhere: its largest untouched
@@ -369,7 +369,7 @@ class ThresholdScan(NamedTuple):
     copy_both: bool    # write the other direction's row too (the node has no missing values)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _scan(scan, node, grad, p, parent_score, side, run, out_gain):
     """The thresholds of ``scan`` (ThresholdScan), accumulating the side that does not hold the feature's
     default bin; writes out_gain[direction, lo + t] (and [1 - direction] with copy_both).
@@ -406,7 +406,7 @@ def _scan(scan, node, grad, p, parent_score, side, run, out_gain):
     return count_ok
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _feature_gains(f, node, grad, store, p, parent_score, side, run, out_gain):
     """Every threshold of feature f, both missing directions (eq. 20 gains); returns (splittable, run).
 
@@ -449,7 +449,7 @@ def _feature_gains(f, node, grad, store, p, parent_score, side, run, out_gain):
     return ok, run
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def sparse_split_gains(node, grad, store, feature_mask, p, n_blocks, out_gain, out_splittable):
     """Exact GBDT-Sparse split gains (eq. 20; Alg. 1 on histogram bins) of every candidate of one node.
 

@@ -90,7 +90,7 @@ class NodeSplits(NamedTuple):
                    np.empty(n_nodes, np.bool_), np.empty((n_nodes, n_cols)))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _newton_score(g2, h, lambda_l2):
     """g2 / (h + lambda); 0 for an output without curvature (h + lambda = 0: a child whose outputs have
     saturated probabilities under lambda_l2 = 0), as its leaf value is 0 too."""
@@ -98,7 +98,7 @@ def _newton_score(g2, h, lambda_l2):
     return g2 / den if den > 0 else 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _contrib(acc, total, j, p, left):
     if left:
         g = acc[j]
@@ -109,7 +109,7 @@ def _contrib(acc, total, j, p, left):
     return _newton_score(g * g, h, p.lambda_l2)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _score(acc, total, p, left):
     if p.h_stride == 0:  # one Hessian for every output: sum_j G_j^2 / (H + lambda), a single division
         g2 = 0.0
@@ -124,7 +124,7 @@ def _score(acc, total, p, left):
     return s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _sift_down(heap, i, size):
     while True:
         lo = i
@@ -140,7 +140,7 @@ def _sift_down(heap, i, size):
         i = lo
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def topk_sum(values, n, topk, heap):
     """Sum of the topk largest of values[:n].  OUT heap: scratch of >= topk floats (a min-heap)."""
     if topk >= n:
@@ -164,7 +164,7 @@ def topk_sum(values, n, topk, heap):
 
 # called, not inlined (inline="always" re-types the callee at each call site: this one, with its _contrib
 # and _score inlined many times over, made the multi-output scan compile for 11 s; CHANGELOG.md, stop 48)
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _split_score(acc, total, p, buf, heap):
     """score(left) + score(right), dense or with top-k sparse leaves."""
     k = p.k
@@ -182,7 +182,7 @@ def _split_score(acc, total, p, buf, heap):
     return s + topk_sum(buf, k, p.topk, heap)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _hess_mean(acc, total, p, left):
     s = 0.0
     for j in range(p.k):
@@ -201,7 +201,7 @@ SCAN_OWN_HESSIANS = 2    # a Hessian column per output, dense leaves
 SCAN_KIND = SCAN_ANY
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def node_score(total, p):
     """sum_j G_j^2 / (H_j + lambda) of one node's sums (C,), over its top-k outputs when topk > 0."""
     k = p.k
@@ -215,7 +215,7 @@ def node_score(total, p):
     return topk_sum(buf, k, p.topk, np.empty(p.topk))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def one_output_node_score(total, p):
     """node_score of one output's sums (its own top 1): the one-output variants call it in node_score's place."""
     g = total[0]
@@ -223,7 +223,7 @@ def one_output_node_score(total, p):
     return g * g / h if h > 0 else 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def scan_one_output(f, hist, offsets, total, p, acc, buf, heap):
     """scan_feature for one output (k = 1): the left sums live in registers, not in an array (acc, buf
     and heap are not used).  The one-output variants of the scan kernels call it in scan_feature's place."""
@@ -283,7 +283,7 @@ def scan_one_output(f, hist, offsets, total, p, acc, buf, heap):
     return best_gain, best_bin, best_left, count_ok
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _ratio_sum(g2l, dl, g2r, dr):
     """(num, den) with num / den = g2l / dl + g2r / dr, a side of den <= 0 (no curvature) adding 0, as
     _newton_score: the scans compare fractions without a division per bin."""
@@ -296,7 +296,7 @@ def _ratio_sum(g2l, dl, g2r, dr):
     return 0.0, 1.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _scan_shared_hessian(f, hist, offsets, total, p, acc):
     """scan_feature for several outputs sharing one Hessian column with dense leaves (a projected sketch, or
     a constant Hessian): the count and the Hessian sums in registers, the gradient sums in acc, unsigned
@@ -362,7 +362,7 @@ def _scan_shared_hessian(f, hist, offsets, total, p, acc):
 REGISTER_MAX_K = 4
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _scan_shared_hessian_registers(f, hist, offsets, total, p):
     """_scan_shared_hessian for k <= REGISTER_MAX_K gradient columns: their left sums in four registers (a
     column j >= k reads column 0 and is masked out of the scores, which add the columns in the same order:
@@ -426,7 +426,7 @@ def _scan_shared_hessian_registers(f, hist, offsets, total, p):
     return best_gain, best_bin, best_left, count_ok
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _own_hessians_score(acc, total, p):
     """score(left) + score(right) of several outputs with their own Hessians and dense leaves, in one pass
     over the outputs (the sums in the order _score and _hess_mean take them: the same gain), or -inf when a
@@ -452,7 +452,7 @@ def _own_hessians_score(acc, total, p):
     return score_left + score_right
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _leading_direction(hist, lo, bins, n_bins, p, smooth, out):
     """OUT out (k,): the leading eigenvector of sum_c G_c G_c^T / (H_c + smooth) over the categories in
     ``bins[:n_bins]`` (G_c: the category's gradient sums, H_c: its Hessian sum per output), by power
@@ -496,7 +496,7 @@ def _leading_direction(hist, lo, bins, n_bins, p, smooth, out):
 DIRECTION_ITERATIONS = 12
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _category_hessian(hist, b, p):
     """Bin b's Hessian sum per output (the mean over outputs of their own Hessians)."""
     if p.h_stride == 0:
@@ -519,14 +519,14 @@ EXHAUSTIVE_MAX_CATEGORIES = 8
 PLAIN_ONE_VS_REST_MAX_CATEGORIES = 4
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _with_cat_l2(p, cat):
     """The scan parameters with lambda_l2 + cat.cat_l2."""
     return ScanParams(p.k, p.h_col, p.h_stride, p.h_scale, p.count_col, p.lambda_l2 + cat.cat_l2,
                       p.min_data_in_leaf, p.min_sum_hessian, p.min_gain_to_split, p.topk, p.restricted)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _best_subset(hist, lo, bins, n_bins, total, q, cat, acc, buf, heap):
     """(score, bits) of the best set of the categories bins[:n_bins] to send left (bit i: bins[i]), over
     every subset of at most max_cat_threshold of them whose two sides hold min_data_in_leaf and
@@ -553,7 +553,7 @@ def _best_subset(hist, lo, bins, n_bins, total, q, cat, acc, buf, heap):
     return best, best_bits, count_ok
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def scan_categorical(f, node, hist, offsets, total, p, cat, acc, buf, heap):
     """Best set split of categorical feature f: the categories in the set go left, every other one (and a
     missing value) right.  Up to cat.max_cat_to_onehot categories: one category against the rest.  More:
@@ -647,7 +647,7 @@ def scan_categorical(f, node, hist, offsets, total, p, cat, acc, buf, heap):
     return best_gain, -1, False, count_ok
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def set_left_sums(hist, offsets, feature, left_bins, out):
     """OUT out (C,): the statistic sums of the left child of a set split (the bins in left_bins go left)."""
     lo = offsets[feature]
@@ -658,7 +658,7 @@ def set_left_sums(hist, offsets, feature, left_bins, out):
                 out[c] += hist[lo + b, c]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def scan_feature(f, hist, offsets, total, p, acc, buf, heap):
     """Best threshold of feature f: (score(left) + score(right), threshold bin, missing goes left,
     whether any threshold leaves min_data_in_leaf rows on both sides); (-inf, -1, False, ...) when no
@@ -728,13 +728,13 @@ def scan_scratch(n_cols: int, p) -> np.ndarray:
     return np.empty((SCAN_BLOCKS, n_cols + p.k + max(p.topk, 1)))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _scratch_parts(row, n_cols, p):
     """(acc (C,), buf (k,), heap (max(topk, 1),)) views of one scratch row."""
     return row[:n_cols], row[n_cols:n_cols + p.k], row[n_cols + p.k:n_cols + p.k + max(p.topk, 1)]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask, p, categorical, scratch_row,
                 out_gain, out_bin, out_left, out_splittable):
     """Scan tasks t0..t1-1; task t is feature t // n_nodes of node t % n_nodes (node 0: h0, node 1: h1).
@@ -766,7 +766,7 @@ def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask,
         out_splittable[node, f] = ok
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def best_split_per_feature(h0, h1, subtract, active, totals, offsets, feature_mask, p, categorical, scratch, out):
     """Scan every feature of one or two node histograms for its best threshold, in parallel over
     (node, feature).
@@ -792,7 +792,7 @@ def best_split_per_feature(h0, h1, subtract, active, totals, offsets, feature_ma
 TASK_BINS = 8
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def scan_block_start(offsets, blk, n_blocks):
     """The first feature of scan block blk of n_blocks: blocks of contiguous features (no two threads
     write next to each other) with equal work, bins + TASK_BINS a feature (features differ in bins:
@@ -809,7 +809,7 @@ def scan_block_start(offsets, blk, n_blocks):
     return lo
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def left_sums(hist, offsets, feature, threshold_bin, default_left, out):
     """OUT out (C,): the statistic sums of the left child of a split."""
     lo = offsets[feature]
@@ -822,7 +822,7 @@ def left_sums(hist, offsets, feature, threshold_bin, default_left, out):
             out[c] += hist[lo + t, c]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def best_splits(h0, h1, n_nodes, subtract, totals, offsets, feature_mask, p, categorical, scratch, active,
                 feature_noise, per_feature, out):
     """The best split of one or two nodes, after turning h1 from the parent's histogram into the
@@ -867,7 +867,7 @@ def best_splits(h0, h1, n_nodes, subtract, totals, offsets, feature_mask, p, cat
                       out.left_sums[node])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _valid_split_score(acc, total, p, buf, heap):
     """score(left) + score(right) of the left sums acc, or -inf when a side's mean Hessian is below
     min_sum_hessian; one division per side when all outputs share one Hessian and leaves are dense."""
@@ -889,7 +889,7 @@ def _valid_split_score(acc, total, p, buf, heap):
     return _split_score(acc, total, p, buf, heap)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _add_feature_gains(f, hist, total, parent_score, offsets, p, acc, buf, heap, out_gain):
     lo = offsets[f]
     miss = offsets[f + 1] - 1
@@ -918,7 +918,7 @@ def _add_feature_gains(f, hist, total, parent_score, offsets, p, acc, buf, heap,
                 out_gain[1, lo + t] += gain
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _add_gain_tasks(f0, f1, hist, total, parent_score, offsets, feature_mask, p, scratch_row, out_gain):
     acc, buf, heap = _scratch_parts(scratch_row, hist.shape[1], p)
     for f in range(f0, f1):
@@ -926,7 +926,7 @@ def _add_gain_tasks(f0, f1, hist, total, parent_score, offsets, feature_mask, p,
             _add_feature_gains(f, hist, total, parent_score, offsets, p, acc, buf, heap, out_gain)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def add_split_gains(hist, total, offsets, feature_mask, p, scratch, out_gain):
     """Add one node's gain of every candidate split to ``out_gain``: symmetric (oblivious) trees
     split every node of a level by the same (feature, threshold, missing direction), the one whose
@@ -950,7 +950,7 @@ def add_split_gains(hist, total, offsets, feature_mask, p, scratch, out_gain):
                         hist, total, parent_score, offsets, feature_mask, p, scratch[blk], out_gain)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def segment_sums(rows, seg_start, seg_end, stats, out):
     """OUT out (n_segments, C) float64: out[s] = sum of stats[rows[seg_start[s]:seg_end[s]]].
     Used for leaf values from the full statistics when splits were scored on a sketch."""
