@@ -339,8 +339,8 @@ def statistic_targets(loss: Loss, y: np.ndarray) -> tuple[np.ndarray, list[str]]
         with np.errstate(invalid="ignore"):
             Y = (Y - np.nanmean(Y, axis=0)) / np.maximum(np.nanstd(Y, axis=0), 1e-300)
         return Y, ["target"] if Y.shape[1] == 1 else [f"target{j}" for j in range(Y.shape[1])]
-    if loss.name in ("binary", "multilabel"):
-        Y = y.reshape(y.shape[0], -1).astype(np.float64)
+    if loss.name in ("binary", "multilabel"):  # read only: no copy of a float64 label matrix
+        Y = np.asarray(y, dtype=np.float64).reshape(y.shape[0], -1)
         return Y, ["label"] if Y.shape[1] == 1 else [f"label{j}" for j in range(Y.shape[1])]
     if loss.name == "multiclass":
         return np.eye(loss.n_outputs)[y.astype(np.int64)], [f"class{j}" for j in range(loss.n_outputs)]
