@@ -61,3 +61,5 @@ $PY benchmarks/otto_time_to_target.py --systems lgbm,mg --repeats 3 --out benchm
 # issue 18 (stop 37): what sample weights (a third statistic column) cost a regression round, beside LightGBM
 $PY benchmarks/weighted_rounds.py --repeats 3 --out benchmarks/results/weighted_rounds.jsonl
 $PY benchmarks/weighted_rounds.py --threads 1 --rows 500000 --repeats 3 --out benchmarks/results/weighted_rounds.jsonl
+# issue 46 (stop 58): the log loss's round pass against its three passes, Delicious' shape
+$PY benchmarks/round_pass.py --out benchmarks/results/round_pass.jsonl
