@@ -1,11 +1,13 @@
 #!/usr/bin/env python
-"""The log loss's round pass against its three passes, on a matrix of Delicious' shape (12,920 x 983 labels, a
-random projection to 3 columns, 127 leaves): the last tree's score update (``add_leaf_values``), the gradients
-and Hessians (``sigmoid_grad_hess``) and the projection (``project_rows``) one after the other, against
-``sigmoid_round`` doing all three in one pass over the rows.  Milliseconds, median of ``--repeats`` calls, the
-two interleaved; the kernels compiled (or read from the cache) before the clock.
+"""A loss's round pass against its three passes: the last tree's score update (``add_leaf_values``), the
+gradients and Hessians (``sigmoid_grad_hess`` or ``softmax_grad_hess``) and the random projection
+(``project_rows``) one after the other, against ``sigmoid_round`` / ``softmax_round`` doing all three in one pass
+over the rows.  By default the multi-label log loss at Delicious' shape (12,920 x 983 labels, a projection to 3
+columns, 127 leaves); ``--objective multiclass --rows 49502 --outputs 9`` is Otto's.  Milliseconds, median of
+``--repeats`` calls, the two interleaved; the kernels compiled (or read from the cache) before the clock.
 
     python benchmarks/round_pass.py --out benchmarks/results/round_pass.jsonl
+    python benchmarks/round_pass.py --objective multiclass --rows 49502 --outputs 9 --out <file>
 """
 import argparse
 import sys
@@ -29,6 +31,7 @@ def _median_ms(fn, repeats: int) -> float:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--objective", choices=("multilabel", "multiclass"), default="multilabel")
     ap.add_argument("--rows", type=int, default=12_920)
     ap.add_argument("--outputs", type=int, default=983)
     ap.add_argument("--sketch-k", type=int, default=3)
@@ -38,12 +41,17 @@ def main():
     ap.add_argument("--label", default="now")
     ap.add_argument("--out")
     a = ap.parse_args()
-    from multigrove.kernels.objective import project_rows, sigmoid_grad_hess, sigmoid_round
+    from multigrove.kernels import objective
     from multigrove.kernels.partition import add_leaf_values
     n, L, k = a.rows, a.outputs, a.sketch_k
     rng = np.random.default_rng(0)
     raw = rng.normal(size=(n, L)) - 3.0
-    labels = (rng.random((n, L)) < 0.02).astype(np.float64)
+    if a.objective == "multiclass":
+        labels = rng.integers(0, L, n)
+        gradients, round_pass = objective.softmax_grad_hess, objective.softmax_round
+    else:
+        labels = (rng.random((n, L)) < 0.02).astype(np.float64)
+        gradients, round_pass = objective.sigmoid_grad_hess, objective.sigmoid_round
     leaf_of_row = rng.integers(0, a.leaves, n).astype(np.int32)
     leaf_value = rng.normal(scale=1e-3, size=(a.leaves, L))
     rows = np.argsort(leaf_of_row, kind="stable").astype(np.int32)
@@ -56,17 +64,17 @@ def main():
 
     def three_passes():
         add_leaf_values(rows, start, end, leaf_value, 0, no_cols, raw)
-        sigmoid_grad_hess(raw, labels, stats[:, :L], stats[:, L:2 * L])
-        project_rows(stats, L, projection_t, sketch[:, :k], sketch[:, k:k + 1])
+        gradients(raw, labels, stats[:, :L], stats[:, L:2 * L])
+        objective.project_rows(stats, L, projection_t, sketch[:, :k], sketch[:, k:k + 1])
 
     def one_pass():
-        sigmoid_round(raw, labels, leaf_of_row, leaf_value, stats, L, projection_t, sketch)
+        round_pass(raw, labels, leaf_of_row, leaf_value, stats, L, projection_t, sketch)
 
     three_passes()
     one_pass()
     for rnd in range(a.rounds):
         separate, fused = _median_ms(three_passes, a.repeats), _median_ms(one_pass, a.repeats)
-        rec = dict(bench="round_pass", label=a.label, rows=n, outputs=L, sketch_k=k, round=rnd,
+        rec = dict(bench="round_pass", label=a.label, objective=a.objective, rows=n, outputs=L, sketch_k=k, round=rnd,
                    three_passes_ms=round(separate, 2), round_pass_ms=round(fused, 2), ratio=round(fused / separate, 3))
         emit(rec, a.out)
 

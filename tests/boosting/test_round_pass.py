@@ -1,5 +1,6 @@
-"""The log loss's round pass (Loss.round_pass, kernels.objective.sigmoid_round): the last tree's score update,
-the gradients and the random projection in one pass over the rows give the model of three separate passes.
+"""The round pass of the log loss and the softmax (Loss.round_pass, kernels.objective.round_rows): the last
+tree's score update, the gradients and the random projection in one pass over the rows give the model of three
+separate passes.
 
 Weights of 1 keep a fit on the separate passes (TrainingShard.compute_gradients fuses only rows without
 weights) and change no gradient, so both fits must grow the same trees."""
@@ -54,6 +55,17 @@ def test_round_pass_grows_the_trees_of_separate_passes(rng, params, monkeypatch)
     prob = np.clip(fused.predict(X), 1e-15, 1 - 1e-15)
     final = -np.mean(Y * np.log(prob) + (1 - Y) * np.log(1 - prob))
     assert fused_curve[-1] == pytest.approx(final, rel=1e-9)
+
+
+def test_multiclass_round_pass_grows_the_trees_of_separate_passes(rng):
+    X, Y = _labels(rng, L=7)
+    y = np.argmax(Y + rng.random(Y.shape) * 0.5, axis=1).astype(float)
+    params = {"objective": "multiclass", "num_class": 7, "num_leaves": 8, "metric": "multi_logloss",
+              "sketch": "random_projection", "sketch_k": 2}
+    fused, fused_curve = _fit(params, X, y)
+    separate, separate_curve = _fit(params, X, y, weight=np.ones(len(X)))
+    np.testing.assert_array_equal(fused.predict(X, raw_score=True), separate.predict(X, raw_score=True))
+    np.testing.assert_allclose(fused_curve, separate_curve, rtol=1e-12)
 
 
 def test_binary_one_output_uses_the_round_pass_too(rng):

@@ -591,15 +591,19 @@ def test_objective_kernels_equal_numpy(seed, n, K):
     np.testing.assert_array_equal(stats[:, :K], (raw - targets).astype(np.float32))
 
 
-@SETTINGS  # rows past ROW_BLOCK; with and without the tree to add and the projection
-@given(st.integers(0, 2**31 - 1), st.integers(1, 600), st.integers(1, 40), st.booleans(), st.integers(0, 4))
-def test_sigmoid_round_equals_its_three_passes(seed, n, L, update, k):
+@SETTINGS  # rows past ROW_BLOCK; with and without the tree to add and the projection; both losses
+@given(st.integers(0, 2**31 - 1), st.integers(1, 600), st.integers(1, 40), st.booleans(), st.integers(0, 4),
+       st.booleans())
+def test_round_pass_equals_its_three_passes(seed, n, L, update, k, softmax):
     from scipy.special import expit
+    from scipy.special import softmax as softmax_of
 
-    from multigrove.kernels.objective import sigmoid_round, sigmoid_round_serial
+    from multigrove.kernels import objective
+    kernels = (objective.softmax_round, objective.softmax_round_serial) if softmax else \
+        (objective.sigmoid_round, objective.sigmoid_round_serial)
     rng = np.random.default_rng(seed)
     raw0 = rng.normal(scale=5, size=(n, L))
-    Y = rng.integers(0, 2, size=(n, L)).astype(float)
+    Y = rng.integers(0, L, size=n) if softmax else rng.integers(0, 2, size=(n, L)).astype(float)
     n_leaves = 5
     leaf_of = rng.integers(-1, n_leaves, size=n).astype(np.int32) if update else np.zeros(0, np.int32)
     leaf_value = rng.normal(size=(n_leaves, L)) if update else np.zeros((0, 0))
@@ -608,9 +612,9 @@ def test_sigmoid_round_equals_its_three_passes(seed, n, L, update, k):
     if update:
         kept = leaf_of >= 0
         expect_raw[kept] += leaf_value[leaf_of[kept]]
-    prob = expit(expect_raw)
-    G, H = prob - Y, prob * (1 - prob)
-    for kernel in (sigmoid_round, sigmoid_round_serial):
+    prob = softmax_of(expect_raw, axis=1) if softmax else expit(expect_raw)
+    G, H = prob - (np.eye(L)[Y] if softmax else Y), prob * (1 - prob)
+    for kernel in kernels:
         raw = raw0.copy()
         stats = np.full((n, 2 * L + 1), 7.0, np.float32)
         sketch = np.full((n, k + 2), 7.0, np.float32)

@@ -26,6 +26,8 @@ from ..kernels.objective import (
     sigmoid_round_serial,
     softmax_grad_hess,
     softmax_grad_hess_serial,
+    softmax_round,
+    softmax_round_serial,
 )
 from ..kernels.sparse_output import LOSS_HINGE, LOSS_SQUARED
 
@@ -84,7 +86,7 @@ class Loss:
     hess_constant: float | None = None
     n_outputs = 1
     #: (parallel, serial) kernels of one pass over the rows that adds the last tree to the scores, computes
-    #: the gradients and projects them (kernels.objective.sigmoid_round), or None: separate passes
+    #: the gradients and projects them (kernels.objective.round_rows), or None: separate passes
     round_pass: tuple | None = None
     sparse_output = False  # labels, scores and gradients kept sparse (SparseOutputLoss)
 
@@ -250,6 +252,7 @@ class MultilabelLogloss(BinaryLogloss):
 class SoftmaxCrossEntropy(Loss):
     """Softmax cross-entropy; diagonal Hessian p(1-p) (GBDT-MO Sec. III-A)."""
     name = "multiclass"
+    round_pass = (softmax_round, softmax_round_serial)
 
     def __init__(self, num_class: int = 0):
         self.num_class = num_class

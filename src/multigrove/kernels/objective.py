@@ -109,21 +109,29 @@ def softmax_grad_hess(raw, y, out_g, out_h):
     n, K = raw.shape
     n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
     for blk in prange(n_blocks):
-        e = np.empty(K)  # the row's exponentials, in float64
+        e = np.empty(K)  # the row's probabilities, in float64
         for ii in range(blk * ROW_BLOCK, min(n, (blk + 1) * ROW_BLOCK)):
             i = U(ii)
-            m = raw[i, U(0)]
-            for jj in range(1, K):
-                v = raw[i, U(jj)]
-                m = v if v > m else m
+            _softmax_row(raw, i, e, K)
             for jj in range(K):
-                e[jj] = exp_nonpositive(raw[i, U(jj)] - m)
-            inv = 1.0 / lane_sum(e, K)
-            for jj in range(K):
-                p = e[jj] * inv
+                p = e[jj]
                 out_h[i, U(jj)] = p * (1.0 - p)
                 out_g[i, U(jj)] = p
             out_g[i, U(y[i])] -= 1.0
+
+
+@njit(inline="always", fastmath={"contract"}, cache=True, error_model="numpy")
+def _softmax_row(raw, i, e, K):
+    """e[:K] = softmax(raw[i, :K]): exponentials of the scores less their largest, then divided by their sum."""
+    m = raw[i, U(0)]
+    for jj in range(1, K):
+        v = raw[i, U(jj)]
+        m = v if v > m else m
+    for jj in range(K):
+        e[jj] = exp_nonpositive(raw[i, U(jj)] - m)
+    inv = 1.0 / lane_sum(e, K)
+    for jj in range(K):
+        e[jj] *= inv
 
 
 _MANTISSA_BITS = np.int64((1 << 52) - 1)
@@ -203,18 +211,42 @@ def _sigmoid_row(raw, i, p, L):
         p[jj] = _sigmoid(raw[i, U(jj)])
 
 
+@njit(inline="always", cache=True, error_model="numpy")
+def _sigmoid_statistics(raw, y, i, p, stats, h_col, L):
+    """Row i's gradients sigmoid(raw) - y into stats[i, :L] and Hessians p (1 - p) into stats[i, h_col:] (the
+    binary log loss of each of L outputs; y (n, L) labels in [0, 1])."""
+    _sigmoid_row(raw, i, p, L)
+    for jj in range(L):
+        j = U(jj)
+        stats[i, j] = p[jj] - y[i, j]
+        stats[i, U(h_col) + j] = p[jj] * (1.0 - p[jj])
+
+
+@njit(inline="always", cache=True, error_model="numpy")
+def _softmax_statistics(raw, y, i, p, stats, h_col, K):
+    """Row i's gradients softmax(raw) - onehot(y[i]) into stats[i, :K] and Hessians p (1 - p) into
+    stats[i, h_col:] (softmax cross-entropy; y (n,) int64 class ids)."""
+    _softmax_row(raw, i, p, K)
+    for jj in range(K):
+        j = U(jj)
+        stats[i, j] = p[jj]
+        stats[i, U(h_col) + j] = p[jj] * (1.0 - p[jj])
+    stats[i, U(y[i])] -= 1.0
+
+
 @njit(parallel=True, fastmath={"contract"}, cache=True, nogil=True, error_model="numpy")
-def sigmoid_round(raw, y, leaf_of_row, leaf_value, stats, h_col, projection_t, out_sketch):
-    """A round's pass over the rows for the binary log loss of L outputs, in place of three: the last tree's
-    score update, the gradients and Hessians, and the random projection of the gradients (the rows it reads
-    were just written: in cache).  Delicious (12,920 x 983, a projection to 3): 20-22 ms against 31 for
-    add_leaf_values, sigmoid_grad_hess and project_rows one after the other; the same values.
+def round_rows(raw, y, leaf_of_row, leaf_value, stats, h_col, projection_t, out_sketch):
+    """A round's pass over the rows in place of three: the last tree's score update, the gradients and
+    Hessians of the loss (``_row_statistics``: each loss's kernel is a variant, sigmoid_round and
+    softmax_round), and the random projection of the gradients (the row it reads was just written: in cache).
+    Delicious (12,920 x 983, a projection to 3): 19-20 ms against 25-32 for add_leaf_values, sigmoid_grad_hess
+    and project_rows one after the other (benchmarks/round_pass.py); the same values.
 
     IN/OUT raw (n, L) float64 scores: leaf_value[leaf_of_row[i]] is added to row i first, where
         leaf_of_row has rows (n,) int32 (and the row's leaf is not -1); leaf_of_row (0,): no update.
-    IN  y (n, L) labels in [0, 1]; leaf_value (n_leaves, L) float64.
-    OUT stats (n, C) float32, C-contiguous: columns 0 .. L-1 = sigmoid(raw) - y, h_col .. h_col + L - 1 =
-        p (1 - p); the other columns are left as they are.
+    IN  y: the loss's labels; leaf_value (n_leaves, L) float64.
+    OUT stats (n, C) float32, C-contiguous: the gradients in columns 0 .. L-1, the Hessians in h_col ..
+        h_col + L - 1; the other columns are left as they are.
     IN  projection_t (k, L) float32, the projection transposed, or (0, L): no sketch.
     OUT out_sketch (n, k + 1) float32: the projected gradients, then the row's mean Hessian (when k > 0)."""
     n, L = raw.shape
@@ -229,13 +261,12 @@ def sigmoid_round(raw, y, leaf_of_row, leaf_value, stats, h_col, projection_t, o
             if leaf >= 0:
                 for jj in range(L):
                     raw[i, U(jj)] += leaf_value[U(leaf), U(jj)]
-            _sigmoid_row(raw, i, p, L)
-            for jj in range(L):
-                j = U(jj)
-                stats[i, j] = p[jj] - y[i, j]
-                stats[i, U(h_col) + j] = p[jj] * (1.0 - p[jj])
+            _row_statistics(raw, y, i, p, stats, h_col, L)
             if k > 0:
                 _project_row(stats, i, h_col, projection_t, out_sketch, L)
+
+
+_row_statistics = _sigmoid_statistics  # round_rows' own compilation is the log loss's (sigmoid_round's)
 
 
 #: the log loss clips probabilities to [LOGLOSS_EPS, 1 - LOGLOSS_EPS]: a cell is at most -log(1e-15) = 34.5
@@ -301,7 +332,7 @@ def project_rows(stats, h_col, projection_t, out_g, out_h):
 
 @njit(inline="always", cache=True, error_model="numpy")
 def _project_row(stats, i, h_col, projection_t, out, d):
-    """out[i, :k] = the projected gradients of row i, out[i, k] its mean Hessian (sigmoid_round)."""
+    """out[i, :k] = the projected gradients of row i, out[i, k] its mean Hessian (round_rows)."""
     k = projection_t.shape[0]
     for c in range(k):
         out[i, U(c)] = _dot_from(stats, i, projection_t, U(c), d)
@@ -333,5 +364,9 @@ scaled_residual_serial = variant(scaled_residual, "serial")
 softmax_grad_hess_serial = variant(softmax_grad_hess, "serial")
 sigmoid_grad_hess_serial = variant(sigmoid_grad_hess, "serial")
 project_rows_serial = variant(project_rows, "serial")
-sigmoid_round_serial = variant(sigmoid_round, "serial")
+# the round pass of each loss (Loss.round_pass), in parallel and serially
+sigmoid_round = variant(round_rows, "sigmoid", parallel=True, _row_statistics=_sigmoid_statistics)
+sigmoid_round_serial = variant(round_rows, "sigmoid_serial", _row_statistics=_sigmoid_statistics)
+softmax_round = variant(round_rows, "softmax", parallel=True, _row_statistics=_softmax_statistics)
+softmax_round_serial = variant(round_rows, "softmax_serial", _row_statistics=_softmax_statistics)
 logloss_rows_serial = variant(logloss_rows, "serial")
