@@ -37,6 +37,18 @@ NO_PROJECTION = np.zeros((0, 0), STAT)
 NO_SKETCH = np.zeros((0, 1), STAT)
 
 
+def leaf_map(n_rows: int, segments: list, n_leaves: int) -> np.ndarray:
+    """(n_rows,) int32: the leaf each row is in, from (rows, start, end) segments (leaf l holds
+    rows[start[l]:end[l]]); -1 for a row in none."""
+    leaf_of = np.full(n_rows, -1, np.int32)
+    for rows, start, end in segments:
+        counts = end - start
+        if counts.sum():
+            member = np.concatenate([rows[a:b] for a, b in zip(start, end)])
+            leaf_of[member] = np.repeat(np.arange(n_leaves, dtype=np.int32), counts)
+    return leaf_of
+
+
 class OutputColumn(NamedTuple):
     """Split statistics of one output: the one-vs-all strategy's tree for output ``column``."""
     column: int
@@ -90,8 +102,8 @@ class TrainingShard:
     #: scores split candidates itself (grower.CandidateScorer) when its statistics have no histogram
     candidate_scorer = None
     #: the last tree, when its values reach the scores in the next round's gradient pass (the loss's
-    #: round_pass): (the leaf of every row (n,) int32, the leaf values (n_leaves, outputs))
-    _pending: tuple[np.ndarray, np.ndarray] | None = None
+    #: round_pass): (its leaves' rows as (rows, start, end) segments, the leaf values (n_leaves, outputs))
+    _pending: tuple[list, np.ndarray] | None = None
     #: the projection the last gradient pass also wrote
     _sketched: SketchPlan | None = None
 
@@ -142,13 +154,11 @@ class TrainingShard:
     def _add_pending(self) -> None:
         """Add the tree that waits for the next gradient pass to the scores now (they are read first)."""
         if self._pending is not None:
-            leaf_of_row, leaf_value = self._pending
+            segments, leaf_value = self._pending
             self._pending = None
-            covered = leaf_of_row >= 0
-            if covered.all():
-                self._scores += leaf_value[leaf_of_row]
-            else:
-                self._scores[covered] += leaf_value[leaf_of_row[covered]]
+            for rows, start, end in segments:
+                pick(add_leaf_values, add_leaf_values_serial, rows.shape[0] * leaf_value.shape[1])(
+                    rows, start, end, leaf_value, 0, self._no_cols, self._scores)
 
     def follow(self, shard: "EvalShard") -> None:
         """Update ``shard``'s scores with every tree from now on from its rows' leaves, which the builder finds
@@ -180,8 +190,11 @@ class TrainingShard:
                 or not self.layout.h_stride or self.layout.k != self._scores.shape[1]:
             self._gradients_into(self.scores, self.stats)
             return
-        leaf_of_row, leaf_value = self._pending if self._pending is not None else (NO_ROWS, NO_LEAVES)
-        self._pending = None
+        leaf_of_row, leaf_value = NO_ROWS, NO_LEAVES
+        if self._pending is not None:
+            segments, leaf_value = self._pending
+            leaf_of_row = leaf_map(self.n_rows, segments, leaf_value.shape[0])
+            self._pending = None
         projection_t, out = NO_PROJECTION, NO_SKETCH
         if sketch is not None and sketch.projection is not None:
             projection_t = np.ascontiguousarray(sketch.projection.T)
@@ -329,13 +342,11 @@ class TrainingShard:
 
     def row_leaves(self, n_leaves: int) -> np.ndarray:
         """(n,) int32: the leaf of the last tree each row ended in (rows left out of its sample included)."""
-        leaf_of = np.full(self.n_rows, -1, np.int32)
-        for rows, start, end in (self.builder.leaf_segments(n_leaves), self.builder.other_segments(n_leaves)):
-            counts = end - start
-            if counts.sum():
-                member = np.concatenate([rows[a:b] for a, b in zip(start, end)])
-                leaf_of[member] = np.repeat(np.arange(n_leaves, dtype=np.int32), counts)
-        return leaf_of
+        return leaf_map(self.n_rows, self._tree_segments(n_leaves), n_leaves)
+
+    def _tree_segments(self, n_leaves: int) -> list:
+        """The last tree's leaves as (rows, start, end) segments: its sample's rows, then the rows left out."""
+        return [self.builder.leaf_segments(n_leaves), self.builder.other_segments(n_leaves)]
 
     def apply_tree(self, tree: Tree) -> None:
         """Add the tree's leaf values to the scores of every row (rows left out of the tree's sample
@@ -348,7 +359,9 @@ class TrainingShard:
         targets = []
         if dense and first_col == 0 and out.size == self._scores.shape[1] and self.loss.round_pass is not None:
             self._add_pending()
-            self._pending = (self.row_leaves(tree.n_leaves), tree.leaf_value)
+            # copies: the builder's arrays are its to reuse for the next tree
+            self._pending = ([tuple(part.copy() for part in segment) for segment in self._tree_segments(tree.n_leaves)],
+                             tree.leaf_value)
         else:
             targets = [(self.builder.leaf_segments(tree.n_leaves), self.scores),
                        (self.builder.other_segments(tree.n_leaves), self.scores)]
