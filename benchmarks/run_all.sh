@@ -63,3 +63,5 @@ $PY benchmarks/weighted_rounds.py --repeats 3 --out benchmarks/results/weighted_
 $PY benchmarks/weighted_rounds.py --threads 1 --rows 500000 --repeats 3 --out benchmarks/results/weighted_rounds.jsonl
 # issue 46 (stop 58): the log loss's round pass against its three passes, Delicious' shape
 $PY benchmarks/round_pass.py --out benchmarks/results/round_pass.jsonl
+# issue 46 (stop 58): the held-out log loss kernel at Delicious' held-out shape
+$PY benchmarks/logloss_rows.py --out benchmarks/results/logloss_rows.jsonl

@@ -630,15 +630,16 @@ def test_round_pass_equals_its_three_passes(seed, n, L, update, k, softmax):
 
 
 @SETTINGS
-@given(st.integers(0, 2**31 - 1), st.integers(1, 300), st.integers(1, 9), st.booleans())
-def test_logloss_rows_equal_numpy(seed, n, K, masked):
+@given(st.integers(0, 2**31 - 1), st.integers(1, 300), st.integers(1, 9), st.booleans(), st.sampled_from([0.0, 0.2]))
+def test_logloss_rows_equal_numpy(seed, n, K, masked, soft_share):
+    """Rows of 0/1 labels (one log a cell) and rows with soft labels (both logs), against NumPy."""
     from scipy.special import expit
 
     from multigrove.kernels.objective import logloss_rows, logloss_rows_serial
     rng = np.random.default_rng(seed)
     raw = rng.normal(scale=20, size=(n, K))  # past the clip at 1e-15 (|raw| > 34.5) too
     Y = rng.integers(0, 2, size=(n, K)).astype(float)
-    Y[rng.random((n, K)) < 0.2] = rng.random()  # soft labels take both logs
+    Y[rng.random((n, K)) < soft_share] = rng.random()  # soft labels take both logs
     mask = (rng.random((n, K)) < 0.8).astype(np.float32) if masked else np.empty((0, 0), np.float32)
     prob = np.clip(expit(raw), 1e-15, 1 - 1e-15)
     cells = naive.logloss_cells(prob, Y) * (mask if masked else 1.0)
