@@ -185,9 +185,8 @@ class TrainingShard:
         the scores, computes the gradients and projects them; elsewhere the projection waits for
         ``set_split_statistics``."""
         self._sketched = None
-        round_pass = self.loss.round_pass
-        if round_pass is None or self._w32 is not None or self.mask is not None or self._frozen.size \
-                or not self.layout.h_stride or self.layout.k != self._scores.shape[1]:
+        round_pass = self._round_pass()
+        if round_pass is None or self._frozen.size:
             self._gradients_into(self.scores, self.stats)
             return
         leaf_of_row, leaf_value = NO_ROWS, NO_LEAVES
@@ -202,6 +201,15 @@ class TrainingShard:
             self._sketched = sketch
         pick(*round_pass, self._scores.size)(self._scores, self.y, leaf_of_row, leaf_value, self.stats,
                                              self.layout.h_col, projection_t, out)
+
+    def _round_pass(self) -> tuple | None:
+        """The loss's round pass (Loss.round_pass) where it serves these rows: rows without weights or missing
+        labels, a Hessian per output; else None (frozen outputs, which change by round, are compute_gradients'
+        to check)."""
+        if self._w32 is not None or self.mask is not None or not self.layout.h_stride \
+                or self.layout.k != self._scores.shape[1]:
+            return None
+        return self.loss.round_pass
 
     def _gradients_into(self, scores: np.ndarray, stats: np.ndarray) -> None:
         """stats' gradient and Hessian columns (self.layout) at ``scores``, weighted and masked."""
@@ -356,15 +364,14 @@ class TrainingShard:
         out = tree.output_cols
         dense = tree.leaf_cols is None and np.array_equal(out, np.arange(out[0], out[0] + out.size))
         first_col, cols = (int(out[0]), self._no_cols) if dense else (-1, np.ascontiguousarray(tree.columns()))
+        segments = self._tree_segments(tree.n_leaves)
         targets = []
-        if dense and first_col == 0 and out.size == self._scores.shape[1] and self.loss.round_pass is not None:
+        if dense and first_col == 0 and out.size == self._scores.shape[1] and self._round_pass() is not None:
             self._add_pending()
             # copies: the builder's arrays are its to reuse for the next tree
-            self._pending = ([tuple(part.copy() for part in segment) for segment in self._tree_segments(tree.n_leaves)],
-                             tree.leaf_value)
+            self._pending = ([tuple(part.copy() for part in segment) for segment in segments], tree.leaf_value)
         else:
-            targets = [(self.builder.leaf_segments(tree.n_leaves), self.scores),
-                       (self.builder.other_segments(tree.n_leaves), self.scores)]
+            targets = [(segment, self.scores) for segment in segments]
         targets += [(self.builder.follower_segments(index, tree.n_leaves), shard.scores)
                     for shard, index in self._followers]
         for (rows, start, end), scores in targets:
