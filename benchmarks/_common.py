@@ -66,6 +66,17 @@ class RoundTimer:
         return float(np.median(np.diff(self.ts))) if len(self.ts) >= 3 else None
 
 
+def median_seconds(call, repeats: int) -> float:
+    """The median wall seconds of ``repeats`` calls of ``call()`` (compile or warm it up before)."""
+    import numpy as np
+    times = np.empty(repeats)
+    for i in range(repeats):
+        start = time.perf_counter()
+        call()
+        times[i] = time.perf_counter() - start
+    return float(np.median(times))
+
+
 def emit(rec: dict, out: str | None) -> None:
     line = json.dumps(rec)
     print(line, flush=True)

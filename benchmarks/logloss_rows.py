@@ -8,13 +8,12 @@ raw scores and 0/1 labels (2 % ones), or soft labels with ``--soft``.  Milliseco
 """
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import emit  # noqa: E402
+from _common import emit, median_seconds  # noqa: E402
 
 
 def main():
@@ -34,13 +33,9 @@ def main():
         labels[rng.random(raw.shape) < 0.2] = 0.5
     rows, no_mask, no_cells = np.empty(a.rows), np.empty((0, 0), np.float32), np.empty((0, 0))
     logloss_rows(raw, True, labels, no_mask, rows, no_cells)
-    times = []
-    for _ in range(a.repeats):
-        start = time.perf_counter()
-        logloss_rows(raw, True, labels, no_mask, rows, no_cells)
-        times.append(time.perf_counter() - start)
+    seconds = median_seconds(lambda: logloss_rows(raw, True, labels, no_mask, rows, no_cells), a.repeats)
     emit(dict(bench="logloss_rows", label=a.label, rows=a.rows, outputs=a.outputs, soft=a.soft,
-              ms=round(float(np.median(times)) * 1e3, 3), total=float(rows.sum())), a.out)
+              ms=round(seconds * 1e3, 3), total=float(rows.sum())), a.out)
 
 
 if __name__ == "__main__":

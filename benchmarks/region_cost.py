@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +21,7 @@ from numba import get_num_threads, njit, prange, set_num_threads, threading_laye
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import emit  # noqa: E402
+from _common import emit, median_seconds  # noqa: E402
 
 #: one-thread work sizes tried (float64 values summed; about a nanosecond each)
 WORK_SIZES = (0, 1_000, 3_000, 10_000, 30_000, 100_000, 300_000)
@@ -49,12 +48,7 @@ def _sum_region(values, partial):
 
 
 def _median_us(call, calls: int) -> float:
-    times = np.empty(calls)
-    for i in range(calls):
-        start = time.perf_counter()
-        call()
-        times[i] = time.perf_counter() - start
-    return float(np.median(times) * 1e6)
+    return 1e6 * median_seconds(call, calls)
 
 
 def main():

@@ -11,22 +11,12 @@ columns, 127 leaves); ``--objective multiclass --rows 49502 --outputs 9`` is Ott
 """
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import emit  # noqa: E402
-
-
-def _median_ms(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times) * 1e3)
+from _common import emit, median_seconds  # noqa: E402
 
 
 def main():
@@ -73,7 +63,8 @@ def main():
     three_passes()
     one_pass()
     for rnd in range(a.rounds):
-        separate, fused = _median_ms(three_passes, a.repeats), _median_ms(one_pass, a.repeats)
+        separate = 1e3 * median_seconds(three_passes, a.repeats)
+        fused = 1e3 * median_seconds(one_pass, a.repeats)
         rec = dict(bench="round_pass", label=a.label, objective=a.objective, rows=n, outputs=L, sketch_k=k, round=rnd,
                    three_passes_ms=round(separate, 2), round_pass_ms=round(fused, 2), ratio=round(fused / separate, 3))
         emit(rec, a.out)
