@@ -366,12 +366,16 @@ REGISTER_MAX_K = 4
 def _scan_shared_hessian_registers(f, hist, offsets, total, p):
     """_scan_shared_hessian for k <= REGISTER_MAX_K gradient columns: their left sums in four registers (a
     column j >= k reads column 0 and is masked out of the scores, which add the columns in the same order:
-    the same gains bit for bit), and no branch on an empty bin (its threshold repeats the previous one's
-    sums, hence its fraction, which the strict comparison never takes again; min_data_in_leaf >= 1 keeps an
-    empty first bin out as the skip did).  A two-node scan at k = 3 takes 0.69x (atp7d's shape) and 0.80x
-    (scene's) of the array version's time (benchmarks/split_scan.py; CHANGELOG.md, stop 50).  One body with
-    an array for the columns beyond the fourth ran the k = 3 scan 1.6x slower than this one, so
-    k > REGISTER_MAX_K keeps its own."""
+    the same gains bit for bit).  A two-node scan at k = 3 takes 0.69x (atp7d's shape) and 0.80x (scene's)
+    of the array version's time (benchmarks/split_scan.py; CHANGELOG.md, stop 50).  One body with an array
+    for the columns beyond the fourth ran the k = 3 scan 1.6x slower than this one, so k > REGISTER_MAX_K
+    keeps its own.
+
+    An empty bin is added to the left sums but not scored, as in _scan_shared_hessian: its threshold
+    splits the node's rows as the previous one does.  Most bins of a small node are empty (82 % of those
+    rf1's scans walk, 66 % of scene's: benchmarks/empty_bins.py), and the skip took a 64 x 198-bin scan at
+    k = 3 from 41 to 25 us for a node of 100 rows, 14 to 11 for 40 rows, 55 to 52 for 400; a node with
+    every bin filled takes about 4 % longer (CHANGELOG.md, stop 59)."""
     k = p.k
     h_col, count_col = U(p.h_col), U(p.count_col)
     h_scale, lam = p.h_scale, p.lambda_l2
@@ -404,7 +408,10 @@ def _scan_shared_hessian_registers(f, hist, offsets, total, p):
             a2 += hist[b, c2]
             a3 += hist[b, c3]
             h_left += hist[b, h_col]
-            n_left += hist[b, count_col]
+            n_bin = hist[b, count_col]
+            n_left += n_bin
+            if n_bin == 0 and not (tt == 0 and missing_left):
+                continue  # the previous threshold's partition
             if n_total - n_left < min_data:
                 break  # the right side only shrinks from here on
             if n_left < min_data:
@@ -735,6 +742,18 @@ def _scratch_parts(row, n_cols, p):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _subtract_rows(h0, h1, lo, hi):
+    """h1[lo:hi] -= h0[lo:hi] for C-contiguous histograms, as one flat loop over the rows' cells: a loop
+    over bins and then columns does not vectorize for a run-time column count (k = 3, 12,672 bins: the
+    two-node scan with its subtraction took 75 us on one thread, the scan alone 50)."""
+    n_cols = h0.shape[1]
+    flat0 = h0.reshape(h0.size)
+    flat1 = h1.reshape(h1.size)
+    for i in range(U(lo * n_cols), U(hi * n_cols)):
+        flat1[i] -= flat0[i]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask, p, categorical, scratch_row,
                 out_gain, out_bin, out_left, out_splittable):
     """Scan tasks t0..t1-1; task t is feature t // n_nodes of node t % n_nodes (node 0: h0, node 1: h1).
@@ -749,10 +768,7 @@ def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask,
         f = t // n_nodes
         node = t - f * n_nodes
         if node == 1 and subtract:
-            for bb in range(offsets[f], offsets[f + 1]):
-                b = np.uint64(bb)
-                for c in range(n_cols):
-                    h1[b, np.uint64(c)] -= h0[b, np.uint64(c)]
+            _subtract_rows(h0, h1, offsets[f], offsets[f + 1])
         if not (feature_mask[f] and active[node]):
             g, b, dl, ok = -np.inf, -1, False, False
         elif categorical is not None and categorical.slot[f] >= 0:
