@@ -200,6 +200,8 @@ class LocalBuilder:
         self._packed_hist = np.empty((0, 2), dtype=HIST)
         self._packed_total = np.empty(2, dtype=HIST)
         self._row_updates: tuple[int, float] | None = None  # (code columns, sparse entries a row): _schedule
+        self._schedules: dict[int, int] = {}  # _schedule by rows, for the store and width they were found for
+        self._schedules_for: tuple | None = None
         self._followers: list[_Follower] = []
         self._entries = EntryPoints()  # the split kernels', this tree's argument types
 
@@ -216,7 +218,6 @@ class LocalBuilder:
         self.stats = stats
         self._entries.clear()
         self.tree_store, self.sample_rows = self.store, None
-        self._row_updates = None
         self.all_rows = rows is None
         self.packed = None
         if rows is None:
@@ -243,6 +244,10 @@ class LocalBuilder:
             self._total = np.empty(stats.shape[1], dtype=HIST)
         for follower in self._followers:
             follower.begin(max_leaves)
+        schedules_for = (self.tree_store is self.store, self.stats.shape[1], self.packed)
+        if schedules_for != self._schedules_for or not schedules_for[0]:  # a sample's store: anew each tree
+            self._schedules_for, self._row_updates = schedules_for, None
+            self._schedules.clear()
 
     def follow(self, store: BinnedStore) -> int:
         """Partition the rows of ``store`` (a validation set binned with the training set's bins and layout)
@@ -269,9 +274,16 @@ class LocalBuilder:
 
     def _schedule(self, n_rows: int) -> int:
         """0 serial, 1 row chunks, >= 2 statistic-column blocks, -1 feature groups (see
-        kernels.partition.split_and_build; the groups are _feature_groups())."""
+        kernels.partition.split_and_build; the groups are _feature_groups()); kept by ``n_rows`` while the
+        tree's store and width of statistics stay (begin)."""
+        schedule = self._schedules.get(n_rows)
+        if schedule is None:
+            schedule = self._schedules[n_rows] = self._find_schedule(n_rows)
+        return schedule
+
+    def _find_schedule(self, n_rows: int) -> int:
         store, width = self.tree_store, self.stats.shape[1]
-        if self._row_updates is None:  # once a tree (the store may be a sample's), not at each split
+        if self._row_updates is None:  # once for the tree's store (a sample's is new at each tree)
             self._row_updates = (store.dense.shape[1] + store.bundle.shape[1],
                                  store.sparse_bins.shape[0] / max(store.n_rows, 1))
         n_columns, sparse_per_row = self._row_updates

@@ -197,6 +197,7 @@ class TreeGrower:
         self._best = NodeSplits.allocate(2, layout.n_cols)
         self._totals = np.empty((2, layout.n_cols))
         self._scan_scratch = scan_scratch(layout.n_cols, self.params)
+        self._scan_kernels: dict[int, object] = {}  # best_splits_kernel's pick by number of nodes scanned
         self._active = np.empty(2, np.bool_)
         self._no_noise = np.zeros((2, n_features))
         self._rng = None
@@ -332,16 +333,19 @@ class TreeGrower:
         """Record the split of ``leaf`` (it becomes the left child); return the right child, the
         builder request, the buffer for the smaller child's histogram and what to scan afterwards."""
         config, count_col = self.config, self.layout.count_col
+        count, left_count = float(leaf.total[count_col]), float(leaf.left_total[count_col])
+        right_count = float(count - left_count)  # as right.total[count_col], a float64 difference
         default_left = leaf.default_left
         if leaf.left_bins is None and not leaf.hist[self.offsets[leaf.feature + 1] - 1, count_col] > 0:
             # no missing value seen here: send future ones to the larger side
-            default_left = leaf.left_total[count_col] >= leaf.total[count_col] - leaf.left_total[count_col]
-        right, request_fields, parent_hist, left_bins = self._record_split(leaf, new_index, default_left)
+            default_left = left_count >= right_count
+        right, request_fields, parent_hist, left_bins = self._record_split(leaf, new_index, default_left, count)
         mask = leaf.scan_mask
-        left_small = leaf.total[count_col] <= right.total[count_col]
+        left_small = left_count <= right_count
         small, large = (leaf, right) if left_small else (right, leaf)
-        can_small = self._can_split(small.depth, small.total[count_col])
-        can_large = self._can_split(large.depth, large.total[count_col])
+        small_count, large_count = (left_count, right_count) if left_small else (right_count, left_count)
+        can_small = self._can_split(small.depth, small_count)
+        can_large = self._can_split(large.depth, large_count)
         if new_index + 1 == config.num_leaves or not (can_small or can_large):
             self.pool.put(parent_hist)
             return right, SplitRequest(*request_fields, BUILD_NONE, left_bins), None, None
@@ -350,15 +354,14 @@ class TreeGrower:
         return right, SplitRequest(*request_fields, build, left_bins), out, (small, large, out, parent_hist, can_small,
                                                                    can_large, mask)
 
-    def _record_split(self, leaf: _Leaf, new_index: int, default_left: bool):
-        """Record the split of ``leaf`` as a node; ``leaf`` becomes the left child (its histogram
-        detached). Return the right child, the request's fields, the parent's histogram and the split's set
-        of bins going left (None for a numeric split)."""
-        count_col = self.layout.count_col
+    def _record_split(self, leaf: _Leaf, new_index: int, default_left: bool, count: float):
+        """Record the split of ``leaf`` (``count`` rows) as a node; ``leaf`` becomes the left child (its
+        histogram detached). Return the right child, the request's fields, the parent's histogram and the
+        split's set of bins going left (None for a numeric split)."""
         f, left_total = leaf.feature, leaf.left_total
         right_total = leaf.total - left_total
         node = len(self._nodes)
-        self._nodes.append((f, leaf.bin, default_left, leaf.gain, leaf.total[count_col], leaf.left_bins))
+        self._nodes.append((f, leaf.bin, default_left, leaf.gain, count, leaf.left_bins))
         self._children.append([~leaf.index, ~new_index])
         if leaf.parent >= 0:
             self._children[leaf.parent][0 if leaf.is_left else 1] = node
@@ -431,7 +434,8 @@ class TreeGrower:
             left_sums(leaf.hist, self.offsets, feature, threshold_bin, default_left, leaf.left_total)
             leaf.gain = gains[i] if gains is not None else float(node_score(leaf.left_total, self.params) + node_score(
                 leaf.total - leaf.left_total, self.params) - node_score(leaf.total, self.params))
-            right, fields, parent_hist, _ = self._record_split(leaf, len(level) + len(rights), default_left)
+            right, fields, parent_hist, _ = self._record_split(leaf, len(level) + len(rights), default_left,
+                                                               float(leaf.total[count_col]))
             rights.append(right)
             if last:
                 self.pool.put(parent_hist)
@@ -470,8 +474,10 @@ class TreeGrower:
         noise = self._no_noise
         if self._noise_scale > 0:
             noise = self._rng.normal(0.0, self._noise_scale, self._no_noise.shape)
-        best_splits = best_splits_kernel(self.params, n_nodes * first.hist.shape[0] * self.layout.k,
-                                         self.config.n_threads)
+        best_splits = self._scan_kernels.get(n_nodes)
+        if best_splits is None:  # the grower's histograms, parameters and threads are fixed: one pick a count
+            best_splits = self._scan_kernels[n_nodes] = best_splits_kernel(
+                self.params, n_nodes * self.pool.shape[0] * self.layout.k, self.config.n_threads)
         categorical = self._categorical
         self._entries.call(best_splits, first.hist, first.hist if second is None else second.hist, n_nodes, subtract,
                            totals, self.offsets, mask, self.params, categorical, self._scan_scratch, active, noise,
