@@ -310,6 +310,34 @@ def _scan_setup(rng, stats, const_hess):
     return k, k, 1, 1.0
 
 
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+@pytest.mark.parametrize("seed", range(4))
+def test_register_scan_of_a_small_node_over_many_bins(k, seed):
+    """A node of a few rows over features of many bins (most bins empty, the first one too, some rows
+    missing): the register scan (one shared Hessian, k <= 4), which scores no empty bin, finds the naive
+    twin's thresholds and gains, with the missing rows sent either way."""
+    rng = np.random.default_rng(seed)
+    n_features, n_bins, n_rows = 6, 200, 30
+    offsets = np.arange(n_features + 1, dtype=np.int64) * n_bins
+    hist = np.zeros((offsets[-1], k + 2))
+    for f in range(n_features):
+        bins = rng.integers(1, n_bins - 1, n_rows)  # value bins 1..198 (bin 0 stays empty), or missing
+        bins[rng.random(n_rows) < 0.2] = n_bins - 1
+        for b in bins:
+            hist[offsets[f] + b, :k] += rng.normal(size=k)
+            hist[offsets[f] + b, k] += 0.25
+            hist[offsets[f] + b, k + 1] += 1.0
+    total = hist[:n_bins].sum(axis=0)
+    params = scan_params(k, k, 0, 1.0, k + 1, 1.0, 3, 1e-3)
+    gain, threshold, left = scan(hist, offsets, total, params)
+    expect_gain, expect_bin, expect_left = naive.best_split_per_feature(hist, offsets, total, k, k, 0, 1.0, k + 1,
+                                                                        np.ones(n_features, np.bool_), 1.0, 3, 1e-3)
+    np.testing.assert_allclose(gain, expect_gain, rtol=1e-12)
+    np.testing.assert_array_equal(threshold, expect_bin)
+    np.testing.assert_array_equal(left, expect_left)
+    assert np.all(hist[offsets[:-1], k + 1] == 0) and left.any()  # the empty first bin, a missing-left winner
+
+
 @SETTINGS
 @given(binned_problem(), st.integers(0, 1), st.sampled_from([0.0, 1.0]), st.integers(1, 10), st.integers(0, 3),
        st.booleans())
