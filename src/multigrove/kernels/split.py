@@ -741,26 +741,6 @@ def _scratch_parts(row, n_cols, p):
     return row[:n_cols], row[n_cols:n_cols + p.k], row[n_cols + p.k:n_cols + p.k + max(p.topk, 1)]
 
 
-#: a feature's sibling subtraction of at least this many cells (bins x statistic columns) goes through
-#: subtract_rows; fewer stay a loop over bins and columns in the scan (see subtract_rows)
-FLAT_SUBTRACT_MIN_CELLS = 64
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def subtract_rows(h0, h1, lo, hi):
-    """h1[lo:hi] -= h0[lo:hi] for C-contiguous histograms, as one flat loop over the rows' cells, which vectorizes
-    where a loop over bins and then a run-time count of columns does not: a 64 x 198-bin scan of two nodes at
-    k = 3 with its subtraction took 0.123 ms on one thread, 0.111 with this (benchmarks/split_scan.py).  A
-    function of its own, called for wide features only: flat views made inside the scan's loop slowed every
-    scan in it (Delicious' 500 features of 3 bins: one node 0.036 -> 0.047 ms), and a call per feature costs
-    more than 3 bins' loop (0.066 -> 0.078 ms with the subtraction)."""
-    n_cols = h0.shape[1]
-    flat0 = h0.reshape(h0.size)
-    flat1 = h1.reshape(h1.size)
-    for i in range(U(lo * n_cols), U(hi * n_cols)):
-        flat1[i] -= flat0[i]
-
-
 @njit(cache=True, inline="always", error_model="numpy")
 def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask, p, categorical, scratch_row,
                 out_gain, out_bin, out_left, out_splittable):
@@ -776,14 +756,10 @@ def _scan_tasks(t0, t1, h0, h1, subtract, active, totals, offsets, feature_mask,
         f = t // n_nodes
         node = t - f * n_nodes
         if node == 1 and subtract:
-            lo, hi = offsets[f], offsets[f + 1]
-            if (hi - lo) * n_cols >= FLAT_SUBTRACT_MIN_CELLS:
-                subtract_rows(h0, h1, lo, hi)
-            else:
-                for bb in range(lo, hi):
-                    b = U(bb)
-                    for c in range(n_cols):
-                        h1[b, U(c)] -= h0[b, U(c)]
+            for bb in range(offsets[f], offsets[f + 1]):
+                b = np.uint64(bb)
+                for c in range(n_cols):
+                    h1[b, np.uint64(c)] -= h0[b, np.uint64(c)]
         if not (feature_mask[f] and active[node]):
             g, b, dl, ok = -np.inf, -1, False, False
         elif categorical is not None and categorical.slot[f] >= 0:
