@@ -244,8 +244,9 @@ class LocalBuilder:
             self._total = np.empty(stats.shape[1], dtype=HIST)
         for follower in self._followers:
             follower.begin(max_leaves)
-        schedules_for = (self.tree_store is self.store, self.stats.shape[1], self.packed)
-        if schedules_for != self._schedules_for or not schedules_for[0]:  # a sample's store: anew each tree
+        # a sample's compact store (packed GOSS counts have one too) is new at each tree: schedules anew
+        schedules_for = (self.tree_store is self.store, self.stats.shape[1])
+        if schedules_for != self._schedules_for or not schedules_for[0]:
             self._schedules_for, self._row_updates = schedules_for, None
             self._schedules.clear()
 

@@ -340,7 +340,7 @@ class TreeGrower:
         builder request, the buffer for the smaller child's histogram and what to scan afterwards."""
         config, count_col = self.config, self.layout.count_col
         count, left_count = float(leaf.total[count_col]), float(leaf.left_total[count_col])
-        right_count = float(count - left_count)  # as right.total[count_col], a float64 difference
+        right_count = count - left_count  # as right.total[count_col]: the same float64 difference
         default_left = leaf.default_left
         if leaf.left_bins is None and not leaf.hist[self.offsets[leaf.feature + 1] - 1, count_col] > 0:
             # no missing value seen here: send future ones to the larger side

@@ -273,6 +273,14 @@ _row_statistics = _sigmoid_statistics  # round_rows' own compilation is the log 
 LOGLOSS_EPS = 1e-15
 
 
+@njit(inline="always", cache=True, error_model="numpy")
+def _clipped_probability(values, i, j, from_raw):
+    """logloss_rows' p of cell (i, j): the sigmoid of a raw score (``from_raw``) or the probability itself,
+    clipped to [LOGLOSS_EPS, 1 - LOGLOSS_EPS]."""
+    p = _sigmoid(values[i, j]) if from_raw else values[i, j]
+    return min(max(p, LOGLOSS_EPS), 1.0 - LOGLOSS_EPS)
+
+
 @njit(parallel=True, fastmath={"contract"}, cache=True, nogil=True, error_model="numpy")
 def logloss_rows(values, from_raw, y, mask, out_rows, out_cells):
     """The binary log loss of every cell, -(y log p + (1 - y) log(1 - p)), p clipped to LOGLOSS_EPS, summed
@@ -302,15 +310,13 @@ def logloss_rows(values, from_raw, y, mask, out_rows, out_cells):
             if soft:
                 for jj in range(d):
                     j = U(jj)
-                    p = _sigmoid(values[i, j]) if from_raw else values[i, j]
-                    p = min(max(p, LOGLOSS_EPS), 1.0 - LOGLOSS_EPS)
+                    p = _clipped_probability(values, i, j, from_raw)
                     label = y[i, j]
                     cells[jj] = -(label * log_positive(p) + (1.0 - label) * log_positive(1.0 - p))
             else:  # 0 x a finite log adds nothing: the log of the label's side alone
                 for jj in range(d):
                     j = U(jj)
-                    p = _sigmoid(values[i, j]) if from_raw else values[i, j]
-                    p = min(max(p, LOGLOSS_EPS), 1.0 - LOGLOSS_EPS)
+                    p = _clipped_probability(values, i, j, from_raw)
                     cells[jj] = -log_positive(p if y[i, j] == 1.0 else 1.0 - p)
             if masked:
                 for jj in range(d):
