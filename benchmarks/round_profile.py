@@ -81,18 +81,24 @@ class KernelClock:
         return timed
 
     def install(self) -> int:
-        """Replace every dispatcher attribute of the loaded multigrove modules; the number replaced."""
+        """Replace every dispatcher attribute of the loaded multigrove modules, and every dispatcher held in a
+        module-level dict (the serial variants by store and width: kernels.partition.SERIAL_SPLITS and
+        kernels.histogram.SERIAL_HISTOGRAMS, which the builder looks up per split; left unwrapped, their time
+        was counted as Python); the number of kernels replaced."""
         from numba.core.dispatcher import Dispatcher
-        found = [(module, attr, value) for module_name, module in list(sys.modules.items())
-                 if module_name.startswith("multigrove") and module is not None
+        modules = [module for module_name, module in list(sys.modules.items())
+                   if module_name.startswith("multigrove") and module is not None]
+        found = [(vars(module), attr, value) for module in modules
                  for attr, value in list(vars(module).items()) if isinstance(value, Dispatcher)]
+        found += [(table, key, value) for module in modules for table in list(vars(module).values())
+                  if isinstance(table, dict) for key, value in list(table.items()) if isinstance(value, Dispatcher)]
         # which kernels enter parallel regions, read from their globals before any is replaced
         parallel = {id(kernel): enters_regions(kernel) for _, _, kernel in found}
         wrapped: dict[int, object] = {}
-        for module, attr, kernel in found:
+        for namespace, key, kernel in found:
             if id(kernel) not in wrapped:
                 wrapped[id(kernel)] = self._timed(kernel.py_func.__name__, kernel, parallel[id(kernel)])
-            setattr(module, attr, wrapped[id(kernel)])
+            namespace[key] = wrapped[id(kernel)]
         return len(wrapped)
 
 

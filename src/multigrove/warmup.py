@@ -43,11 +43,14 @@ def _classes(n_rows: int, n_classes: int):
     return X, (np.digitize(Y[:, 0], np.quantile(Y[:, 0], np.linspace(0, 1, n_classes + 1)[1:-1]))).astype(int)
 
 
-def _train_and_predict(params: dict, X, y, rounds: int = 3, predict_more: bool = False) -> None:
+def _train_and_predict(params: dict, X, y, rounds: int = 3, predict_more: bool = False,
+                       valid_rows: int | None = None) -> None:
+    """Train on four fifths of the rows, validated on the rest (or on ``valid_rows`` of them), and predict."""
     import multigrove as mg
     cut = X.shape[0] * 4 // 5
+    end = X.shape[0] if valid_rows is None else cut + valid_rows
     train_set = mg.Dataset(X[:cut], y[:cut])
-    valid_set = mg.Dataset(X[cut:], y[cut:], reference=train_set)
+    valid_set = mg.Dataset(X[cut:end], y[cut:end], reference=train_set)
     booster = mg.train({"verbosity": -1, **params}, train_set, rounds, valid_sets=[valid_set])
     booster.predict(X)
     if predict_more:
@@ -77,6 +80,8 @@ def _many_outputs(n_rows: int) -> None:
     X, Y = _regression(n_rows, 3)
     _train_and_predict({}, X, Y, predict_more=True)
     _train_and_predict({"sketch": "none", "leaf_sparsity": 2}, X, Y, predict_more=True)
+    for valid_rows in (100, 1_000):  # a held-out set that walks the trees (shard.walks_trees): both walk kernels
+        _train_and_predict({}, X, Y, valid_rows=valid_rows)
     X6, Y6 = _regression(n_rows, 6)
     _train_and_predict({}, X6, Y6)  # random projection
     _train_and_predict({"multi_strategy": "one_vs_all"}, X6, Y6)

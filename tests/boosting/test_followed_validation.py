@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 import multigrove as mg
+from multigrove.boosting import engine
 from multigrove.boosting import shard as shards
 
 
@@ -45,6 +46,7 @@ def test_followed_validation_scores_equal_walking_the_trees(rng, monkeypatch, pa
     args = (params, X[:1500], Y[:1500], X[1500:], Y[1500:])
     walks = []
     monkeypatch.setattr(shards, "predict_trees_into", lambda *a: walks.append(1))
+    monkeypatch.setattr(engine, "walks_trees", lambda *a: False)  # every split partitions the validation rows
     followed = _curves(*args)
     assert not walks  # no tree was walked
     monkeypatch.undo()
@@ -53,6 +55,30 @@ def test_followed_validation_scores_equal_walking_the_trees(rng, monkeypatch, pa
     assert followed.keys() == walked.keys() and len(followed["l2"]) == 15
     for metric in followed:
         np.testing.assert_array_equal(followed[metric], walked[metric])
+
+
+@pytest.mark.parametrize("n_rows, sparse, n_valid, walks", [
+    (9000, False, 300, True),    # two threads, a dense store, 300 rows against 126 splits a round: walked
+    (9000, False, 7000, False),  # more rows than WALK_MAX_ROWS_PER_SPLIT a split: followed
+    (9000, True, 300, False),    # a store with a CSR part: followed
+    (4000, False, 300, False),   # 4,000 x 8 cells: a fit on one thread (engine.fit_threads) follows
+])
+def test_a_small_dense_validation_set_walks_the_trees(rng, monkeypatch, n_rows, sparse, n_valid, walks):
+    """engine.start_training lets a validation set walk each round's trees where shard.walks_trees says a walk
+    costs less than a partition a split; the metrics are the same either way."""
+    X, Y = _data(rng, n_rows + n_valid, sparse)
+    params = {"objective": "regression", "num_threads": 2, "metric_per_output": True}
+    args = (params, X[:n_rows], Y[:n_rows], X[n_rows:], Y[n_rows:], 5)
+    walked_trees = []
+    walk = shards.predict_trees_into
+    monkeypatch.setattr(shards, "predict_trees_into", lambda *a: (walked_trees.append(1), walk(*a)))
+    chosen = _curves(*args)
+    assert bool(walked_trees) == walks
+    monkeypatch.setattr(engine, "walks_trees", lambda *a: not walks)
+    other = _curves(*args)
+    assert chosen.keys() == other.keys() and len(chosen["l2"]) == 5
+    for metric in chosen:
+        np.testing.assert_array_equal(chosen[metric], other[metric])
 
 
 def test_followed_validation_with_categories_and_classes(rng, monkeypatch):

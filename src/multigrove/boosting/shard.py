@@ -391,6 +391,23 @@ class TrainingShard:
         return (self.y != 0).sum(axis=0).astype(np.float64), self.n_rows
 
 
+#: a validation set walks each round's trees (EvalShard.add_trees) instead of following the training rows'
+#: partitions (TrainingShard.follow) where its store is of dense columns only and holds at most this many rows a
+#: split of the round.  Following costs a kernel call a split, about 4 us with its Python; a walk about 100 us a
+#: round (stack_trees, the call) and 60 ns a row.  rf1's 685 held-out rows under 126 splits a round: 300-round
+#: fits 0.90-1.09x (median 0.92x) the time in four in-process pairs (CHANGELOG.md, stop 60).  Otto's held-out
+#: store has a CSR part, where a walk finds each node's bin by a search of the row's entries (1.5 ms a tree
+#: against about 1.3 following): it follows
+WALK_MAX_ROWS_PER_SPLIT = 50
+
+
+def walks_trees(store: BinnedStore, splits_per_round: int, threads: int) -> bool:
+    """Whether a validation set of ``store`` walks each round's trees rather than follow the partitions
+    (WALK_MAX_ROWS_PER_SPLIT): never in a fit on one thread (engine.fit_threads), whose first run compiles only
+    the kernels it needs, and the walk would be one more (1.3 s on this host)."""
+    return threads > 1 and dense_only(store) and store.n_rows <= WALK_MAX_ROWS_PER_SPLIT * splits_per_round
+
+
 class EvalShard:
     """A validation set's rows: binned with the training bins, scores updated tree by tree (by the training
     shard it follows, TrainingShard.follow, else by walking each tree)."""
