@@ -37,6 +37,7 @@ import numpy as np
 
 from ._validation import default_feature_names
 from .boosting.booster import Booster
+from .boosting.builder import run_scans
 from .boosting.engine import (
     Validation,
     _numba_threads,
@@ -346,10 +347,11 @@ class DistributedRows:
         _sum_into([out], [[h] for h, _ in results])
         return np.sum([t for _, t in results], axis=0)
 
-    def split(self, requests, outs) -> None:
+    def split(self, requests, outs, scans=None) -> None:
         shapes = [None if o is None else o.shape for o in outs]
         results = self._all("split", list(requests), shapes)
         _sum_into([o for o in outs if o is not None], results)
+        run_scans(scans)
 
     def histograms(self, leaves, outs) -> None:
         if len(leaves):

@@ -18,7 +18,7 @@ set's bins and layout), so that the leaf of every such row is known when the tre
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
@@ -39,7 +39,11 @@ from ..kernels.partition import (
     split_and_build,
 )
 from ..kernels.sampling import PACKED_AMPLIFIED_UNIT, gather_column_rows, gather_packed_counts, gather_rows
+from ..kernels.split_step import split_step_kernel
 from ..kernels.store import FEATURE_BUNDLED, FEATURE_DENSE, FEATURE_SPARSE, BinnedStore, dense_only
+
+if TYPE_CHECKING:
+    from .grower import ChildScan
 
 #: row chunks with private histograms need this many updates per histogram row to pay for zeroing
 #: and summing the private copies; smaller nodes are built on one thread (measured on Otto's store
@@ -130,12 +134,24 @@ class HistogramBuilder(Protocol):
     def root(self, out: np.ndarray) -> np.ndarray:
         """Write the root histogram (total_bins, C) into ``out``; return the root totals (C,)."""
 
-    def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None]) -> None:
-        """Apply the splits in order; write each requested child histogram into its ``outs`` entry."""
+    def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None],
+              scans: Sequence[ChildScan | None] | None = None) -> None:
+        """Apply the splits in order; write each requested child histogram into its ``outs`` entry; then run
+        each split's scan of its children (``scans``, in order; None where there is none): in the split's own
+        kernel call where the builder can (``ChildScan.job``, then ``ChildScan.finish``), else ``ChildScan.run``
+        once the histogram is there."""
 
     def histograms(self, leaves: Sequence[int], outs: Sequence[np.ndarray]) -> None:
         """Write the histogram of each leaf's rows into its ``outs`` entry (a leaf whose histogram the
         grower dropped to stay within ``histogram_pool_size``, about to be split)."""
+
+
+def run_scans(scans: Sequence[ChildScan | None] | None) -> None:
+    """Run the children's scans of a batch of splits in order, after its histograms (HistogramBuilder.split), for
+    a builder that runs none of them in its own kernels."""
+    for scan in scans or ():
+        if scan is not None:
+            scan.run()
 
 
 class _Follower:
@@ -396,9 +412,15 @@ class LocalBuilder:
         else:
             build_histogram_wide(self.tree_store, rows, self.stats, schedule, out, total)
 
-    def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None]) -> None:
-        total = self._total if self.tree_store.derived.shape[0] else self._no_total
-        for req, out in zip(requests, outs):
+    def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None],
+              scans: Sequence[ChildScan | None] | None = None) -> None:
+        """HistogramBuilder.split.  A split whose child is built by feature groups runs its scan in the same
+        kernel call (kernels.split_step), on a store without derived default bins (their build needs the child's
+        sums first) and without packed GOSS counts."""
+        derived = self.tree_store.derived.shape[0] > 0
+        total = self._total if derived else self._no_total
+        for i, (req, out) in enumerate(zip(requests, outs)):
+            scan = None if scans is None else scans[i]
             start, end = int(self.leaf_start[req.leaf]), int(self.leaf_end[req.leaf])
             parallel = end - start >= PARALLEL_PARTITION_MIN_ROWS and self.n_threads > 1
             counts = self._counts[self.n_threads if parallel else 1]
@@ -409,7 +431,14 @@ class LocalBuilder:
                 schedule, (hist, hist_total) = self._schedule((end - start) // 2), self._packed_buffers(out, total)
             else:
                 schedule, hist, hist_total = self._schedule((end - start) // 2), out, total
-            if schedule == 0 and not parallel:  # a small node: the kernel without a parallel region
+            job = None
+            if scan is not None and schedule < 0 and self.packed is None and not derived \
+                    and scan.fusable(self._feature_groups().shape[0] - 1):
+                job = scan.job()
+                n_left = self._entries.call(split_step_kernel(job.params), self.tree_store, self.rows, start, end,
+                                            rule, req.build, self.stats, self._feature_groups(), self._tmp,
+                                            self._marks, counts, hist, job, scan.categorical)
+            elif schedule == 0 and not parallel:  # a small node: the kernel without a parallel region
                 n_left = self._entries.call(self._serial_split(), self.tree_store, self.rows, start, end, rule,
                                             req.build, self.stats, self._tmp, self._marks, hist, hist_total)
             else:
@@ -427,6 +456,10 @@ class LocalBuilder:
             for follower in self._followers:
                 self._partition(follower.store, follower.rows, follower.start, follower.end, follower.tmp,
                                 follower.marks, req, rule)
+            if job is not None:
+                scan.finish()
+            elif scan is not None:
+                scan.run()
 
     def _partition(self, store: BinnedStore, rows: np.ndarray, leaf_start: np.ndarray, leaf_end: np.ndarray,
                    tmp: np.ndarray, marks: np.ndarray, req: SplitRequest, rule: SplitRule) -> None:

@@ -22,7 +22,7 @@ import numpy as np
 from .._dtypes import HIST, INDEX
 from ..kernels.histogram import totals_from_dense
 from ..kernels.store import BinnedStore
-from .builder import BUILD_LEFT, BUILD_NONE, PackedCounts, SplitRequest
+from .builder import BUILD_LEFT, BUILD_NONE, PackedCounts, SplitRequest, run_scans
 
 #: what to install for device_type="cuda"
 CUDA_EXTRA = "pip install 'multigrove[cuda]' (numba-cuda) on a machine with an NVIDIA GPU and its driver"
@@ -191,10 +191,15 @@ class CudaBuilder:
         if segments:
             self._build(self._rows, segments, list(outs), None)
 
-    def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None]) -> None:
-        """Every request of the batch in one launch per step: the partitions, then the children's histograms."""
+    def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None], scans=None) -> None:
+        """Every request of the batch in one launch per step: the partitions, then the children's histograms;
+        then the children's scans (builder.run_scans)."""
         if not requests:
             return
+        self._split(requests, outs)
+        run_scans(scans)
+
+    def _split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None]) -> None:
         segments = [(int(self.leaf_start[r.leaf]), int(self.leaf_end[r.leaf] - self.leaf_start[r.leaf]))
                     for r in requests]
         n_lefts = self._partition(self._rows, segments, requests)

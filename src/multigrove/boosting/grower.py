@@ -54,6 +54,7 @@ from ..kernels.split import (
     node_score,
     scan_scratch,
 )
+from ..kernels.split_step import ScanJob
 from .builder import BUILD_LEFT, BUILD_NONE, BUILD_RIGHT, HistogramBuilder, SplitRequest
 from .leaves import StatLayout
 
@@ -154,6 +155,68 @@ class _Leaf:
         self.left_bins = None  # a set split: (bins of the feature,) bool, True for the bins going left
 
 
+class ChildScan:
+    """The scan of a split's two children, handed to the builder with the split (HistogramBuilder.split): node 0
+    is the smaller child, whose histogram the split builds into ``small_hist``; the larger one's is the parent's
+    histogram minus it, in the parent's buffer.  A builder that can run the scan in the split's own kernel call
+    asks for its ``job`` (where ``fusable``) and calls ``finish`` after that call; any other calls ``run``."""
+
+    __slots__ = ("grower", "small", "large", "small_hist", "parent_hist", "can_small", "can_large", "mask")
+
+    def __init__(self, grower: "TreeGrower", small: _Leaf, large: _Leaf, small_hist: np.ndarray,
+                 parent_hist: np.ndarray, can_small: bool, can_large: bool, mask: np.ndarray):
+        self.grower, self.small, self.large = grower, small, large
+        self.small_hist, self.parent_hist = small_hist, parent_hist
+        self.can_small, self.can_large, self.mask = can_small, can_large, mask
+
+    @property
+    def categorical(self) -> CategoricalScan | None:
+        """The grower's categorical features (the scan kernels' ``categorical`` argument)."""
+        return self.grower._categorical
+
+    def fusable(self, n_groups: int) -> bool:
+        """Whether a kernel whose tasks are ``n_groups`` feature groups can run this scan (kernels.split_step):
+        histograms that hold the split statistics, and a scratch row for every group."""
+        return self.grower._scorer is None and n_groups <= self.grower._scan_scratch.shape[0]
+
+    def job(self) -> ScanJob:
+        """The scan as kernels.split_step takes it (draws the scan's random_strength noise)."""
+        grower = self.grower
+        second = self.large if self.can_large else None
+        n_nodes, noise = grower._scan_inputs(self.small, second, self.can_small)
+        return ScanJob(self.parent_hist if self.can_large else self.small_hist, self.can_large, grower._totals,
+                       grower.offsets, self.mask, grower.params, grower._scan_scratch, grower._active_views[n_nodes],
+                       noise, grower._per_feature, grower._best)
+
+    def finish(self) -> None:
+        """Read the results of the scan the builder ran (``job``) into the children."""
+        self._attach()
+        self.grower._read_scan(self.small, self.large if self.can_large else None)
+        self._release()
+
+    def run(self) -> None:
+        """Run the scan with the grower's own kernel (after the builder's split) and read its results."""
+        self._attach()
+        self.grower._evaluate(self.small, self.large if self.can_large else None, self.mask,
+                              subtract=self.can_large, scan_small=self.can_small)
+        self._release()
+
+    def _attach(self) -> None:
+        self.small.hist = self.small_hist
+        if self.can_large:
+            self.large.hist = self.parent_hist
+        else:
+            self.grower.pool.put(self.parent_hist)
+
+    def _release(self) -> None:
+        for child in (self.small, self.large):
+            if child.hist is not None and not math.isfinite(child.gain):
+                # no split left in it: its buffer goes back to the pool now, not at the tree's end (rf1's pool
+                # held 113 histograms of 405 KB, now 58)
+                self.grower.pool.put(child.hist)
+                child.hist = None
+
+
 @dataclasses.dataclass
 class GrownTree:
     """Structure of a grown tree plus the statistic sums of its leaves."""
@@ -199,6 +262,7 @@ class TreeGrower:
         self._scan_scratch = scan_scratch(layout.n_cols, self.params)
         self._scan_kernels: dict[int, object] = {}  # best_splits_kernel's pick by number of nodes scanned
         self._active = np.empty(2, np.bool_)
+        self._active_views = {1: self._active[:1], 2: self._active}  # the nodes a scan of 1 or 2 nodes scans
         self._no_noise = np.zeros((2, n_features))
         self._rng = None
         self._noise_scale = 0.0
@@ -304,22 +368,8 @@ class TreeGrower:
             requests.append(request)
             outs.append(out)
             rights.append(right)
-            if scan is not None:
-                scans.append(scan)
-        builder.split(requests, outs)
-        for small, large, small_hist, parent_hist, can_small, can_large, mask in scans:
-            small.hist = small_hist
-            if can_large:
-                large.hist = parent_hist
-            else:
-                self.pool.put(parent_hist)
-            self._evaluate(small, large if can_large else None, mask, subtract=can_large, scan_small=can_small)
-            for child in (small, large):
-                if child.hist is not None and not math.isfinite(child.gain):
-                    # no split left in it: its buffer goes back to the pool now, not at the tree's end (rf1's
-                    # pool held 113 histograms of 405 KB, now 58)
-                    self.pool.put(child.hist)
-                    child.hist = None
+            scans.append(scan)
+        builder.split(requests, outs, scans)  # it runs each split's scan of the children (ChildScan)
         return rights
 
     def _take_hist(self, pinned: list[_Leaf]) -> np.ndarray:
@@ -357,8 +407,9 @@ class TreeGrower:
             return right, SplitRequest(*request_fields, BUILD_NONE, left_bins), None, None
         out = self._take_hist(pinned)
         build = BUILD_LEFT if left_small else BUILD_RIGHT
-        return right, SplitRequest(*request_fields, build, left_bins), out, (small, large, out, parent_hist, can_small,
-                                                                   can_large, mask)
+        return right, SplitRequest(*request_fields, build, left_bins), out, ChildScan(self, small, large, out,
+                                                                                      parent_hist, can_small,
+                                                                                      can_large, mask)
 
     def _record_split(self, leaf: _Leaf, new_index: int, default_left: bool, count: float):
         """Record the split of ``leaf`` (``count`` rows) as a node; ``leaf`` becomes the left child (its
@@ -468,7 +519,19 @@ class TreeGrower:
         if self._scorer is not None:
             self._evaluate_scored(first, second, mask, subtract, scan_small)
             return
-        n_nodes = 1 if second is None else 2
+        n_nodes, noise = self._scan_inputs(first, second, scan_small)
+        best_splits = self._scan_kernels.get(n_nodes)
+        if best_splits is None:  # the grower's histograms, parameters and threads are fixed: one pick a count
+            best_splits = self._scan_kernels[n_nodes] = best_splits_kernel(
+                self.params, n_nodes * self.pool.shape[0] * self.layout.k, self.config.n_threads)
+        self._entries.call(best_splits, first.hist, first.hist if second is None else second.hist, n_nodes, subtract,
+                           self._totals, self.offsets, mask, self.params, self._categorical, self._scan_scratch,
+                           self._active, noise, self._per_feature, self._best)
+        self._read_scan(first, second)
+
+    def _scan_inputs(self, first: _Leaf, second: _Leaf | None, scan_small: bool) -> tuple[int, np.ndarray]:
+        """Set the scan's node sums and active nodes (``first`` unless not ``scan_small`` or too small to split,
+        and ``second``); return (the number of nodes, the random_strength noise on the features' scores)."""
         totals = self._totals
         totals[0] = first.total
         if second is not None:
@@ -476,18 +539,14 @@ class TreeGrower:
         active = self._active
         active[0] = scan_small and self._can_split(first.depth, first.total[self.layout.count_col])
         active[1] = second is not None
-        best = self._best
-        noise = self._no_noise
         if self._noise_scale > 0:
-            noise = self._rng.normal(0.0, self._noise_scale, self._no_noise.shape)
-        best_splits = self._scan_kernels.get(n_nodes)
-        if best_splits is None:  # the grower's histograms, parameters and threads are fixed: one pick a count
-            best_splits = self._scan_kernels[n_nodes] = best_splits_kernel(
-                self.params, n_nodes * self.pool.shape[0] * self.layout.k, self.config.n_threads)
-        categorical = self._categorical
-        self._entries.call(best_splits, first.hist, first.hist if second is None else second.hist, n_nodes, subtract,
-                           totals, self.offsets, mask, self.params, categorical, self._scan_scratch, active, noise,
-                           self._per_feature, best)
+            return (1 if second is None else 2), self._rng.normal(0.0, self._noise_scale, self._no_noise.shape)
+        return (1 if second is None else 2), self._no_noise
+
+    def _read_scan(self, first: _Leaf, second: _Leaf | None) -> None:
+        """Each scanned node's best split and the features its children must scan, from the scan's outputs."""
+        best, categorical = self._best, self._categorical
+        n_nodes = 1 if second is None else 2
         for i, leaf in enumerate((first, second)[:n_nodes]):
             leaf.scan_mask = self._per_feature.splittable[i].copy()
             leaf.gain = float(best.gain[i])

@@ -333,8 +333,8 @@ class TrainingShard:
     def root(self, out: np.ndarray) -> np.ndarray:
         return self.builder.root(out)
 
-    def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None]) -> None:
-        self.builder.split(requests, outs)
+    def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None], scans=None) -> None:
+        self.builder.split(requests, outs, scans)
 
     def histograms(self, leaves: Sequence[int], outs: Sequence[np.ndarray]) -> None:
         self.builder.histograms(leaves, outs)

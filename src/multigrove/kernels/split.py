@@ -846,6 +846,14 @@ def best_splits(h0, h1, n_nodes, subtract, totals, offsets, feature_mask, p, cat
     """
     best_split_per_feature(h0, h1, subtract, active[:n_nodes], totals, offsets, feature_mask, p, categorical, scratch,
                            per_feature)
+    choose_node_splits(h0, h1, n_nodes, totals, offsets, p, categorical, feature_noise, per_feature, out)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def choose_node_splits(h0, h1, n_nodes, totals, offsets, p, categorical, feature_noise, per_feature, out):
+    """best_splits' choice among the features a scan left in ``per_feature`` (split_step's too): each node's
+    feature of best score (with ``feature_noise``) whose gain passes min_gain_to_split, and its left sums
+    read from the node's histogram (h0, or h1 for node 1).  OUT out (NodeSplits)."""
     feat_gain = per_feature.gain
     n_features = offsets.shape[0] - 1
     for node in range(n_nodes):
@@ -973,14 +981,27 @@ def segment_sums(rows, seg_start, seg_end, stats, out):
                 out[su, cu] += stats[r, cu]
 
 
-def _best_splits_pair(suffix: str, scan, score):
-    """(parallel, serial) best_splits variants whose scans are ``scan`` (scan_feature's place) and whose node
-    score is ``score`` (node_score's)."""
+class ScanKernels(NamedTuple):
+    """The kernels of one kind of scan (scan_kind): what kernels.split_step compiles its own variant from,
+    and best_splits in parallel and serially."""
+    tasks: object         # _scan_tasks
+    per_feature: object   # best_split_per_feature, in parallel
+    choose: object        # choose_node_splits
+    best_splits: object
+    best_splits_serial: object
+
+
+def _scan_kernels(suffix: str, scan, score) -> ScanKernels:
+    """The kernels of the scan whose feature scan is ``scan`` (scan_feature's place) and whose node score is
+    ``score`` (node_score's)."""
     tasks = variant(_scan_tasks, suffix, scan_feature=scan)
     per_feature = (variant(best_split_per_feature, suffix, parallel=True, _scan_tasks=tasks),
                    variant(best_split_per_feature, f"{suffix}_serial", _scan_tasks=tasks))
-    return (variant(best_splits, suffix, best_split_per_feature=per_feature[0], node_score=score),
-            variant(best_splits, f"{suffix}_serial", best_split_per_feature=per_feature[1], node_score=score))
+    choose = variant(choose_node_splits, suffix, node_score=score)
+    return ScanKernels(tasks, per_feature[0], choose,
+                       variant(best_splits, suffix, best_split_per_feature=per_feature[0], choose_node_splits=choose),
+                       variant(best_splits, f"{suffix}_serial", best_split_per_feature=per_feature[1],
+                               choose_node_splits=choose))
 
 
 # The scan's variants (kernels._variants), so that a fit compiles only the scan it runs: one output
@@ -989,26 +1010,36 @@ def _best_splits_pair(suffix: str, scan, score):
 # parallel and serially.  best_splits_kernel picks one.
 best_split_per_feature_serial = variant(best_split_per_feature, "serial")
 best_splits_serial = variant(best_splits, "serial", best_split_per_feature=best_split_per_feature_serial)
-best_splits_one_output, best_splits_one_output_serial = _best_splits_pair("one_output", scan_one_output,
-                                                                          one_output_node_score)
 _dense_node_score = variant(node_score, "dense", SCAN_KIND=SCAN_OWN_HESSIANS)  # no top-k branch
-best_splits_shared, best_splits_shared_serial = _best_splits_pair(
-    "shared", variant(scan_feature, "shared", SCAN_KIND=SCAN_SHARED_HESSIAN), _dense_node_score)
-best_splits_own, best_splits_own_serial = _best_splits_pair(
-    "own", variant(scan_feature, "own", SCAN_KIND=SCAN_OWN_HESSIANS), _dense_node_score)
+#: the scan's kernels by scan_kind ("any": this module's own)
+SCAN_KERNELS = {
+    "any": ScanKernels(_scan_tasks, best_split_per_feature, choose_node_splits, best_splits, best_splits_serial),
+    "one_output": _scan_kernels("one_output", scan_one_output, one_output_node_score),
+    "shared": _scan_kernels("shared", variant(scan_feature, "shared", SCAN_KIND=SCAN_SHARED_HESSIAN),
+                            _dense_node_score),
+    "own": _scan_kernels("own", variant(scan_feature, "own", SCAN_KIND=SCAN_OWN_HESSIANS), _dense_node_score),
+}
+best_splits_one_output, best_splits_one_output_serial = SCAN_KERNELS["one_output"][3:]
+best_splits_shared, best_splits_shared_serial = SCAN_KERNELS["shared"][3:]
+best_splits_own, best_splits_own_serial = SCAN_KERNELS["own"][3:]
 add_split_gains_serial = variant(add_split_gains, "serial")
 segment_sums_serial = variant(segment_sums, "serial")
 
 
-def best_splits_kernel(p: ScanParams, work: float, threads: int | None = None):
-    """The best_splits variant for the scan parameters ``p`` and ``work`` (nodes x bins x k: a bin's scan costs
-    about a nanosecond an output): the one-output scan for k = 1, the dense-leaf scan of one shared Hessian or
-    of one Hessian per output, or every kind's (top-k leaves); serial as kernels._variants.pick says for
-    ``threads`` Numba threads (None: asked of Numba)."""
+def scan_kind(p: ScanParams) -> str:
+    """The kind of scan for the scan parameters ``p`` (a key of SCAN_KERNELS): the one-output scan for k = 1,
+    the dense-leaf scan of one shared Hessian ("shared") or of one Hessian per output ("own"), or every kind's
+    ("any": top-k leaves)."""
     if p.k == 1:
-        return pick(best_splits_one_output, best_splits_one_output_serial, work, threads)
+        return "one_output"
     if p.topk <= 0 or p.topk >= p.k:
-        if p.h_stride == 0:
-            return pick(best_splits_shared, best_splits_shared_serial, work, threads)
-        return pick(best_splits_own, best_splits_own_serial, work, threads)
-    return pick(best_splits, best_splits_serial, work, threads)
+        return "shared" if p.h_stride == 0 else "own"
+    return "any"
+
+
+def best_splits_kernel(p: ScanParams, work: float, threads: int | None = None):
+    """The best_splits variant of scan_kind(p) for ``work`` (nodes x bins x k: a bin's scan costs about a
+    nanosecond an output): serial as kernels._variants.pick says for ``threads`` Numba threads (None: asked of
+    Numba)."""
+    kernels = SCAN_KERNELS[scan_kind(p)]
+    return pick(kernels.best_splits, kernels.best_splits_serial, work, threads)

@@ -1,0 +1,120 @@
+"""Rung 1 for kernels.split_step: the partition, the smaller child's histogram and both children's scan in one
+call give, bit for bit, what kernels.partition.split_and_build and kernels.split.best_splits give one after the
+other (each with naive twins of its own), for every kind of scan, one or two nodes, a child below and above
+the feature groups' minimum work, and a partition on one thread or in chunks."""
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from multigrove.boosting.builder import feature_groups
+from multigrove.data.binning import BinMapper
+from multigrove.data.bundling import plan_layout
+from multigrove.data.storage import build_store
+from multigrove.kernels.histogram import build_histogram_serial
+from multigrove.kernels.partition import SplitRule, split_and_build
+from multigrove.kernels.split import SCAN_KERNELS, FeatureSplits, NodeSplits, ScanParams, scan_kind, scan_scratch
+from multigrove.kernels.split_step import SPLIT_STEPS, ScanJob
+
+SETTINGS = settings(max_examples=50, deadline=None)
+
+#: (k, h_col, h_stride, h_scale, count_col, width, topk) of each kind of scan: one output with a constant
+#: Hessian, a sketch's shared Hessian, a Hessian per output, top-k leaves (every kind's scan)
+LAYOUTS = {
+    "one_output": (1, 1, 0, 1.0, 1, 2, 0),
+    "shared": (3, 3, 0, 1.0, 4, 5, 0),
+    "own": (2, 2, 1, 1.0, 4, 5, 0),
+    "any": (3, 3, 1, 1.0, 6, 7, 1),
+}
+
+
+@st.composite
+def node_problem(draw):
+    """A dense store (no derived default bins: the stores split_step serves), a node of it and a split."""
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    n = draw(st.integers(20, 900))
+    n_features = draw(st.integers(1, 6))
+    X = rng.normal(size=(n, n_features)).round(draw(st.sampled_from([1, 3])))
+    X[rng.random(X.shape) < draw(st.sampled_from([0.0, 0.05]))] = np.nan
+    mapper = BinMapper(max_bin=draw(st.sampled_from([8, 63])), sample_cnt=n, seed=0)
+    mapper.fit(X)
+    store = build_store(X, mapper, plan_layout(mapper, X, False, False))
+    assert store.derived.shape[0] == 0
+    kind = draw(st.sampled_from(sorted(LAYOUTS)))
+    k, h_col, h_stride, h_scale, count_col, width, topk = LAYOUTS[kind]
+    stats = rng.normal(size=(n, width)).astype(np.float32)
+    stats[:, k:count_col] = rng.random(size=(n, count_col - k)).astype(np.float32) + 0.1  # Hessians
+    stats[:, count_col] = 1.0
+    params = ScanParams(k, h_col, h_stride, h_scale, count_col, draw(st.sampled_from([0.0, 1.0])),
+                        draw(st.sampled_from([1, 5, 20])), 1e-3, 0.0, topk, False)
+    assert scan_kind(params) == kind
+    rows = np.sort(rng.choice(n, int(rng.integers(2, n + 1)), replace=False)).astype(np.int32)
+    f = int(rng.integers(0, n_features))
+    rule = SplitRule(f, int(rng.integers(0, max(1, mapper.n_value_bins[f]))), bool(rng.integers(0, 2)))
+    return rng, store, stats, params, rows, rule, draw(st.integers(1, 2)), draw(st.integers(1, 3)), \
+        draw(st.integers(1, 4))
+
+
+@SETTINGS
+@given(node_problem(), st.sampled_from([1, 2]), st.booleans())
+def test_split_step_equals_the_split_then_the_scan(problem, build, noisy):
+    rng, store, stats, params, rows, rule, n_nodes, n_chunks, n_groups = problem
+    n, C = stats.shape[0], stats.shape[1]
+    F = store.n_features
+    groups = feature_groups(store, n_groups)
+    offsets = store.offsets.astype(np.int64)
+    parent = np.empty((store.total_bins, C))
+    build_histogram_serial(store, rows, stats, parent, np.empty(0))
+    mask = rng.random(F) < 0.8
+    noise = rng.normal(size=(2, F)) if noisy else np.zeros((2, F))
+    active = np.array([bool(rng.integers(0, 2)), True])[:n_nodes]
+
+    def run(fused):
+        node_rows, hist, h1 = rows.copy(), np.full((store.total_bins, C), np.nan), parent.copy()
+        per_feature, best = FeatureSplits.allocate(2, F), NodeSplits.allocate(2, C)
+        totals = np.empty((2, C))
+        args = (store, node_rows, 0, rows.shape[0], rule, build, stats)
+        tmp, marks, counts = np.empty(n, np.int32), np.zeros(0, np.uint8), np.zeros(n_chunks, np.int64)
+        if fused:
+            # the children's sums as the grower has them (from the parent's scan): here, their rows' sums
+            child = _child(node_rows, rows, rule, store, build)
+            totals[0] = stats[child].sum(0, dtype=np.float64)
+            totals[1] = stats[rows].sum(0, dtype=np.float64) - totals[0]
+            second = h1 if n_nodes == 2 else hist
+            job = ScanJob(second, n_nodes == 2, totals, offsets, mask, params, scan_scratch(C, params), active,
+                          noise, per_feature, best)
+            n_left = SPLIT_STEPS[scan_kind(params)](*args, groups, tmp, marks, counts, hist, job, None)
+        else:
+            n_left = split_and_build(*args, -1, groups, tmp, marks, counts, np.empty((1, 1, 1)), hist, np.empty(0))
+            child = node_rows[:n_left] if build == 1 else node_rows[n_left:]
+            totals[0] = stats[child].sum(0, dtype=np.float64)
+            totals[1] = stats[rows].sum(0, dtype=np.float64) - totals[0]
+            full_active = np.array([active[0], n_nodes == 2])
+            SCAN_KERNELS[scan_kind(params)].best_splits(hist, h1 if n_nodes == 2 else hist, n_nodes, n_nodes == 2,
+                                                        totals, offsets, mask, params, None, scan_scratch(C, params),
+                                                        full_active, noise, per_feature, best)
+        return n_left, node_rows, hist, h1, per_feature, best
+
+    expect, got = run(False), run(True)
+    assert got[0] == expect[0]
+    for a, b in zip(got[1:4], expect[1:4]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(got[4], expect[4]):  # FeatureSplits of the scanned nodes
+        np.testing.assert_array_equal(a[:n_nodes], b[:n_nodes])
+    best, expect_best = got[5], expect[5]
+    np.testing.assert_array_equal(best.gain[:n_nodes], expect_best.gain[:n_nodes])
+    np.testing.assert_array_equal(best.feature[:n_nodes], expect_best.feature[:n_nodes])
+    split = best.feature[:n_nodes] >= 0  # a node without a split leaves the rest of its row unwritten
+    for a, b in zip(best[2:], expect_best[2:]):
+        np.testing.assert_array_equal(a[:n_nodes][split], b[:n_nodes][split])
+    assert split.any() or not np.isfinite(best.gain[:n_nodes]).any()
+
+
+def _child(node_rows, rows, rule, store, build):
+    """The rows of the child ``build`` names, from a partition of ``rows`` done apart (split_step partitions
+    node_rows in place only when it runs)."""
+    from multigrove.kernels.partition import partition_rows
+    copy = rows.copy()
+    n_left = partition_rows(store, copy, 0, copy.shape[0], rule, np.empty(store.n_rows, np.int32),
+                            np.zeros(0, np.uint8))
+    return copy[:n_left] if build == 1 else copy[n_left:]
