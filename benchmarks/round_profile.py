@@ -14,10 +14,13 @@ shorten); the table gives it per part and for the round.
 
     python benchmarks/round_profile.py --task otto --repeats 3 --out benchmarks/results/round_profile.jsonl
     python benchmarks/round_profile.py --task regression_1m --repeats 3 --out benchmarks/results/round_profile.jsonl
+    python benchmarks/round_profile.py --task rf1 --repeats 3 --out benchmarks/results/round_profile.jsonl
 
 Tasks: ``otto`` -- ``GroveClassifier()`` defaults on the 61,878 Otto rows (no early stopping: a fixed
 number of rounds); ``regression_1m`` -- one output, 1,000,000 x 50 of the shared harness, 255 bins, 32
-leaves, lambda 1 (issue 17's setting).  The clock wrapper costs about a microsecond a call: the unprofiled
+leaves, lambda 1 (issue 17's setting); ``rf1`` -- ``GroveRegressor()`` defaults on the accuracy panel's rf1
+training rows (6,843 x 64, 8 targets, ``MULTIGROVE_DATA``), a dense store whose splits build their children
+by feature groups.  The clock wrapper costs about a microsecond a call: the unprofiled
 seconds per round are given too.
 """
 from __future__ import annotations
@@ -82,23 +85,35 @@ class KernelClock:
 
     def install(self) -> int:
         """Replace every dispatcher attribute of the loaded multigrove modules, and every dispatcher held in a
-        module-level dict (the serial variants by store and width: kernels.partition.SERIAL_SPLITS and
-        kernels.histogram.SERIAL_HISTOGRAMS, which the builder looks up per split; left unwrapped, their time
-        was counted as Python); the number of kernels replaced."""
+        module-level dict, alone or in a NamedTuple (the serial variants by store and width:
+        kernels.partition.SERIAL_SPLITS and kernels.histogram.SERIAL_HISTOGRAMS, which the builder looks up per
+        split; kernels.split.SCAN_KERNELS and kernels.split_step.SPLIT_STEPS by kind of scan; left unwrapped,
+        their time was counted as Python); the number of kernels replaced."""
         from numba.core.dispatcher import Dispatcher
         modules = [module for module_name, module in list(sys.modules.items())
                    if module_name.startswith("multigrove") and module is not None]
         found = [(vars(module), attr, value) for module in modules
                  for attr, value in list(vars(module).items()) if isinstance(value, Dispatcher)]
-        found += [(table, key, value) for module in modules for table in list(vars(module).values())
-                  if isinstance(table, dict) for key, value in list(table.items()) if isinstance(value, Dispatcher)]
+        tables = [table for module in modules for table in list(vars(module).values()) if isinstance(table, dict)]
+        found += [(table, key, value) for table in tables for key, value in list(table.items())
+                  if isinstance(value, Dispatcher)]
+        # kernels.split.SCAN_KERNELS: NamedTuples of dispatchers, by kind of scan
+        bundles = [(table, key, value) for table in tables for key, value in list(table.items())
+                   if isinstance(value, tuple) and hasattr(value, "_replace")
+                   and any(isinstance(item, Dispatcher) for item in value)]
+        kernels = [kernel for _, _, kernel in found] + [item for _, _, bundle in bundles for item in bundle
+                                                        if isinstance(item, Dispatcher)]
         # which kernels enter parallel regions, read from their globals before any is replaced
-        parallel = {id(kernel): enters_regions(kernel) for _, _, kernel in found}
+        parallel = {id(kernel): enters_regions(kernel) for kernel in kernels}
         wrapped: dict[int, object] = {}
-        for namespace, key, kernel in found:
+        for kernel in kernels:
             if id(kernel) not in wrapped:
                 wrapped[id(kernel)] = self._timed(kernel.py_func.__name__, kernel, parallel[id(kernel)])
+        for namespace, key, kernel in found:
             namespace[key] = wrapped[id(kernel)]
+        for table, key, bundle in bundles:
+            table[key] = bundle._replace(**{name: wrapped[id(item)] for name, item in bundle._asdict().items()
+                                            if isinstance(item, Dispatcher)})
         return len(wrapped)
 
 
@@ -118,7 +133,16 @@ def _regression(n_rounds: int, threads: int, callback):
     mg.train(params, mg.Dataset(Xtr, ytr), n_rounds, callbacks=[callback])
 
 
-TASKS = {"otto": _otto, "regression_1m": _regression}
+def _rf1(n_rounds: int, threads: int, callback):
+    from accuracy_panel import load
+
+    import multigrove as mg
+    _, Xtr, Ytr, _, _ = load("rf1")
+    mg.GroveRegressor(n_estimators=n_rounds, early_stopping=False, num_threads=threads,
+                      verbosity=-1).fit(Xtr, Ytr, callbacks=[callback])
+
+
+TASKS = {"otto": _otto, "regression_1m": _regression, "rf1": _rf1}
 
 
 def worker(task: str, threads: int, warm: int, rounds: int) -> dict:
