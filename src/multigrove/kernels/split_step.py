@@ -27,7 +27,16 @@ from .histogram import (
     row_updates,
 )
 from .partition import _child_rows, partition_rows, partition_rows_parallel
-from .split import SCAN_KERNELS, ScanParams, _scan_tasks, best_split_per_feature, choose_node_splits, scan_kind
+from .split import (
+    SCAN_KERNELS,
+    FeatureSplits,
+    NodeSplits,
+    ScanParams,
+    _scan_tasks,
+    best_split_per_feature,
+    choose_node_splits,
+    scan_kind,
+)
 
 U = np.uint64
 
@@ -37,15 +46,15 @@ class ScanJob(NamedTuple):
     the split builds): node 0 is the smaller child, node 1 (where ``active`` has two entries) the larger."""
     parent: np.ndarray        # (total_bins, C): the parent's histogram, the larger child's on exit
     subtract: bool            # turn ``parent`` into the larger child's histogram (parent - smaller)
-    totals: np.ndarray        # (n_nodes, C): the children's sums
+    totals: np.ndarray        # (>= n_nodes, C): the children's sums
     offsets: np.ndarray       # (F + 1,) int64: each feature's bins
     feature_mask: np.ndarray  # (F,) bool: the features to scan
-    params: object            # split.ScanParams
+    params: ScanParams
     scratch: np.ndarray       # split.scan_scratch rows (one per feature group at least)
     active: np.ndarray        # (n_nodes,) bool: the nodes to scan
     noise: np.ndarray         # (>= n_nodes, F): random_strength's noise on each feature's score
-    per_feature: object       # split.FeatureSplits: each (node, feature)'s best threshold
-    best: object              # split.NodeSplits: each node's best split
+    per_feature: FeatureSplits  # each (node, feature)'s best threshold
+    best: NodeSplits          # each node's best split
 
 
 @njit(parallel=True, cache=True, nogil=True, error_model="numpy")
