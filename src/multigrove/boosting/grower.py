@@ -3,9 +3,11 @@
 The grower never touches a row: a ``HistogramBuilder`` (``builder.py``) gives it the root's
 histogram and, at every split, partitions the rows and returns the histogram of the smaller
 child.  The larger child's histogram is the parent's minus it, computed in the parent's buffer
-(LightGBM's subtraction trick), and one kernel call per split does that subtraction and scans
-both children.  Depth-wise growth sends the splits of a whole level to the builder at once, so a
-distributed builder pays one round trip per level.  Symmetric (oblivious) growth, CatBoost's tree
+(LightGBM's subtraction trick).  The grower hands the builder, with each split, the scan of both
+children (``ChildScan``: the subtraction and both scans, one kernel call); the local builder runs it
+inside the split's own call where it builds the child by feature groups (``kernels.split_step``), and
+any other builder after the histogram.  Depth-wise growth sends the splits of a whole level to the
+builder at once, so a distributed builder pays one round trip per level.  Symmetric (oblivious) growth, CatBoost's tree
 shape, splits every node of a level by the one (feature, threshold, missing direction) whose gain
 summed over the level is largest: 2^depth leaves, a strong regulariser on small data, and a tree a
 row descends by ``depth`` comparisons whose results form its leaf's number (``Tree.oblivious``).
