@@ -11,7 +11,7 @@ from multigrove.data.binning import BinMapper
 from multigrove.data.bundling import plan_layout
 from multigrove.data.storage import build_store
 from multigrove.kernels.histogram import build_histogram_serial
-from multigrove.kernels.partition import SplitRule, split_and_build
+from multigrove.kernels.partition import SplitRule, partition_rows, split_and_build
 from multigrove.kernels.split import SCAN_KERNELS, FeatureSplits, NodeSplits, ScanParams, scan_kind, scan_scratch
 from multigrove.kernels.split_step import SPLIT_STEPS, ScanJob
 
@@ -77,7 +77,7 @@ def test_split_step_equals_the_split_then_the_scan(problem, build, noisy):
         tmp, marks, counts = np.empty(n, np.int32), np.zeros(0, np.uint8), np.zeros(n_chunks, np.int64)
         if fused:
             # the children's sums as the grower has them (from the parent's scan): here, their rows' sums
-            child = _child(node_rows, rows, rule, store, build)
+            child = _child(rows, rule, store, build)
             totals[0] = stats[child].sum(0, dtype=np.float64)
             totals[1] = stats[rows].sum(0, dtype=np.float64) - totals[0]
             second = h1 if n_nodes == 2 else hist
@@ -110,10 +110,9 @@ def test_split_step_equals_the_split_then_the_scan(problem, build, noisy):
     assert split.any() or not np.isfinite(best.gain[:n_nodes]).any()
 
 
-def _child(node_rows, rows, rule, store, build):
-    """The rows of the child ``build`` names, from a partition of ``rows`` done apart (split_step partitions
-    node_rows in place only when it runs)."""
-    from multigrove.kernels.partition import partition_rows
+def _child(rows, rule, store, build):
+    """The rows of the child ``build`` names, from a partition of a copy of ``rows`` (split_step partitions its
+    own rows only when it runs, and the job needs the children's sums before)."""
     copy = rows.copy()
     n_left = partition_rows(store, copy, 0, copy.shape[0], rule, np.empty(store.n_rows, np.int32),
                             np.zeros(0, np.uint8))

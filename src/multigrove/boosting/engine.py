@@ -265,17 +265,12 @@ def start_training(config: Params, ds: Dataset, rounds: int, valid_sets: list, v
                           "trees from the model's start alone", MultigroveWarning, stacklevel=4)
         if base is not None or valid_offsets is not None:
             valid_rows.scores[...] = loss.rescale(_start_raw(booster, base, vs, valid_raw, valid_offsets))
-        if not walks_trees(vs.store, _splits_per_round(config, loss.n_outputs), threads):
+        splits_per_round = booster.trees_per_iteration * (config.leaves_for(loss.n_outputs) - 1)
+        if not walks_trees(vs.store, splits_per_round, threads):
             rows.follow(valid_rows)
         valids.append(Validation(name, valid_rows, vs))
     return booster, boost_rounds(config, booster, loss, rows, valids, ds.bin_mapper, feval, callbacks, rounds, threads,
                                  first, pools=pools)
-
-
-def _splits_per_round(config: Params, n_outputs: int) -> int:
-    """The most splits a round's trees make: one tree of leaves_for(n_outputs) leaves, or one per output."""
-    trees = 1 if config.multi_strategy == "multi_output" else n_outputs  # as Booster.trees_per_iteration
-    return trees * (config.leaves_for(n_outputs) - 1)
 
 
 def _validation_sets(config: Params, ds: Dataset, loss: Loss, valid_sets: list, valid_names: list, keep_raw: bool):

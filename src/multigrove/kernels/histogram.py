@@ -630,16 +630,8 @@ def build_histogram_features(store, rows, stats, group_features, out, total):
     (builder.feature_groups balances them by work).  OUT out, total as build_histogram_serial."""
     n_groups = group_features.shape[0] - 1
     for g in prange(n_groups):
-        lo = store.offsets[group_features[g]]
-        hi = store.offsets[group_features[g + 1]]
-        for b in range(lo, hi):
-            for c in range(out.shape[1]):
-                out[U(b), U(c)] = 0.0
-        if out.shape[1] <= 3:  # as the serial kernel's narrow path: every row's columns, then its entries
-            _add_owned_bins_narrow(store, rows, stats, lo, hi, COLUMNS, out)
-            _add_owned_bins_narrow(store, rows, stats, lo, hi, ENTRIES, out)
-        else:  # as its fused path: a row's columns and entries together
-            _add_owned_bins_wide(store, rows, stats, lo, hi, COLUMNS | ENTRIES, out)
+        build_owned_bins(store, rows, stats, store.offsets[group_features[g]], store.offsets[group_features[g + 1]],
+                         out)
     if total.shape[0] > 0:
         total[:] = 0.0
         if not totals_from_dense(store, out, total):
@@ -649,6 +641,21 @@ def build_histogram_features(store, rows, stats, group_features, out, total):
                 t0 = np.searchsorted(store.derived, group_features[g])
                 t1 = np.searchsorted(store.derived, group_features[g + 1])
                 fix_default_bins(store, total, out, FIRST, out.shape[1], t0, t1)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def build_owned_bins(store, rows, stats, lo, hi, out):
+    """OUT out[lo:hi] = the statistics of ``rows`` in the histogram rows [lo, hi) of whole features, each bin
+    summed in the serial kernel's row order: one feature group's task of build_histogram_features (and of
+    kernels.split_step's build)."""
+    for b in range(lo, hi):
+        for c in range(out.shape[1]):
+            out[U(b), U(c)] = 0.0
+    if out.shape[1] <= 3:  # as the serial kernel's narrow path: every row's columns, then its entries
+        _add_owned_bins_narrow(store, rows, stats, lo, hi, COLUMNS, out)
+        _add_owned_bins_narrow(store, rows, stats, lo, hi, ENTRIES, out)
+    else:  # as its fused path: a row's columns and entries together
+        _add_owned_bins_wide(store, rows, stats, lo, hi, COLUMNS | ENTRIES, out)
 
 
 @njit(cache=True, inline="always", error_model="numpy")

@@ -17,15 +17,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._variants import variant
-from .histogram import (
-    COLUMNS,
-    ENTRIES,
-    FEATURE_GROUP_MIN_WORK,
-    _add_owned_bins_narrow,
-    _add_owned_bins_wide,
-    build_histogram_serial,
-    row_updates,
-)
+from .histogram import FEATURE_GROUP_MIN_WORK, build_histogram_serial, build_owned_bins, row_updates
 from .partition import _child_rows, partition_rows, partition_rows_parallel
 from .split import (
     SCAN_KERNELS,
@@ -37,8 +29,6 @@ from .split import (
     choose_node_splits,
     scan_kind,
 )
-
-U = np.uint64
 
 
 class ScanJob(NamedTuple):
@@ -68,16 +58,7 @@ def build_and_scan(store, rows, stats, groups, out, parent, subtract, active, to
     n_nodes = active.shape[0]
     n_groups = groups.shape[0] - 1
     for g in prange(n_groups):
-        lo = store.offsets[groups[g]]
-        hi = store.offsets[groups[g + 1]]
-        for b in range(lo, hi):
-            for c in range(out.shape[1]):
-                out[U(b), U(c)] = 0.0
-        if out.shape[1] <= 3:  # as build_histogram_features
-            _add_owned_bins_narrow(store, rows, stats, lo, hi, COLUMNS, out)
-            _add_owned_bins_narrow(store, rows, stats, lo, hi, ENTRIES, out)
-        else:
-            _add_owned_bins_wide(store, rows, stats, lo, hi, COLUMNS | ENTRIES, out)
+        build_owned_bins(store, rows, stats, store.offsets[groups[g]], store.offsets[groups[g + 1]], out)
         _scan_tasks(n_nodes * groups[g], n_nodes * groups[g + 1], out, parent, subtract, active, totals, offsets,
                     feature_mask, p, categorical, scratch[g], per_feature.gain, per_feature.threshold_bin,
                     per_feature.default_left, per_feature.splittable)
