@@ -13,7 +13,8 @@ learning rate 0.1, lambda 1, min_data_in_leaf 10, 255 bins:
 * ``otto`` -- time to a target: Otto's split of ``benchmarks/otto.py`` (a validation tenth for early
   stopping after PATIENCE rounds), each library at its defaults.  LightGBM on every CPU core sets the target,
   its best test log loss; multigrove's seconds to reach it (``device_type="cuda"``, the clock from before
-  binning, compilation done before it) against Py-Boost's whole fit (``GradientBoosting("crossentropy")``,
+  binning, compilation done before it; once per growth policy of ``--otto-growth``: leaf-wise is the default,
+  depth-wise builds a level of nodes a launch) against Py-Boost's whole fit (``GradientBoosting("crossentropy")``,
   its own best).  ``--otto-max-rounds`` caps the rounds (a check under the simulator).
 
 A system's seconds per round come from two fits of ``--rounds`` and ``2 x --rounds`` rounds (the difference
@@ -106,8 +107,9 @@ def _lightgbm(task, X, y, threads):
     return lambda rounds: [lgb.train(params, data, rounds) for data in sets]
 
 
-def _otto(threads: int, scale: float, max_rounds: int, out) -> dict:
-    """The ``otto`` task's table cells: LightGBM's best test log loss is the target."""
+def _otto(threads: int, scale: float, max_rounds: int, policies: list[str], out) -> dict:
+    """The ``otto`` task's table cells, each emitted as soon as it is measured: LightGBM's best test log loss
+    is the target; multigrove runs once per growth policy of ``policies``, then Py-Boost."""
     from otto import split
     from otto_time_to_target import PATIENCE, first_reach, log_loss, run_lgbm, run_mg
     parts = split()
@@ -115,30 +117,36 @@ def _otto(threads: int, scale: float, max_rounds: int, out) -> dict:
         parts = tuple(part[:max(300, int(len(part) * scale))] for part in parts)
     Xtr, ytr, Xva, yva, Xte, yte = parts
     cells = {}
+
+    def record(system: str, cell: dict) -> None:
+        cells[system] = cell
+        emit({"bench": "gpu", "task": "otto", "system": system, "target": target, **cell, "rows": len(ytr),
+              "cpus": os.cpu_count()}, out)
+
     clock: list = []
     curve = run_lgbm(*parts, clock, threads=threads, max_rounds=max_rounds)
     target = min(curve)
     rounds, seconds = first_reach(dict(curve=curve, clock=clock), target)
-    cells["LightGBM CPU"] = dict(best_test_logloss=target, seconds=seconds, rounds=rounds)
-    try:
-        clock = []
-        curve = run_mg(*parts, clock, threads=threads, max_rounds=max_rounds, device_type="cuda")
-        rounds, seconds = first_reach(dict(curve=curve, clock=clock), target)
-        cells["multigrove cuda"] = dict(best_test_logloss=min(curve), rounds=rounds, seconds=seconds)
-    except Exception as exc:  # noqa: BLE001 - a missing library or GPU is a cell of the table
-        cells["multigrove cuda"] = dict(error=f"{type(exc).__name__}: {str(exc)[:120]}")
+    record("LightGBM CPU", dict(best_test_logloss=target, seconds=seconds, rounds=rounds))
+    for policy in policies:
+        system = f"multigrove cuda, {policy}"
+        try:
+            clock = []
+            curve = run_mg(*parts, clock, threads=threads, max_rounds=max_rounds, device_type="cuda",
+                           growth_policy=policy)
+            rounds, seconds = first_reach(dict(curve=curve, clock=clock), target)
+            record(system, dict(best_test_logloss=min(curve), rounds=rounds, seconds=seconds))
+        except Exception as exc:  # noqa: BLE001 - a missing library or GPU is a cell of the table
+            record(system, dict(error=f"{type(exc).__name__}: {str(exc)[:120]}"))
     try:
         from py_boost import GradientBoosting
         started = time.perf_counter()
         model = GradientBoosting("crossentropy", ntrees=max_rounds, lr=0.1, es=PATIENCE, verbose=100000)
         model.fit(Xtr, ytr, eval_sets=[{"X": Xva, "y": yva}])
         seconds = time.perf_counter() - started
-        cells["Py-Boost"] = dict(best_test_logloss=log_loss(np.asarray(model.predict(Xte)), yte), seconds=seconds)
+        record("Py-Boost", dict(best_test_logloss=log_loss(np.asarray(model.predict(Xte)), yte), seconds=seconds))
     except Exception as exc:  # noqa: BLE001
-        cells["Py-Boost"] = dict(error=f"{type(exc).__name__}: {str(exc)[:120]}")
-    for system, cell in cells.items():
-        emit({"bench": "gpu", "task": "otto", "system": system, "target": target, **cell, "rows": len(ytr),
-              "cpus": os.cpu_count()}, out)
+        record("Py-Boost", dict(error=f"{type(exc).__name__}: {str(exc)[:120]}"))
     return cells
 
 
@@ -158,12 +166,14 @@ def main():
     ap.add_argument("--scale", type=float, default=1.0, help="share of each data set's rows")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="CPU threads (LightGBM, the host side)")
     ap.add_argument("--otto-max-rounds", type=int, default=5000, help="the most rounds of the otto task's fits")
+    ap.add_argument("--otto-growth", nargs="+", choices=("leafwise", "depthwise"), default=["leafwise", "depthwise"],
+                    help="the otto task's multigrove fits: one per growth policy (leafwise is the default policy)")
     ap.add_argument("--out")
     a = ap.parse_args()
     table = {}
     for task in a.tasks:
         if task == "otto":
-            for system, cell in _otto(a.threads, a.scale, a.otto_max_rounds, a.out).items():
+            for system, cell in _otto(a.threads, a.scale, a.otto_max_rounds, a.otto_growth, a.out).items():
                 table[(task, system)] = _otto_cell(cell)
             continue
         X, y = _data(task, a.scale)

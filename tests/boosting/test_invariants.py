@@ -147,3 +147,55 @@ def test_feature_groups_only_over_a_small_csr_part(rng):
                 builder = LocalBuilder(binned, threads)
                 builder.begin(np.zeros((n, width), np.float32), None, 2)
                 assert (builder._schedule(3_000) == -1) == groups, (binned is store, width, threads)
+
+
+def test_row_chunks_follow_the_work_at_many_threads(rng):
+    """A node too small for a chunk a thread gets the chunks it pays for (each CHUNK_MIN_UPDATES_PER_BIN
+    updates a bin) rather than one thread, at 16 threads; at 1 and 2 threads and with deterministic=True the
+    schedule is the rule from before (serial, or a chunk each of n_chunks).  The histogram built in those
+    chunks is the serial kernel's."""
+    import scipy.sparse as sp
+
+    from multigrove.boosting.builder import CHUNK_MIN_UPDATES_PER_BIN, PARALLEL_MIN_WORK
+    from multigrove.data.bundling import plan_layout
+    from multigrove.data.storage import build_store
+    from multigrove.kernels.histogram import build_histogram_serial
+    n = 40_000
+    counts = sp.random(n, 40, density=0.1, random_state=0, data_rvs=lambda k: rng.integers(1, 9, k)).toarray()
+    X = np.hstack([rng.normal(size=(n, 4)), counts])
+    mapper = BinMapper(max_bin=255).fit(X)
+    store = build_store(X, mapper, plan_layout(mapper, mapper.transform(X), enable_bundle=False))
+    assert store.sparse_bins.shape[0] > 0  # a CSR part: no feature groups, as on Otto's store
+    width = 5
+    stats = rng.normal(size=(n, width)).astype(np.float32)
+    per_row = store.dense.shape[1] + store.bundle.shape[1] + store.sparse_bins.shape[0] / n
+    unit = CHUNK_MIN_UPDATES_PER_BIN * store.total_bins  # the updates one chunk must carry
+    sizes = [int(u * unit / per_row) + 1 for u in (1, 2, 3, 7, 9, 15, 16, 40)]
+    for threads, deterministic in ((1, False), (2, False), (16, False), (2, True), (16, True)):
+        builder = LocalBuilder(store, threads, deterministic)
+        builder.begin(stats, None, 2)
+        for rows in sizes:
+            schedule = builder._schedule(rows)
+            updates = rows * per_row
+            old_serial = updates * width < PARALLEL_MIN_WORK or updates < unit * builder.n_chunks
+            if threads < 16 or deterministic:
+                assert (schedule == 0) == old_serial, (threads, deterministic, rows)
+            if schedule != 1:
+                continue
+            chunks = builder._scratch_for(1, rows).shape[0]
+            if threads < 16 or deterministic:
+                assert chunks == builder.n_chunks
+            else:
+                assert 2 <= chunks <= 16 and chunks * unit <= updates < (chunks + 1) * unit or chunks == 16
+    builder = LocalBuilder(store, 16)
+    builder.begin(stats, None, 2)
+    rows = sizes[4]  # 9 chunks' work: one thread's before
+    assert builder._schedule(rows) == 1 and builder._scratch_for(1, rows).shape[0] == 9
+    sample = np.sort(rng.choice(n, rows, replace=False)).astype(np.int32)
+    builder.leaf_start[0], builder.leaf_end[0] = 0, rows
+    builder.rows = sample
+    got = np.empty((store.total_bins, width))
+    builder.histograms([0], [got])
+    expect, total = np.empty_like(got), np.empty(width)
+    build_histogram_serial(store, sample, stats, expect, total)
+    np.testing.assert_allclose(got, expect, rtol=1e-9, atol=1e-9)

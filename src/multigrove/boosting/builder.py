@@ -217,6 +217,7 @@ class LocalBuilder:
         self._packed_total = np.empty(2, dtype=HIST)
         self._row_updates: tuple[int, float] | None = None  # (code columns, sparse entries a row): _schedule
         self._schedules: dict[int, int] = {}  # _schedule by rows, for the store and width they were found for
+        self._chunk_counts: dict[int, int] = {}  # row chunks of a row-chunk schedule, by the same rows
         self._schedules_for: tuple | None = None
         self._followers: list[_Follower] = []
         self._entries = EntryPoints()  # the split kernels', this tree's argument types
@@ -265,6 +266,7 @@ class LocalBuilder:
         if schedules_for != self._schedules_for or not schedules_for[0]:
             self._schedules_for, self._row_updates = schedules_for, None
             self._schedules.clear()
+            self._chunk_counts.clear()
 
     def follow(self, store: BinnedStore) -> int:
         """Partition the rows of ``store`` (a validation set binned with the training set's bins and layout)
@@ -312,8 +314,8 @@ class LocalBuilder:
         # 1.4x faster there at two statistic columns (150k x 50, 60k rows: 1.36 against 1.90 ms; 1.1x at
         # three); below PARALLEL_MIN_WORK starting the region costs more (200 rows: 25 against 12 us)
         one_thread = self.n_threads == 1 and not self.deterministic
-        serial = (one_thread and wide) or updates * width < PARALLEL_MIN_WORK \
-            or (not wide and updates < CHUNK_MIN_UPDATES_PER_BIN * self.n_chunks * store.total_bins)
+        too_little = (one_thread and wide) or updates * width < PARALLEL_MIN_WORK
+        serial = too_little or (not wide and updates < CHUNK_MIN_UPDATES_PER_BIN * self.n_chunks * store.total_bins)
         # feature groups sum each bin in row order, as one thread does: where row chunks would run,
         # deterministic=True keeps them (its sums must not depend on the number of threads).  On a store
         # with a CSR part every group walks each row's entries to its own (SPARSE_GROUP_FREE_SHARE)
@@ -322,11 +324,25 @@ class LocalBuilder:
                 and updates * width >= FEATURE_GROUP_MIN_WORK \
                 and (serial or (not self.deterministic and self._cache_resident(n_columns))):
             return -1
-        if serial:
+        chunks = self._row_chunks(updates, store.total_bins)
+        if too_little or (not wide and chunks < min(2, self.n_chunks)):
             return 0
         if not wide and self.n_chunks * store.total_bins * width * 8 <= PRIVATE_HISTOGRAM_BUDGET:
+            self._chunk_counts[n_rows] = chunks
             return 1
         return max(2, min(self.n_threads, width))  # column blocks: every block sums its rows in order
+
+    def _row_chunks(self, updates: float, total_bins: int) -> int:
+        """Row chunks for a histogram of ``updates`` cell updates: as many as each carry
+        CHUNK_MIN_UPDATES_PER_BIN updates a bin, at most one a thread, so that the private histograms a
+        chunk zeroes and sums stay paid for at any number of threads (at 16 threads a node of a few
+        thousand rows gets a few chunks instead of one thread).  At one or two threads this is the rule it
+        replaced, a node either serial or in n_chunks chunks; deterministic=True keeps its fixed chunks (or
+        none: 0, a serial build)."""
+        paid = int(updates // (CHUNK_MIN_UPDATES_PER_BIN * total_bins))
+        if self.deterministic:
+            return self.n_chunks if paid >= self.n_chunks else 0
+        return min(self.n_chunks, paid)
 
     def _feature_groups(self) -> np.ndarray:
         """The feature groups of build_histogram_features for this many threads (feature_groups)."""
@@ -348,14 +364,17 @@ class LocalBuilder:
         row_bytes = n_columns + self.stats.shape[1] * self.stats.itemsize
         return self.tree_store.n_rows * row_bytes <= CACHE_RESIDENT_BYTES
 
-    def _scratch_for(self, schedule: int) -> np.ndarray:
+    def _scratch_for(self, schedule: int, n_rows: int | None = None) -> np.ndarray:
+        """The private histograms of a row-chunk schedule: one a chunk (the kernels take the number of chunks
+        from it), that is _row_chunks' count for a histogram of ``n_rows`` (the key of _schedule), or one a
+        thread's chunk without it."""
         width = self.stats.shape[1]
         if schedule != 1:
             return self._no_scratch
         buf = self._scratch.get(width)
         if buf is None:
             buf = self._scratch[width] = np.empty((self.n_chunks, self.tree_store.total_bins, width), dtype=HIST)
-        return buf
+        return buf if n_rows is None else buf[:self._chunk_counts.get(n_rows, self.n_chunks)]
 
     def root(self, out: np.ndarray) -> np.ndarray:
         total = np.empty(out.shape[1], dtype=HIST)
@@ -403,12 +422,14 @@ class LocalBuilder:
             self._build_kernel(rows, schedule, out, total)
 
     def _build_kernel(self, rows: np.ndarray, schedule: int, out: np.ndarray, total: np.ndarray) -> None:
+        """The histogram of ``rows`` by the kernel ``schedule`` names; its row chunks are those of _schedule's
+        key ``rows.shape[0]``."""
         if schedule == 0:
             self._serial_histogram()(self.tree_store, rows, self.stats, out, total)
         elif schedule < 0:
             build_histogram_features(self.tree_store, rows, self.stats, self._feature_groups(), out, total)
         elif schedule == 1:
-            build_histogram_chunks(self.tree_store, rows, self.stats, self._scratch_for(1), out, total)
+            build_histogram_chunks(self.tree_store, rows, self.stats, self._scratch_for(1, rows.shape[0]), out, total)
         else:
             build_histogram_wide(self.tree_store, rows, self.stats, schedule, out, total)
 
@@ -444,7 +465,7 @@ class LocalBuilder:
             else:
                 n_left = self._entries.call(split_and_build, self.tree_store, self.rows, start, end, rule, req.build,
                                             self.stats, schedule, self._feature_groups(), self._tmp, self._marks,
-                                            counts, self._scratch_for(schedule), hist, hist_total)
+                                            counts, self._scratch_for(schedule, (end - start) // 2), hist, hist_total)
             if req.build != BUILD_NONE and self.packed is not None:
                 self._unpack(hist, hist_total, out, total)
             self.leaf_end[req.leaf] = start + n_left
