@@ -26,8 +26,9 @@ FEATURE_VALUE = np.float64
 MAX_VALUE_BINS = 255
 
 #: min_data_in_bin=None: value bins hold one sample row or more while the features' value bins number up to
-#: WIDE_HISTOGRAM_BINS in all, and at least LightGBM's 3 rows beyond
+#: WIDE_HISTOGRAM_BINS in all and up to WIDE_BINS_PER_ROW a sample row, and at least LightGBM's 3 rows beyond
 WIDE_HISTOGRAM_BINS = 1 << 20
+WIDE_BINS_PER_ROW = 64
 WIDE_MIN_DATA_IN_BIN = 3
 
 #: the largest magnitude a weight or a regression target may have: gradient statistics are float32

@@ -156,7 +156,7 @@ class Params:
     min_gain_to_split: float = 0.0
     max_bin: int = 255
     min_data_in_bin: Any = None            # sample rows a value bin holds at least; None: 1, or LightGBM's 3
-    #                                        where the bins would number over 2^20 (see BinMapper)
+    #                                        where the bins would number over 2^20 or 64 a row (see BinMapper)
     bin_construct_sample_cnt: int = 200_000
     is_enable_sparse: bool = True          # a feature whose most frequent bin holds >= sparse_threshold of the
     sparse_threshold: Any = None           # rows never visits that bin (its sums come from the node totals);

@@ -155,7 +155,8 @@ _PARAMETERS = """
     max_bin, bin_construct_sample_cnt : int, default 255 and 200000
     min_data_in_bin : int or None, default None
         The fewest sampled rows a value bin of a feature holds; None: 1, or LightGBM's 3 where the
-        features' bins would number over 2^20 in all (wide sparse data).
+        features' bins would number over 2^20 in all (wide sparse data) or over 64 a sampled row (a few
+        hundred rows of hundreds of continuous features).
     is_enable_sparse, sparse_threshold, enable_bundle, max_conflict_rate
         Sparse features and exclusive feature bundling (see multigrove.Params).
     categorical_feature : "auto" or list of str or int, default "auto"

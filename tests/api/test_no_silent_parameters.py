@@ -81,8 +81,8 @@ def _fewest_rows_in_a_value_bin(ds, X):
 
 def test_min_data_in_bin_acts(multi):
     """Set, every value bin holds that many rows (from Dataset params, train's params and the estimators);
-    None keeps a bin per distinct value up to 2^20 value bins in all, and 3 rows a bin (LightGBM's default)
-    beyond."""
+    None keeps a bin per distinct value up to 2^20 value bins in all and 64 a row, and 3 rows a bin
+    (LightGBM's default) beyond."""
     X, Y = multi
     for ds in (mg.Dataset(X, Y, params={"min_data_in_bin": 25}).construct(), mg.Dataset(X, Y)):
         mg.train({"num_leaves": 4, "min_data_in_bin": 25, "verbosity": -1}, ds, 1)
@@ -106,3 +106,8 @@ def test_min_data_in_bin_acts(multi):
     assert ds.bin_mapper.bin_min_rows == 3 and ds.bin_mapper.total_bins < 500_000
     assert _fewest_rows_in_a_value_bin(ds, X_wide) >= 3  # every row is in the sample
     assert mg.Dataset(X_wide[:, :10_000], y).construct().bin_mapper.bin_min_rows == 1
+    # 200 rows of continuous features: 100 of them, 20,000 value bins, over 64 a row; 50, at 50 a row
+    X_few = np.random.default_rng(3).normal(size=(200, 100))
+    ds = mg.Dataset(X_few, X_few[:, 0]).construct()
+    assert ds.bin_mapper.bin_min_rows == 3 and _fewest_rows_in_a_value_bin(ds, X_few) >= 3
+    assert mg.Dataset(X_few[:, :50], X_few[:, 0]).construct().bin_mapper.bin_min_rows == 1
