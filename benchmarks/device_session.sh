@@ -1,0 +1,85 @@
+#!/bin/bash
+# Issue 43's and 44's figures on the lent device machine (16 cores, one GPU), in one call of the `device` tool.
+#
+#   bash benchmarks/device_session.sh prepare        # here: fill .dev/ (git-ignored) with what travels
+#   device run, carry [".dev"], command:
+#   BUDGET=540 bash benchmarks/device_session.sh run [STEP ...]
+#
+# `prepare` puts in .dev/: the LightGBM and Py-Boost wheels for the machine's Python 3.12, the stubs of
+# Py-Boost's CPU-inference imports, the shared harness (peers.py) and Otto's files (../shared does not travel;
+# ../shared/bench/device/README.md).  `run` installs the wheels, compiles every kernel into Numba's cache in 16
+# processes (a fresh machine otherwise compiles inside the first timed task: 59 s at stop 61), then runs the
+# steps in order, each under `timeout` within one deadline of BUDGET seconds; each step writes its records
+# to $OUT as soon as it has them, so a step cut short leaves what it measured.  Steps (default: all, in this
+# order): compile scaling gpu gpu_full otto_gpu profile_cpu profile_gpu.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+
+prepare() {
+    local shared=${MULTIGROVE_SHARED:-$here/../shared}
+    grep -qx '/.dev/' .git/info/exclude 2>/dev/null || { mkdir -p .git/info; echo /.dev/ >> .git/info/exclude; }
+    mkdir -p .dev/whl .dev/shared/bench .dev/shared/data/otto
+    cp "$shared/bench/peers.py" "$shared/bench/limits.py" .dev/shared/bench/
+    cp "$shared/data/README.md" .dev/shared/data/  # the data loaders look for it
+    cp "$shared/data/otto/otto_train.csv.gz" "$shared/data/otto/SOURCE.md" .dev/shared/data/otto/
+    cp -r "$shared/bench/device/stubs" .dev/
+    python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+        --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
+        --platform manylinux2014_x86_64 -d .dev/whl lightgbm==4.7.0
+    python3 -m pip download -q --no-deps -d .dev/whl py-boost==0.5.2
+    du -sh .dev
+}
+
+step() {  # step CAP NAME COMMAND...: run COMMAND for at most CAP seconds, and never past the deadline
+    local cap=$1 name=$2
+    shift 2
+    local left=$((deadline - $(date +%s)))
+    local limit=$((cap < left ? cap : left))
+    if [ "$limit" -lt 15 ]; then
+        echo "== $name skipped: ${left} s left" | tee -a "$OUT/steps.txt"
+        return
+    fi
+    local start
+    start=$(date +%s)
+    echo "== $name (limit $limit s) at $((start - t0)) s" | tee -a "$OUT/steps.txt"
+    timeout "$limit" "$@" 2>&1 | grep -v "NumbaPerformanceWarning\|warn(errors" > "$OUT/$name.txt"
+    echo "== $name rc=${PIPESTATUS[0]} took $(($(date +%s) - start)) s" | tee -a "$OUT/steps.txt"
+}
+
+run() {
+    t0=$(date +%s)
+    deadline=$((t0 + ${BUDGET:-540}))
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+        .dev/whl/*.whl && cp -r .dev/stubs/* /tmp/site/ || exit 1
+    export PYTHONPATH=$here/src:$here/benchmarks:/tmp/site MULTIGROVE_SHARED=$here/.dev/shared \
+        MULTIGROVE_DATA=$here/.dev/shared/data PYTHONUNBUFFERED=1
+    { nvidia-smi -L; lscpu | grep -E "Model name|^CPU\(s\)|NUMA node0"; python3 -c "import numba, numpy; \
+from importlib.metadata import version; print('numba', numba.__version__, 'numba-cuda', version('numba-cuda'), \
+'numpy', numpy.__version__)"; } > "$OUT/machine.txt" 2>&1
+    local steps=("$@")
+    [ ${#steps[@]} -eq 0 ] && steps=(compile scaling gpu gpu_full otto_gpu profile_cpu profile_gpu)
+    for s in "${steps[@]}"; do
+        case $s in
+            compile) step 150 compile python3 -m multigrove compile --processes 16 ;;
+            scaling) step 200 scaling python3 benchmarks/scaling.py --tasks otto single targets16 c200 c200_sklearn \
+                         --budget 0.5 --out "$OUT/scaling.jsonl" ;;
+            gpu) step 130 gpu python3 benchmarks/gpu.py --rounds 10 --tasks c200_sketch single targets16 \
+                     --out "$OUT/gpu.jsonl" ;;
+            gpu_full) step 60 gpu_full python3 benchmarks/gpu.py --rounds 4 --tasks c200_full --out "$OUT/gpu.jsonl" ;;
+            otto_gpu) step 90 otto_gpu python3 benchmarks/gpu.py --tasks otto --otto-growth depthwise \
+                          --out "$OUT/gpu.jsonl" ;;
+            profile_cpu) step 60 profile_cpu python3 benchmarks/round_profile.py --task otto --threads 1 16 \
+                             --repeats 1 --warm 5 --rounds 20 --label device16 --out "$OUT/round_profile.jsonl" ;;
+            profile_gpu) step 40 profile_gpu python3 benchmarks/gpu_profile.py c200_sketch single ;;
+            *) echo "unknown step $s" >&2; exit 2 ;;
+        esac
+    done
+    echo "total $(($(date +%s) - t0)) s"
+}
+
+case ${1:-} in
+    prepare) prepare ;;
+    run) shift; run "$@" ;;
+    *) echo "usage: $0 prepare | run [STEP ...]" >&2; exit 2 ;;
+esac
