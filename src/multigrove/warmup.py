@@ -61,8 +61,11 @@ def _train_and_predict(params: dict, X, y, rounds: int = 3, predict_more: bool =
 
 
 def _one_output(n_rows: int) -> None:
+    import multigrove as mg
     X, y = _regression(n_rows, 1)
     _train_and_predict({}, X, y, predict_more=True)
+    # bins of at least 3 rows (min_data_in_bin=None's rule for wide histograms and few rows: BinMapper)
+    mg.Dataset(X, y, params={"min_data_in_bin": 3}).construct()
     _train_and_predict({"objective": "binary"}, X, (y > 0).astype(float))
     _train_and_predict({"growth_policy": "depthwise", "max_depth": 4}, X, y)
     _train_and_predict({"growth_policy": "symmetric", "max_depth": 3}, X, y)
