@@ -1,10 +1,12 @@
 #!/usr/bin/env python
 """Where a ``device_type="cuda"`` round goes: each shard step and GPU builder call timed with the GPU
-synchronised before and after, over 10 rounds after a warm fit, on ``gpu.py``'s tasks (``otto``: Otto's
-training rows at multigrove's defaults, leaf-wise growth: a launch and a histogram copy a split).
+synchronised before and after, on ``gpu.py``'s tasks (``otto``: Otto's training rows at multigrove's defaults,
+leaf-wise growth: a launch and a histogram copy a split).
 
-The 10-round fit includes its set-up (binning, the transfer of the binned rows), which falls in "rest".
-Needs a GPU (or ``NUMBA_ENABLE_CUDASIM=1`` and ``--scale`` at a few hundred rows, as a check of the script).
+After a warm fit, two fits of ``--rounds`` and twice as many rounds: each figure is their difference over
+``--rounds``, which leaves out the fits' set-up (binning, the transfer of the binned rows), as ``gpu.py``'s
+seconds a round do.  Needs a GPU (or ``NUMBA_ENABLE_CUDASIM=1`` and ``--scale`` at a few hundred rows, as a
+check of the script).
 
     python benchmarks/gpu_profile.py c200_sketch single targets16 otto
 """
@@ -70,23 +72,31 @@ def main():
     a = ap.parse_args()
     spent, calls = defaultdict(float), defaultdict(int)
     time_calls(spent, calls)
+
+    def profiled(fit, rounds: int) -> tuple[dict, dict, float]:
+        """(seconds by call, calls by call, wall seconds) of one fit of ``rounds`` rounds."""
+        spent.clear()
+        calls.clear()
+        start = time.perf_counter()
+        fit(rounds)
+        return dict(spent), dict(calls), time.perf_counter() - start
+
     for task in a.tasks:
         fit = _otto_fit(a.scale) if task == "otto" else gpu._multigrove(task, *gpu._data(task, a.scale),
                                                                           os.cpu_count() or 1)
         fit(2)
-        spent.clear()
-        calls.clear()
-        start = time.perf_counter()
-        fit(a.rounds)
-        total = time.perf_counter() - start
-        print(f"== {task}: {a.rounds} rounds in {total:.3f} s (synchronised)")
-        for label in sorted(spent, key=spent.get, reverse=True):
-            per_round = spent[label] / a.rounds * 1e3
-            print(f"  {label:40s} {per_round:8.2f} ms/round  {calls[label] / a.rounds:7.1f} calls/round")
-        outer = sum(v for k, v in spent.items() if k not in NESTED)
-        print(f"  {'rest (grower: scans, subtraction; set-up)':40s} {(total - outer) / a.rounds * 1e3:8.2f} ms/round",
-              flush=True)
-
+        # two fits, of r and 2r rounds: the difference leaves out the set-up (binning, transfer), as gpu.py's
+        spent_r, calls_r, total_r = profiled(fit, a.rounds)
+        spent_2r, calls_2r, total_2r = profiled(fit, 2 * a.rounds)
+        per_round = {label: (spent_2r[label] - spent_r.get(label, 0.0)) / a.rounds for label in spent_2r}
+        print(f"== {task}: {a.rounds} and {2 * a.rounds} rounds in {total_r:.3f} and {total_2r:.3f} s (synchronised); "
+              f"a round {(total_2r - total_r) / a.rounds * 1e3:.2f} ms")
+        for label in sorted(per_round, key=per_round.get, reverse=True):
+            n_calls = (calls_2r[label] - calls_r.get(label, 0)) / a.rounds
+            print(f"  {label:40s} {per_round[label] * 1e3:8.2f} ms/round  {n_calls:7.1f} calls/round")
+        outer = sum(v for k, v in per_round.items() if k not in NESTED)
+        print(f"  {'rest (grower: scans, subtraction)':40s} {((total_2r - total_r) / a.rounds - outer) * 1e3:8.2f} "
+              "ms/round", flush=True)
 
 if __name__ == "__main__":
     main()
