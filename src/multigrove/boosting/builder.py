@@ -315,7 +315,8 @@ class LocalBuilder:
         # three); below PARALLEL_MIN_WORK starting the region costs more (200 rows: 25 against 12 us)
         one_thread = self.n_threads == 1 and not self.deterministic
         too_little = (one_thread and wide) or updates * width < PARALLEL_MIN_WORK
-        serial = too_little or (not wide and updates < CHUNK_MIN_UPDATES_PER_BIN * self.n_chunks * store.total_bins)
+        chunks = self._row_chunks(updates, store.total_bins)
+        serial = too_little or (not wide and chunks < self.n_chunks)  # a chunk a thread would not pay
         # feature groups sum each bin in row order, as one thread does: where row chunks would run,
         # deterministic=True keeps them (its sums must not depend on the number of threads).  On a store
         # with a CSR part every group walks each row's entries to its own (SPARSE_GROUP_FREE_SHARE)
@@ -324,7 +325,6 @@ class LocalBuilder:
                 and updates * width >= FEATURE_GROUP_MIN_WORK \
                 and (serial or (not self.deterministic and self._cache_resident(n_columns))):
             return -1
-        chunks = self._row_chunks(updates, store.total_bins)
         if too_little or (not wide and chunks < min(2, self.n_chunks)):
             return 0
         if not wide and self.n_chunks * store.total_bins * width * 8 <= PRIVATE_HISTOGRAM_BUDGET:
