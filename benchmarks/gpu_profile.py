@@ -21,9 +21,11 @@ from collections import defaultdict
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu  # noqa: E402
 
-from multigrove.boosting import cuda_builder, cuda_shard  # noqa: E402
+from multigrove.boosting import cuda_builder, cuda_histograms, cuda_shard  # noqa: E402
 
 BUILDER_CALLS = ("begin", "_build", "_partition", "leaf_segments", "other_segments", "upload")
+# the grower's histogram operations on the device (the scans, with the subtraction; symmetric trees' level steps)
+SCAN_CALLS = ("scan", "level_gains", "split_sums", "subtract")
 SHARD_STEPS = ("compute_gradients", "column_sq_norms", "gram_product", "set_split_statistics", "draw_rows",
                "leaf_sums", "apply_tree")
 # called from inside the shard's steps or the builder's calls (uploads: the small inputs of a launch)
@@ -51,6 +53,8 @@ def time_calls(spent: dict, calls: dict) -> None:
         wrap(cuda_builder.CudaBuilder, name, "builder." + name)
     for name in SHARD_STEPS:
         wrap(cuda_shard.CudaTrainingShard, name, "shard." + name)
+    for name in SCAN_CALLS:
+        wrap(cuda_histograms.DeviceHistograms, name, "scans." + name)
 
 
 def _otto_fit(scale: float):
@@ -95,7 +99,7 @@ def main():
             n_calls = (calls_2r[label] - calls_r.get(label, 0)) / a.rounds
             print(f"  {label:40s} {per_round[label] * 1e3:8.2f} ms/round  {n_calls:7.1f} calls/round")
         outer = sum(v for k, v in per_round.items() if k not in NESTED)
-        print(f"  {'rest (grower: scans, subtraction)':40s} {((total_2r - total_r) / a.rounds - outer) * 1e3:8.2f} "
+        print(f"  {'rest (the grower, the host)':40s} {((total_2r - total_r) / a.rounds - outer) * 1e3:8.2f} "
               "ms/round", flush=True)
 
 if __name__ == "__main__":

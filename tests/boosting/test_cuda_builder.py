@@ -55,15 +55,17 @@ def test_tiled_histogram_kernel_equals_naive(width, cells, threads, monkeypatch)
     work = cuda_builder.row_shares([start for start, _ in segments], [n for _, n in segments], tiles.shape[0],
                                    target_blocks=400)
     assert np.sum((work[:, 0] == 0) & (work[:, 1] == 0)) > 1  # the first segment in several shares
-    out = cuda.device_array((3 * total_bins, width), np.float64)
-    _launch(kernels.zero_histogram, out.size, out, out.shape[0])
+    out = cuda.to_device(np.full((4 * total_bins, width), np.nan))  # four slots; slot 1 is none of the outputs'
+    slots = np.array([2, 0, 3], np.int64)
+    _launch(kernels.zero_slots, slots.size * total_bins * width, out, cuda.to_device(slots), total_bins)
     kernels.histogram_tiles[min(work.shape[0], 7), threads](
         cuda.to_device(binned), cuda.to_device(offsets[:-1].copy()), cuda.to_device(rows), cuda.to_device(stats),
-        cuda.to_device(tiles), cuda.to_device(work), total_bins, out)
+        cuda.to_device(tiles), cuda.to_device(work), total_bins, cuda.to_device(slots), out)
     got = out.copy_to_host()
-    for k, (start, count) in enumerate(segments):
+    for (start, count), slot in zip(segments, slots):
         expect = naive.histogram(binned, rows[start:start + count], stats, offsets)
-        np.testing.assert_allclose(got[k * total_bins:(k + 1) * total_bins], expect, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got[slot * total_bins:(slot + 1) * total_bins], expect, rtol=1e-12, atol=1e-12)
+    assert np.isnan(got[total_bins:2 * total_bins]).all()  # a slot not listed is not touched
 
 
 def test_histogram_tiles_cover_every_cell_once():
@@ -171,6 +173,7 @@ CASES = [
     ("multi_target", {"feature_fraction": 0.5}),
     ("multi_target", {"multi_strategy": "one_vs_all", "bagging_temperature": 1.0}),
     ("multilabel", {"sketch": "top_outputs", "sketch_k": 2, "random_strength": 1.0}),
+    ("multi_target", {"histogram_pool_size": 0}),  # dropped device histograms built again from their rows
 ]
 
 

@@ -5,13 +5,18 @@
 histogram, every split's partition and every requested child's histogram are computed there
 (``kernels/cuda.py``).  A request batch (one split in leaf-wise growth, a whole level in depth-wise and
 symmetric growth) is one launch per step: the side marks of every node, the scatter, the children's
-histograms.  The host receives each histogram the grower scans, each split's count of left rows and, at
-the end of a tree, the rows' order by leaf (for the leaf values and the scores).
+histograms.
+
+The histograms stay on the GPU: the builder offers the grower ``device_histograms`` (``cuda_histograms.py``),
+whose pool lends device slots, and the builder builds each histogram into its slot and runs the batch's scans
+there too (the subtraction, the scans, the choice of each node's split: ``kernels/cuda_scan.py``).  The host
+receives each node's chosen split and sums, each split's count of left rows and, at the end of a tree, the
+rows' order by leaf (for the leaf values and the scores).  A grower that scans on the host (categorical
+features, top-k sparse leaves) passes host arrays instead, and receives every histogram it asks for.
 
 The device training shard (``cuda_shard.py``) hands ``begin`` its statistics already on the GPU, and reads
-the leaves' rows there (``device_segments``).  What stays on the host (issue 44): the split scans, so a
-histogram crosses to the host for every scanned node.  Stores with bundles or a CSR part are refused (train
-with ``device_type="cuda"`` bins dense columns only).
+the leaves' rows there (``device_segments``).  Stores with bundles or a CSR part are refused (train with
+``device_type="cuda"`` bins dense columns only).
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ from .._dtypes import HIST, INDEX
 from ..kernels.histogram import totals_from_dense
 from ..kernels.store import BinnedStore
 from .builder import BUILD_LEFT, BUILD_NONE, PackedCounts, SplitRequest, run_scans
+from .cuda_histograms import DeviceHistogram, DeviceHistograms
 
 #: what to install for device_type="cuda"
 CUDA_EXTRA = "pip install 'multigrove[cuda]' (numba-cuda) on a machine with an NVIDIA GPU and its driver"
@@ -146,9 +152,17 @@ class CudaBuilder:
         self._tile_threads = 16 if self._simulator else self.kernels.TILE_THREADS
         self._threads = 16 if self._simulator else self.kernels.THREADS_PER_BLOCK
         self._stats = None
+        self._device_histograms = None
         self._rows = self._other = None
         self.leaf_start = self.leaf_end = self.other_start = self.other_end = np.zeros(1, np.int64)
         self._n_other = 0
+
+    @property
+    def device_histograms(self) -> DeviceHistograms:
+        """The grower's histograms and scans on this GPU (cuda_histograms.py), made on first use."""
+        if self._device_histograms is None:
+            self._device_histograms = DeviceHistograms(self)
+        return self._device_histograms
 
     # ------------------------------------------------------------------ per tree
     def begin(self, stats: np.ndarray, rows: np.ndarray | None = None, max_leaves: int = 2,
@@ -181,8 +195,8 @@ class CudaBuilder:
         self.other_end = np.zeros(max_leaves, np.int64)
         self.other_end[0] = self._n_other
 
-    def root(self, out: np.ndarray) -> np.ndarray:
-        total = np.empty(out.shape[1], dtype=HIST)
+    def root(self, out) -> np.ndarray:
+        total = np.empty(_width(out), dtype=HIST)
         self._build(self._rows, [(0, int(self.leaf_end[0]))], [out], total)
         return total
 
@@ -193,11 +207,17 @@ class CudaBuilder:
 
     def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None], scans=None) -> None:
         """Every request of the batch in one launch per step: the partitions, then the children's histograms;
-        then the children's scans (builder.run_scans)."""
+        then the children's scans: on the device, all in one batch, where the histograms are device slots
+        (grower.ChildScan.run_together), else on the host (builder.run_scans)."""
         if not requests:
             return
         self._split(requests, outs)
-        run_scans(scans)
+        device_scans = [scan for scan in scans or ()
+                        if scan is not None and isinstance(scan.small_hist, DeviceHistogram)]
+        if device_scans:
+            device_scans[0].run_together(device_scans)
+        else:
+            run_scans(scans)
 
     def _split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None]) -> None:
         segments = [(int(self.leaf_start[r.leaf]), int(self.leaf_end[r.leaf] - self.leaf_start[r.leaf]))
@@ -268,28 +288,56 @@ class CudaBuilder:
             self._host_hist = self.cuda.pinned_array((rows, width), HIST)  # page-locked: a faster copy back
         return self._hist
 
-    def _build(self, rows, segments: list[tuple[int, int]], outs: list[np.ndarray], total: np.ndarray | None) -> None:
-        """The histograms of the row segments (start, n) into outs (host), in one launch; with ``total``
-        (one segment), its totals too."""
-        kernels, width = self.kernels, outs[0].shape[1]
-        hist = self._histogram_buffer(len(segments), width)
-        n_cells = len(segments) * self.total_bins
-        zero_blocks = 1 if self._simulator else kernels.blocks_for(n_cells * width)
-        kernels.zero_histogram[zero_blocks, self._threads](hist, n_cells)
+    def _build(self, rows, segments: list[tuple[int, int]], outs: list, total: np.ndarray | None) -> None:
+        """The histograms of the row segments (start, n) into outs (device slots, or host arrays), in one
+        launch; with ``total`` (one segment), its totals too."""
+        kernels, width = self.kernels, _width(outs[0])
+        on_device = isinstance(outs[0], DeviceHistogram)
+        if on_device:
+            target = outs[0].pool.arena
+            slots = np.array([out.slot for out in outs], np.int64)
+        else:
+            target = self._histogram_buffer(len(segments), width)
+            slots = np.arange(len(segments), dtype=np.int64)
+        slots_d = self.upload("out_slots", slots)
+        n_cells = len(segments) * self.total_bins * width
+        zero_blocks = 1 if self._simulator else kernels.blocks_for(n_cells)
+        kernels.zero_slots[zero_blocks, self._threads](target, slots_d, self.total_bins)
         host_tiles, device_tiles = self._tiles_for(width)
         work = row_shares([start for start, _ in segments], [n for _, n in segments], host_tiles.shape[0],
                           self._target_blocks)
         if work.shape[0]:
             kernels.histogram_tiles[min(work.shape[0], kernels.MAX_WORK_BLOCKS), self._tile_threads](
                 self._binned, self._dense_base, rows, self._stats, device_tiles, self.upload("work", work),
-                self.total_bins, hist[:n_cells])
-        host = self._host_hist[:n_cells]
-        hist[:n_cells].copy_to_host(host)
+                self.total_bins, slots_d, target)
+        if on_device:
+            if total is not None:
+                self._device_totals(rows, segments[0], outs[0], total)
+            return
+        n_rows = len(segments) * self.total_bins
+        host = self._host_hist[:n_rows]
+        target[:n_rows].copy_to_host(host)
         for k, out in enumerate(outs):
             out[...] = host[k * self.total_bins:(k + 1) * self.total_bins]
         if total is not None and not totals_from_dense(self.store, outs[0], total):
-            start, count = segments[0]  # no feature at all: the totals of the rows themselves
-            total[:] = self._stats.copy_to_host()[rows.copy_to_host()[start:start + count]].sum(axis=0, dtype=HIST)
+            self._row_totals(rows, segments[0], total)
+
+    def _device_totals(self, rows, segment: tuple[int, int], hist: DeviceHistogram, total: np.ndarray) -> None:
+        """OUT total: the sums of the first dense column's bins of a device histogram (every row falls in one
+        of them; kernels.histogram.totals_from_dense), or of the rows themselves without a dense column."""
+        store = self.store
+        if store.dense.shape[1] == 0:
+            self._row_totals(rows, segment, total)
+            return
+        feature = int(np.flatnonzero(store.offsets[:-1] == store.dense_base[0])[0])
+        first = hist.slot * self.total_bins
+        bins = hist.pool.arena[first + store.offsets[feature]:first + store.offsets[feature + 1]].copy_to_host()
+        total[:] = bins.sum(axis=0)
+
+    def _row_totals(self, rows, segment: tuple[int, int], total: np.ndarray) -> None:
+        """OUT total: the statistic sums of a segment's rows (a store without any feature)."""
+        start, count = segment
+        total[:] = self._stats.copy_to_host()[rows.copy_to_host()[start:start + count]].sum(axis=0, dtype=HIST)
 
     def _tiles_for(self, width: int):
         """(host tiles, device tiles) of histogram_tiles for ``width`` statistics."""
@@ -329,3 +377,8 @@ class CudaBuilder:
             rows, rules, work_d, self._goes_left, share_left, n_left, self._tmp)
         kernels.copy_shares[blocks, self._threads](self._tmp, rows, work_d)
         return [int(k) for k in n_left.copy_to_host()]
+
+
+def _width(hist) -> int:
+    """The statistic columns of a histogram the grower passes: a host array, or a device slot."""
+    return hist.pool.shape[1] if isinstance(hist, DeviceHistogram) else hist.shape[1]

@@ -38,6 +38,7 @@ class CudaTrainingShard(TrainingShard):
         self._host_current = True
         builder = CudaBuilder(store)
         super().__init__(store, label, weight, loss, init_score, layout, n_threads, builder=builder)
+        self.device_histograms = builder.device_histograms
         from ..kernels import cuda_rows
         self.cuda, self.kernels = builder.cuda, cuda_rows
         cuda = self.cuda

@@ -143,7 +143,7 @@ class HistogramPools:
 
 class _Leaf:
     __slots__ = ("index", "depth", "total", "hist", "gain", "feature", "bin", "default_left", "left_total",
-                 "parent", "is_left", "scan_mask", "left_bins")
+                 "parent", "is_left", "scan_mask", "left_bins", "has_missing")
 
     def __init__(self, index, depth, total, parent, is_left):
         self.index, self.depth, self.total = index, depth, total
@@ -155,6 +155,7 @@ class _Leaf:
         self.left_total = None
         self.scan_mask = None  # features this leaf's children must scan (None: as the tree's mask)
         self.left_bins = None  # a set split: (bins of the feature,) bool, True for the bins going left
+        self.has_missing = False  # a scan on the device: the best split's feature has missing values here
 
 
 class ChildScan:
@@ -203,6 +204,17 @@ class ChildScan:
                               subtract=self.can_large, scan_small=self.can_small)
         self._release()
 
+    @staticmethod
+    def run_together(scans: list["ChildScan"]) -> None:
+        """Run the scans of a batch of splits as one scan on the device (a builder whose histograms are the
+        grower's device slots: TreeGrower.device_histograms), and read their results."""
+        for scan in scans:
+            scan._attach()
+        scans[0].grower._scan_on_device([(scan.small, scan.large if scan.can_large else None, scan.mask,
+                                          scan.can_large, scan.can_small) for scan in scans])
+        for scan in scans:
+            scan._release()
+
     def _attach(self) -> None:
         self.small.hist = self.small_hist
         if self.can_large:
@@ -246,7 +258,8 @@ class TreeGrower:
         self.layout = layout
         self.config = config
         # a grower gives every buffer back at the end of its tree: growers that take turns can share them
-        self.pool = (pools or HistogramPools()).pool(int(self.offsets[-1]), layout.n_cols)
+        self.pool = self._host_pool = (pools or HistogramPools()).pool(int(self.offsets[-1]), layout.n_cols)
+        self._device = None  # the builder's DeviceHistograms while a tree's histograms live on its device
         hist_bytes = int(self.offsets[-1]) * layout.n_cols * np.dtype(HIST).itemsize
         self._entries = EntryPoints()
         self._hist_cap = None if config.histogram_pool_bytes < 0 else \
@@ -294,6 +307,8 @@ class TreeGrower:
         """
         config = self.config
         n_features = self.offsets.shape[0] - 1
+        self._device = self._device_histograms(builder, scorer)
+        self.pool = self._host_pool if self._device is None else self._device.pool(self.layout.n_cols)
         self._mask = np.ones(n_features, np.bool_) if feature_mask is None else \
             np.ascontiguousarray(feature_mask, dtype=np.bool_)
         self._entries.clear()  # the scans' entry points, for this tree's histograms and masks
@@ -349,6 +364,15 @@ class TreeGrower:
         return self._finish(leaves)
 
     # ------------------------------------------------------------------ internals
+    def _device_histograms(self, builder: HistogramBuilder, scorer: CandidateScorer | None):
+        """The builder's histograms on a device (``device_histograms``, cuda_histograms.py) where its scans
+        apply to this grower: numeric features and dense leaves, no scorer; else None (host arrays)."""
+        device = getattr(builder, "device_histograms", None)
+        p = self.params
+        if device is None or scorer is not None or self._categorical is not None or 0 < p.topk < p.k:
+            return None
+        return device
+
     def _can_split(self, depth: int, count: float) -> bool:
         config = self.config
         if config.max_depth > 0 and depth >= config.max_depth:
@@ -394,7 +418,8 @@ class TreeGrower:
         count, left_count = float(leaf.total[count_col]), float(leaf.left_total[count_col])
         right_count = count - left_count  # as right.total[count_col]: the same float64 difference
         default_left = leaf.default_left
-        if leaf.left_bins is None and not leaf.hist[self.offsets[leaf.feature + 1] - 1, count_col] > 0:
+        if leaf.left_bins is None and not (leaf.has_missing if self._device is not None else
+                                           leaf.hist[self.offsets[leaf.feature + 1] - 1, count_col] > 0):
             # no missing value seen here: send future ones to the larger side
             default_left = left_count >= right_count
         right, request_fields, parent_hist, left_bins = self._record_split(leaf, new_index, default_left, count)
@@ -450,8 +475,13 @@ class TreeGrower:
         for level in range(depth):
             if 2 * len(leaves) > config.num_leaves:
                 break
-            gains[:] = 0.0
-            leaf_gains = [self._add_level_gains(leaf, gains) for leaf in leaves]
+            if self._device is not None:
+                self._device.level_gains(self.params, [leaf.hist for leaf in leaves],
+                                         np.array([leaf.total for leaf in leaves]), self._mask, gains)
+                leaf_gains = [None] * len(leaves)
+            else:
+                gains[:] = 0.0
+                leaf_gains = [self._add_level_gains(leaf, gains) for leaf in leaves]
             candidate = is_threshold & (gains > config.min_gain_to_split)
             if not candidate.any():
                 break
@@ -487,10 +517,14 @@ class TreeGrower:
         ``gains``: each leaf's gain of the split (default: from its histogram)."""
         count_col = self.layout.count_col
         requests, outs, pending, rights = [], [], [], []
+        device_sums = None if self._device is None else self._device.split_sums(feature, threshold_bin, default_left)
         for i, leaf in enumerate(level):
             leaf.feature, leaf.bin, leaf.default_left = feature, threshold_bin, default_left
-            leaf.left_total = np.empty(self.layout.n_cols)
-            left_sums(leaf.hist, self.offsets, feature, threshold_bin, default_left, leaf.left_total)
+            if device_sums is not None:  # the level's nodes, in this order, as the last level_gains call scanned
+                leaf.left_total = device_sums[i].copy()
+            else:
+                leaf.left_total = np.empty(self.layout.n_cols)
+                left_sums(leaf.hist, self.offsets, feature, threshold_bin, default_left, leaf.left_total)
             leaf.gain = gains[i] if gains is not None else float(node_score(leaf.left_total, self.params) + node_score(
                 leaf.total - leaf.left_total, self.params) - node_score(leaf.total, self.params))
             right, fields, parent_hist, _ = self._record_split(leaf, len(level) + len(rights), default_left,
@@ -507,8 +541,11 @@ class TreeGrower:
             outs.append(out)
             pending.append((leaf, right, left_small, out, parent_hist))
         builder.split(requests, outs)
+        if self._device is not None:  # the larger children: parent - smaller, in one launch
+            self._device.subtract([(parent_hist, out) for _, _, _, out, parent_hist in pending])
         for leaf, right, left_small, out, parent_hist in pending:
-            np.subtract(parent_hist, out, out=parent_hist)  # the larger child: parent - smaller
+            if self._device is None:
+                np.subtract(parent_hist, out, out=parent_hist)  # the larger child: parent - smaller
             leaf.hist, right.hist = (out, parent_hist) if left_small else (parent_hist, out)
         return rights
 
@@ -518,6 +555,9 @@ class TreeGrower:
         to subtract ``first`` from when ``subtract``) in one kernel call, over the features in ``mask``.
         Each leaf keeps the features its children must scan: those with a threshold that leaves
         min_data_in_leaf rows on both sides here (no descendant can split the others)."""
+        if self._device is not None:
+            self._scan_on_device([(first, second, mask, subtract, scan_small)])
+            return
         if self._scorer is not None:
             self._evaluate_scored(first, second, mask, subtract, scan_small)
             return
@@ -544,6 +584,31 @@ class TreeGrower:
         if self._noise_scale > 0:
             return (1 if second is None else 2), self._rng.normal(0.0, self._noise_scale, self._no_noise.shape)
         return (1 if second is None else 2), self._no_noise
+
+    def _scan_on_device(self, pairs: list[tuple]) -> None:
+        """_evaluate for a batch of (first, second, mask, subtract, scan_small) on the device: every node in one
+        scan (DeviceHistograms.scan), the random_strength noise drawn pair by pair as on the host."""
+        leaves, hists, minus, active, totals, masks, noises = [], [], [], [], [], [], []
+        for first, second, mask, subtract, scan_small in pairs:
+            n_nodes, noise = self._scan_inputs(first, second, scan_small)
+            for i, leaf in enumerate((first, second)[:n_nodes]):
+                leaves.append(leaf)
+                hists.append(leaf.hist)
+                minus.append(first.hist if i == 1 and subtract else None)
+                active.append(bool(self._active[i]))
+                totals.append(leaf.total)
+                masks.append(mask)
+                noises.append(noise[i])
+        found = self._device.scan(self.params, hists, minus, active, np.array(totals), np.array(masks),
+                                  np.array(noises) if self._noise_scale > 0 else None)
+        for i, leaf in enumerate(leaves):
+            leaf.scan_mask = found.splittable[i].copy()
+            leaf.gain = float(found.gain[i])
+            if math.isfinite(leaf.gain):
+                leaf.feature, leaf.bin = int(found.feature[i]), int(found.threshold_bin[i])
+                leaf.default_left, leaf.has_missing = bool(found.default_left[i]), bool(found.has_missing[i])
+                leaf.left_total = found.left_sums[i].copy()
+                leaf.left_bins = None
 
     def _read_scan(self, first: _Leaf, second: _Leaf | None) -> None:
         """Each scanned node's best split and the features its children must scan, from the scan's outputs."""

@@ -101,6 +101,8 @@ class TrainingShard:
 
     #: scores split candidates itself (grower.CandidateScorer) when its statistics have no histogram
     candidate_scorer = None
+    #: the grower's histograms and scans on a device (cuda_histograms.DeviceHistograms); None: host arrays
+    device_histograms = None
     #: the last tree, when its values reach the scores in the next round's gradient pass (the loss's
     #: round_pass): (its leaves' rows as (rows, start, end) segments, the leaf values (n_leaves, outputs))
     _pending: tuple[list, np.ndarray] | None = None

@@ -45,6 +45,18 @@ def zero_histogram(out, n_rows):
         i += stride
 
 
+@cuda.jit(cache=True)
+def zero_slots(arena, slots, total_bins):
+    """OUT the histogram rows of every slot in ``slots`` (S,) int64 of ``arena`` (rows, C) float64 = 0."""
+    width = arena.shape[1]
+    n_cells = slots.shape[0] * total_bins * width
+    i = cuda.grid(1)
+    while i < n_cells:
+        row = i // width
+        arena[slots[row // total_bins] * total_bins + row % total_bins, i % width] = 0.0
+        i += cuda.gridsize(1)
+
+
 @cuda.jit(device=True, cache=True)
 def _add_slot(binned, dense_base, rows, stats, tile_hist, slot, first_column, first_stat, n_stats, first_bin,
               begin, end, step):
@@ -59,7 +71,7 @@ def _add_slot(binned, dense_base, rows, stats, tile_hist, slot, first_column, fi
 
 
 @cuda.jit(cache=True)
-def histogram_tiles(binned, dense_base, rows, stats, tiles, work, total_bins, out):
+def histogram_tiles(binned, dense_base, rows, stats, tiles, work, total_bins, out_slots, out):
     """Histograms of several row segments in one launch, each block summing a share of one segment's rows
     into one tile of the histogram in shared memory, then adding the tile to ``out`` (one float64 atomic add
     a non-zero cell).  Tile t covers dense columns tiles[t, 0] .. tiles[t, 1] - 1 (histogram rows
@@ -70,7 +82,7 @@ def histogram_tiles(binned, dense_base, rows, stats, tiles, work, total_bins, ou
     Each thread of a block keeps one (column, statistic) slot and adds it for a stride of the share's rows.
 
     IN binned (N, F) uint8; dense_base (F,) int64; rows (N,) int32; stats (N, C) float32; tiles (T, 6),
-    work (W, 4) int64.  IN/OUT out (>= S * total_bins, C) float64 (zeroed)."""
+    work (W, 4), out_slots (S,) int64.  IN/OUT out (slots * total_bins, C) float64 (its slots zeroed)."""
     tile_hist = cuda.shared.array(TILE_CELLS, float64)
     thread = cuda.threadIdx.x
     n_threads = cuda.blockDim.x
@@ -98,7 +110,7 @@ def histogram_tiles(binned, dense_base, rows, stats, tiles, work, total_bins, ou
                 _add_slot(binned, dense_base, rows, stats, tile_hist, slot, first_column, first_stat, n_stats,
                           first_bin, begin, end, 1)
         cuda.syncthreads()
-        base = segment * total_bins + first_bin
+        base = out_slots[segment] * total_bins + first_bin
         for k in range(thread, n_cells, n_threads):
             value = tile_hist[k]
             if value != 0.0:
