@@ -3,7 +3,7 @@ against the CPU scan kernels (kernels/split.py, themselves tested against the na
 
 Histograms are written straight into the device slots, so that every case of the scans shows on a few bins:
 features with and without missing values, empty bins, masked features, an inactive node, the subtraction of a
-sibling, random_strength's noise, min_gain_to_split, and every Hessian layout of dense leaves."""
+sibling, random_strength's noise, min_gain_to_split, every Hessian layout, dense and top-k sparse leaves."""
 import os
 import sys
 
@@ -39,7 +39,8 @@ LAYOUTS = {
 }
 
 
-def _problem(seed: int, layout: str, n: int = 400, n_features: int = 5, value_bins: int = 7):
+def _problem(seed: int, layout: str, topk: int = 0, restricted: bool = False, n: int = 400, n_features: int = 5,
+             value_bins: int = 7):
     """(binned, offsets, stats, params, store): missing values in features 0 and 3, feature 2 with empty bins."""
     rng = np.random.default_rng(seed)
     k, h_col, h_stride, h_scale = LAYOUTS[layout]
@@ -56,7 +57,8 @@ def _problem(seed: int, layout: str, n: int = 400, n_features: int = 5, value_bi
     stats = stats.astype(np.float32)
     count_col = stats.shape[1] - 1
     params = ScanParams(k=k, h_col=h_col, h_stride=h_stride, h_scale=h_scale, count_col=count_col, lambda_l2=1.0,
-                        min_data_in_leaf=5, min_sum_hessian=1e-3, min_gain_to_split=0.0, topk=0, restricted=False)
+                        min_data_in_leaf=5, min_sum_hessian=1e-3, min_gain_to_split=0.0, topk=topk,
+                        restricted=restricted)
     store = dense_store(binned, offsets, np.full(n_features, value_bins, np.int32))
     return rng, binned, offsets, stats, params, store
 
@@ -74,12 +76,17 @@ def _slot(device, slot) -> np.ndarray:
     return slot.pool.arena[first:first + device.total_bins].copy_to_host()
 
 
-@pytest.mark.parametrize("layout", list(LAYOUTS))
+#: (layout, top-k, restricted): dense leaves of every layout; top-k sparse leaves, GBDT-MO's Alg. 3 and 4
+SCANS = [(layout, 0, False) for layout in LAYOUTS] + [("shared Hessian", 2, False), ("own Hessians", 1, True),
+                                                      ("shared Hessian", 1, True)]
+
+
+@pytest.mark.parametrize("layout, topk, restricted", SCANS)
 @pytest.mark.parametrize("with_noise", [False, True])
-def test_device_scan_equals_the_cpu_scan(layout, with_noise):
+def test_device_scan_equals_the_cpu_scan(layout, topk, restricted, with_noise):
     """A split's two children (the larger one by subtraction in place) and an inactive third node, in one scan:
     each node's split, gain, left sums, missing flag and splittable features as split.best_splits gives them."""
-    rng, binned, offsets, stats, params, store = _problem(3 + with_noise, layout)
+    rng, binned, offsets, stats, params, store = _problem(3 + with_noise, layout, topk, restricted)
     n, n_features, n_cols = binned.shape[0], offsets.size - 1, stats.shape[1]
     small_rows = np.flatnonzero(rng.random(n) < 0.35)
     parent = naive.histogram(binned, np.arange(n), stats, offsets)
@@ -119,12 +126,12 @@ def test_device_scan_equals_the_cpu_scan(layout, with_noise):
     assert not found.splittable[:, 4].any()  # masked
 
 
-@pytest.mark.parametrize("layout", ["shared Hessian", "own Hessians"])
-def test_device_level_gains_and_split_sums_equal_the_host_ones(layout):
+@pytest.mark.parametrize("layout, topk", [("shared Hessian", 0), ("own Hessians", 0), ("shared Hessian", 2)])
+def test_device_level_gains_and_split_sums_equal_the_host_ones(layout, topk):
     """Symmetric growth on the device: the gains summed over a level equal split.add_split_gains node after node
-    (and the naive twin), the chosen split's left sums equal the histograms', and subtract turns parents into
-    siblings."""
-    rng, binned, offsets, stats, params, store = _problem(9, layout)
+    (and the naive twin, for dense leaves), the chosen split's left sums equal the histograms', and subtract
+    turns parents into siblings."""
+    rng, binned, offsets, stats, params, store = _problem(9, layout, topk)
     n, n_cols = binned.shape[0], stats.shape[1]
     node_of_row = rng.integers(0, 3, n)
     hists = [naive.histogram(binned, np.flatnonzero(node_of_row == i), stats, offsets) for i in range(3)]
@@ -139,9 +146,11 @@ def test_device_level_gains_and_split_sums_equal_the_host_ones(layout):
     for hist, total in zip(hists, totals):
         add_split_gains_serial(hist, total, offsets, mask, params, scan_scratch(n_cols, params), expect)
     np.testing.assert_allclose(gains, expect, rtol=1e-9, atol=1e-12)
-    twin = naive.level_split_gains(hists, totals, offsets, *LAYOUTS[layout], params.count_col, mask, 1.0, 5, 1e-3)
-    is_threshold = ~np.isnan(twin)
-    np.testing.assert_allclose(gains[is_threshold], twin[is_threshold], rtol=1e-9, atol=1e-9)
+    if topk == 0:
+        twin = naive.level_split_gains(hists, totals, offsets, *LAYOUTS[layout], params.count_col, mask, 1.0, 5,
+                                       1e-3)
+        is_threshold = ~np.isnan(twin)
+        np.testing.assert_allclose(gains[is_threshold], twin[is_threshold], rtol=1e-9, atol=1e-9)
     assert np.abs(gains).max() > 0
 
     sums = device.split_sums(3 - 3, 2, True)  # feature 0, threshold bin 2, missing values left
@@ -166,8 +175,8 @@ def test_the_pool_grows_its_arena_and_keeps_the_slots_lent():
 
 
 def test_cuda_trees_scan_on_the_device_unless_the_scan_needs_the_host(monkeypatch):
-    """Numeric splits of dense leaves: no histogram crosses to the host (the builder's host copy is never
-    made); categorical features and top-k sparse leaves keep host histograms, scanned on the CPU."""
+    """Numeric splits: no histogram crosses to the host (the builder's host copy is never made); categorical
+    features keep host histograms, scanned on the CPU."""
     copies = []
     monkeypatch.setattr(CudaBuilder, "_histogram_buffer",
                         lambda self, *a, _o=CudaBuilder._histogram_buffer: copies.append(a) or _o(self, *a))
@@ -176,8 +185,10 @@ def test_cuda_trees_scan_on_the_device_unless_the_scan_needs_the_host(monkeypatc
     X[rng.random(X.shape) < 0.1] = np.nan
     Y = X[:, :3] + 0.1 * rng.normal(size=(200, 3))
     params = {"verbosity": -1, "num_leaves": 5, "min_data_in_leaf": 8, "device_type": "cuda"}
-    for extra in ({}, {"growth_policy": "depthwise", "max_depth": 2}, {"growth_policy": "symmetric", "max_depth": 2}):
+    for extra in ({}, {"growth_policy": "depthwise", "max_depth": 2}, {"growth_policy": "symmetric", "max_depth": 2},
+                  {"leaf_sparsity": 1}):
         mg.train({**params, **extra}, mg.Dataset(X, Y), 2)
     assert copies == []
-    mg.train({**params, "leaf_sparsity": 1}, mg.Dataset(X, Y), 1)
+    X[:, 0] = rng.integers(0, 6, 200)
+    mg.train({**params, "categorical_feature": [0]}, mg.Dataset(X, Y), 1)
     assert copies

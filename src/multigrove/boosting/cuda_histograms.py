@@ -8,9 +8,9 @@ fused into them, and for symmetric trees the level's summed gains, the chosen sp
 subtractions.  The host sends each batch's node table (slots, sums, masks) and receives one row of results a
 node: the best split, the left child's sums, the features still worth scanning.  No histogram crosses.
 
-The grower uses it for numeric splits of dense leaves; a tree with categorical features or top-k sparse leaves
-keeps host histograms (``CudaBuilder`` then copies each built histogram back, and the grower scans it on the
-CPU).
+The grower uses it for numeric splits, with dense or top-k sparse leaves (GBDT-MO's Alg. 3 and 4); a tree with
+categorical features keeps host histograms (``CudaBuilder`` then copies each built histogram back, and the
+grower scans it on the CPU).
 """
 from __future__ import annotations
 
@@ -118,13 +118,14 @@ class DeviceHistograms:
         table, arena = self._node_table(hists, minus, active, totals, masks, noise)
         width = arena.shape[1]
         params_d = self._params_of(params)
-        prefix, scores, count_ok = self._candidates(arena, table, params_d, n)
+        prefix, scores, count_ok, parent_scores = self._candidates(arena, table, params, params_d, n)
         feature_best = self.builder.scratch("scan_feature_best", (n, self.n_features), np.float64)
         feature_where = self.builder.scratch("scan_feature_where", (n, self.n_features), np.int64)
         n_out = kernels.OUT_LEFT_SUMS + width + self.n_features
         out = self.builder.scratch("scan_out", (n, n_out), np.float64)
         kernels.choose_splits[min(n, 65535), self._threads](
-            arena, prefix, table, self._offsets, params_d, n, scores, count_ok, feature_best, feature_where, out)
+            arena, prefix, table, self._offsets, params_d, n, scores, count_ok, parent_scores, feature_best,
+            feature_where, out)
         if self._host_out is None or self._host_out.shape[0] < n or self._host_out.shape[1] != n_out:
             self._host_out = self.cuda.pinned_array((max(2 * n, 2), n_out), np.float64)
         host = self._host_out[:n]
@@ -143,9 +144,9 @@ class DeviceHistograms:
         masks = np.broadcast_to(np.asarray(mask, np.float64), (n, self.n_features))
         table, arena = self._node_table(hists, [None] * n, [True] * n, totals, masks, None)
         params_d = self._params_of(params)
-        _, scores, _ = self._candidates(arena, table, params_d, n)
+        _, scores, _, parent_scores = self._candidates(arena, table, params, params_d, n)
         gains = self.builder.scratch("level_gains", (2, self.total_bins), np.float64)
-        self._grid(self.kernels.level_gains, 2 * self.total_bins, table, self._offsets, params_d, n, scores, gains)
+        self._grid(self.kernels.level_gains, 2 * self.total_bins, self._offsets, n, scores, parent_scores, gains)
         gains.copy_to_host(out)
         self._level = (table, n, arena)
 
@@ -184,17 +185,22 @@ class DeviceHistograms:
             table[:, mask_col + self.n_features:] = noise
         return self.builder.upload("scan_nodes", table), hists[0].pool.arena
 
-    def _candidates(self, arena, table, params_d, n: int):
-        """Launch subtract_and_prefix and threshold_scores over n nodes; (prefix, scores, count_ok)."""
+    def _candidates(self, arena, table, params, params_d, n: int):
+        """Launch subtract_and_prefix, threshold_scores and node_scores over n nodes; (prefix, scores, count_ok,
+        the nodes' scores)."""
         kernels, width = self.kernels, arena.shape[1]
         prefix = self.builder.scratch("scan_prefix", (n * self.total_bins, width), HIST)
         self._grid(kernels.subtract_and_prefix, n * self.n_features * width, arena, table, self._offsets, n, prefix)
         n_candidates = n * 2 * self.total_bins
         scores = self.builder.scratch("scan_scores", (n_candidates,), np.float64)
         count_ok = self.builder.scratch("scan_count_ok", (n_candidates,), np.uint8)
+        vector = kernels.scan_parameters(params)
+        heaps = self.builder.scratch("scan_heaps", (kernels.heap_cells(vector, n_candidates),), np.float64)
         self._grid(kernels.threshold_scores, n_candidates, arena, prefix, table, self._offsets, self._bin_feature,
-                   params_d, n, scores, count_ok)
-        return prefix, scores, count_ok
+                   params_d, n, heaps, scores, count_ok)
+        parent_scores = self.builder.scratch("scan_node_scores", (n,), np.float64)
+        self._grid(kernels.node_scores, n, table, params_d, n, heaps, parent_scores)  # after the scores: heaps free
+        return prefix, scores, count_ok, parent_scores
 
     def _grid(self, kernel, n_items: int, *args) -> None:
         """Launch a grid-stride kernel over n_items."""

@@ -366,10 +366,9 @@ class TreeGrower:
     # ------------------------------------------------------------------ internals
     def _device_histograms(self, builder: HistogramBuilder, scorer: CandidateScorer | None):
         """The builder's histograms on a device (``device_histograms``, cuda_histograms.py) where its scans
-        apply to this grower: numeric features and dense leaves, no scorer; else None (host arrays)."""
+        apply to this grower: numeric features, no scorer; else None (host arrays)."""
         device = getattr(builder, "device_histograms", None)
-        p = self.params
-        if device is None or scorer is not None or self._categorical is not None or 0 < p.topk < p.k:
+        if device is None or scorer is not None or self._categorical is not None:
             return None
         return device
 

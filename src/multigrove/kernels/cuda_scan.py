@@ -31,8 +31,9 @@ from numba import cuda, float64, int64
 SCAN_THREADS = 128
 
 #: entries of the parameter vector (``scan_parameters``): ScanParams' fields as float64
-P_K, P_H_COL, P_H_STRIDE, P_H_SCALE, P_COUNT_COL, P_LAMBDA, P_MIN_DATA, P_MIN_HESSIAN, P_MIN_GAIN = range(9)
-N_PARAMS = 9
+(P_K, P_H_COL, P_H_STRIDE, P_H_SCALE, P_COUNT_COL, P_LAMBDA, P_MIN_DATA, P_MIN_HESSIAN, P_MIN_GAIN, P_TOPK,
+ P_RESTRICTED) = range(11)
+N_PARAMS = 11
 
 #: columns of a scan's node table (float64, one upload a batch): the node's slot, the slot to subtract first
 #: (-1: none), whether to scan it (0 / 1), then its statistic sums (C columns from NODE_TOTALS), then its
@@ -47,9 +48,16 @@ OUT_GAIN, OUT_FEATURE, OUT_BIN, OUT_DEFAULT_LEFT, OUT_HAS_MISSING, OUT_LEFT_SUMS
 
 
 def scan_parameters(p):
-    """The parameter vector of a ScanParams (its dense-leaf fields), as a list of floats."""
+    """The parameter vector of a ScanParams, as a list of floats (topk 0 where leaves are dense: topk >= k)."""
+    topk = p.topk if 0 < p.topk < p.k else 0
     return [float(p.k), float(p.h_col), float(p.h_stride), float(p.h_scale), float(p.count_col),
-            float(p.lambda_l2), float(p.min_data_in_leaf), float(p.min_sum_hessian), float(p.min_gain_to_split)]
+            float(p.lambda_l2), float(p.min_data_in_leaf), float(p.min_sum_hessian), float(p.min_gain_to_split),
+            float(topk), float(p.restricted)]
+
+
+def heap_cells(params_vector, n_items: int) -> int:
+    """Cells of the top-k heaps of n_items candidates or nodes (``heaps``; 1 where leaves are dense)."""
+    return max(1, int(params_vector[P_TOPK]) * n_items)
 
 
 @cuda.jit(cache=True)
@@ -121,15 +129,102 @@ def _newton_score(g2, h, lambda_l2):
 
 
 @cuda.jit(device=True, cache=True)
-def _split_score(prefix, arena, row, miss_row, direction, nodes, node, params):
+def _heap_push(heap, first, size, topk, value):
+    """Offer value to the min-heap heap[first:first + size] of at most topk values (the largest seen so far);
+    returns its new size."""
+    if size < topk:
+        i = size
+        heap[first + i] = value
+        while i > 0:  # sift up
+            parent = (i - 1) // 2
+            if heap[first + parent] <= heap[first + i]:
+                break
+            heap[first + parent], heap[first + i] = heap[first + i], heap[first + parent]
+            i = parent
+        return size + 1
+    if value <= heap[first]:
+        return size
+    heap[first] = value
+    i = 0
+    while True:  # sift down
+        low = i
+        a = 2 * i + 1
+        if a < size and heap[first + a] < heap[first + low]:
+            low = a
+        if a + 1 < size and heap[first + a + 1] < heap[first + low]:
+            low = a + 1
+        if low == i:
+            return size
+        heap[first + low], heap[first + i] = heap[first + i], heap[first + low]
+        i = low
+
+
+@cuda.jit(device=True, cache=True)
+def _heap_sum(heap, first, size):
+    total = 0.0
+    for i in range(size):
+        total += heap[first + i]
+    return total
+
+
+@cuda.jit(device=True, cache=True)
+def _contribution(prefix, arena, row, miss_row, direction, nodes, node, params, j, left):
+    """G_j^2 / (H_j + lambda) of output j on the left side (or the right one) of a candidate."""
+    h_col = int64(params[P_H_COL]) + j * int64(params[P_H_STRIDE])
+    g = _left(prefix, arena, row, miss_row, j, direction)
+    h = _left(prefix, arena, row, miss_row, h_col, direction)
+    if not left:
+        g = nodes[node, NODE_TOTALS + j] - g
+        h = nodes[node, NODE_TOTALS + h_col] - h
+    return _newton_score(g * g, params[P_H_SCALE] * h, params[P_LAMBDA])
+
+
+@cuda.jit(device=True, cache=True)
+def _top_k_score(prefix, arena, row, miss_row, direction, nodes, node, params, heaps, heap_first):
+    """score(left) + score(right) with top-k sparse leaves (GBDT-MO eq. 19-22; kernels.split._split_score):
+    each side's k largest contributions (Alg. 3), or the k outputs of largest left + right contribution
+    (restricted, Alg. 4), over heaps[heap_first:heap_first + topk]."""
+    k = int64(params[P_K])
+    topk = int64(params[P_TOPK])
+    size = 0
+    if params[P_RESTRICTED] != 0.0:
+        for j in range(k):
+            size = _heap_push(heaps, heap_first, size, topk,
+                              _contribution(prefix, arena, row, miss_row, direction, nodes, node, params, j, True)
+                              + _contribution(prefix, arena, row, miss_row, direction, nodes, node, params, j, False))
+        return _heap_sum(heaps, heap_first, size)
+    for j in range(k):
+        size = _heap_push(heaps, heap_first, size, topk,
+                          _contribution(prefix, arena, row, miss_row, direction, nodes, node, params, j, True))
+    score = _heap_sum(heaps, heap_first, size)
+    size = 0
+    for j in range(k):
+        size = _heap_push(heaps, heap_first, size, topk,
+                          _contribution(prefix, arena, row, miss_row, direction, nodes, node, params, j, False))
+    return score + _heap_sum(heaps, heap_first, size)
+
+
+@cuda.jit(device=True, cache=True)
+def _split_score(prefix, arena, row, miss_row, direction, nodes, node, params, heaps, heap_first):
     """score(left) + score(right) of one candidate whose sides hold enough rows, or -inf where a side's
-    Hessian (per output, on average) is below min_sum_hessian: kernels.split's dense-leaf scores."""
+    Hessian (per output, on average) is below min_sum_hessian: kernels.split's scores."""
     k = int64(params[P_K])
     h_col = int64(params[P_H_COL])
     h_stride = int64(params[P_H_STRIDE])
     h_scale = params[P_H_SCALE]
     lam = params[P_LAMBDA]
     min_hess = params[P_MIN_HESSIAN]
+    if params[P_TOPK] > 0.0:  # top-k sparse leaves: the mean Hessian of each side, then the top-k score
+        h_left = 0.0
+        h_right = 0.0
+        for j in range(k):
+            c = h_col + j * h_stride
+            a = _left(prefix, arena, row, miss_row, c, direction)
+            h_left += a
+            h_right += nodes[node, NODE_TOTALS + c] - a
+        if h_left * h_scale / k < min_hess or h_right * h_scale / k < min_hess:
+            return -math.inf
+        return _top_k_score(prefix, arena, row, miss_row, direction, nodes, node, params, heaps, heap_first)
     if h_stride == 0:  # one Hessian column for every output (kernels.split._scan_shared_hessian)
         h_left = _left(prefix, arena, row, miss_row, h_col, direction)
         hl = h_scale * h_left
@@ -172,14 +267,15 @@ def _split_score(prefix, arena, row, miss_row, direction, nodes, node, params):
 
 
 @cuda.jit(cache=True)
-def threshold_scores(arena, prefix, nodes, offsets, bin_feature, params, n_nodes, scores, count_ok):
+def threshold_scores(arena, prefix, nodes, offsets, bin_feature, params, n_nodes, heaps, scores, count_ok):
     """Thread per (node, direction, bin b): the split "value bins <= b go left, missing values go left when
     direction is 1" of an active node, for b a threshold of its feature (not the feature's last value bin nor
     its missing bin) and the feature in the node's mask.  scores = score(left) + score(right), -inf where the
     candidate is invalid; count_ok = 1 where both sides hold min_data_in_leaf rows.
 
     IN arena, prefix (from subtract_and_prefix), nodes, offsets: as subtract_and_prefix; bin_feature
-    (total_bins,) int64: each bin's feature; params (N_PARAMS,) float64.
+    (total_bins,) int64: each bin's feature; params (N_PARAMS,) float64; heaps (heap_cells of the candidates,)
+    float64: scratch.
     OUT scores (>= n_nodes * 2 * total_bins,) float64; count_ok (same,) uint8: index
     (node * 2 + direction) * total_bins + b."""
     total_bins = bin_feature.shape[0]
@@ -201,24 +297,35 @@ def threshold_scores(arena, prefix, nodes, offsets, bin_feature, params, n_nodes
             n_left = _left(prefix, arena, row, miss_row, count_col, direction)
             if n_left >= min_data and nodes[node, NODE_TOTALS + count_col] - n_left >= min_data:
                 ok = 1
-                score = _split_score(prefix, arena, row, miss_row, direction, nodes, node, params)
+                score = _split_score(prefix, arena, row, miss_row, direction, nodes, node, params, heaps,
+                                     i * int64(params[P_TOPK]))
         scores[i] = score
         count_ok[i] = ok
         i += cuda.gridsize(1)
 
 
-@cuda.jit(device=True, cache=True)
-def _node_score(nodes, node, params):
-    """sum_j G_j^2 / (H_j + lambda) of a node's sums (kernels.split.node_score, dense leaves)."""
+@cuda.jit(cache=True)
+def node_scores(nodes, params, n_nodes, heaps, out):
+    """Thread per node: out[node] = sum_j G_j^2 / (H_j + lambda) of the node's sums, over its top-k outputs
+    with top-k sparse leaves (kernels.split.node_score).  heaps (heap_cells of the nodes,) float64: scratch."""
     k = int64(params[P_K])
     h_col = int64(params[P_H_COL])
     h_stride = int64(params[P_H_STRIDE])
-    score = 0.0
-    for j in range(k):
-        g = nodes[node, NODE_TOTALS + j]
-        h = params[P_H_SCALE] * nodes[node, NODE_TOTALS + h_col + j * h_stride] + params[P_LAMBDA]
-        score += g * g / h if h > 0 else 0.0
-    return score
+    topk = int64(params[P_TOPK])
+    node = cuda.grid(1)
+    while node < n_nodes:
+        score = 0.0
+        size = 0
+        for j in range(k):
+            g = nodes[node, NODE_TOTALS + j]
+            h = params[P_H_SCALE] * nodes[node, NODE_TOTALS + h_col + j * h_stride] + params[P_LAMBDA]
+            value = g * g / h if h > 0 else 0.0
+            if topk > 0:
+                size = _heap_push(heaps, node * topk, size, topk, value)
+            else:
+                score += value
+        out[node] = _heap_sum(heaps, node * topk, size) if topk > 0 else score
+        node += cuda.gridsize(1)
 
 
 @cuda.jit(device=True, cache=True)
@@ -250,13 +357,14 @@ def _best_threshold(arena, base, f, offsets, scores, count_ok, score_base, count
 
 
 @cuda.jit(cache=True)
-def choose_splits(arena, prefix, nodes, offsets, params, n_nodes, scores, count_ok, feature_best, feature_where,
-                  out):
+def choose_splits(arena, prefix, nodes, offsets, params, n_nodes, scores, count_ok, parent_scores, feature_best,
+                  feature_where, out):
     """A block per node (grid-stride): each feature's best threshold (threads over features), then the node's
     feature of best score plus its noise (where the node table has noise columns) among those whose gain
     passes min_gain_to_split, its left sums (threads over columns): one row of ``out`` (OUT_* columns).
 
-    IN arena, prefix, nodes, offsets, params, scores, count_ok: as threshold_scores.
+    IN arena, prefix, nodes, offsets, params, scores, count_ok: as threshold_scores; parent_scores (>= n_nodes,)
+    float64: from node_scores.
     OUT feature_best (>= n_nodes, F) float64, feature_where (>= n_nodes, F) int64: scratch; out (>= n_nodes,
     OUT_LEFT_SUMS + C + F) float64."""
     chosen = cuda.shared.array(3, float64)  # gain over the node, feature, direction * total_bins + bin
@@ -282,7 +390,7 @@ def choose_splits(arena, prefix, nodes, offsets, params, n_nodes, scores, count_
             out[node, splittable_col + f] = splittable
         cuda.syncthreads()
         if thread == 0:
-            parent = _node_score(nodes, node, params)
+            parent = parent_scores[node]
             best = -math.inf
             feature = -1
             for f in range(n_features):
@@ -318,13 +426,13 @@ def choose_splits(arena, prefix, nodes, offsets, params, n_nodes, scores, count_
 
 
 @cuda.jit(cache=True)
-def level_gains(nodes, offsets, params, n_nodes, scores, out):
+def level_gains(offsets, n_nodes, scores, parent_scores, out):
     """Thread per (direction, bin): out[direction, b] = the sum over the level's nodes of the candidate's gain
     over each node (score(left) + score(right) - score(node); 0 where the candidate is invalid in a node), in
     node order (kernels.split.add_split_gains, node after node).  A node without missing values scores the
     direction "missing goes left" as "right" (its missing bin is empty: the same sums).
 
-    IN nodes, params, scores: as threshold_scores.  OUT out (2, total_bins) float64."""
+    IN scores: as threshold_scores; parent_scores: as choose_splits.  OUT out (2, total_bins) float64."""
     n_features = offsets.shape[0] - 1
     total_bins = offsets[n_features]
     i = cuda.grid(1)
@@ -333,7 +441,7 @@ def level_gains(nodes, offsets, params, n_nodes, scores, out):
         for node in range(n_nodes):
             score = scores[node * 2 * total_bins + i]
             if score > -math.inf:
-                gain += score - _node_score(nodes, node, params)
+                gain += score - parent_scores[node]
         out[i // total_bins, i % total_bins] = gain
         i += cuda.gridsize(1)
 
