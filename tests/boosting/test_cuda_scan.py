@@ -20,11 +20,12 @@ from multigrove.boosting import cuda_histograms  # noqa: E402
 from multigrove.boosting.cuda_builder import CudaBuilder  # noqa: E402
 from multigrove.data.storage import dense_store  # noqa: E402
 from multigrove.kernels.split import (  # noqa: E402
+    CategoricalScan,
     FeatureSplits,
     NodeSplits,
     ScanParams,
     add_split_gains_serial,
-    best_splits,
+    best_splits_kernel,
     scan_scratch,
 )
 
@@ -107,9 +108,10 @@ def test_device_scan_equals_the_cpu_scan(layout, topk, restricted, with_noise):
     np.testing.assert_array_equal(_slot(device, other), parent)  # no slot to subtract: untouched
 
     best, per_feature = NodeSplits.allocate(2, n_cols), FeatureSplits.allocate(2, n_features)
-    best_splits(small.copy(), parent.copy(), 2, True, totals[:2].copy(), offsets, mask, params, None,
-                scan_scratch(n_cols, params), np.array([True, True]), np.zeros((2, n_features)) if noise is None
-                else noise[:2].copy(), per_feature, best)
+    cpu_scan = best_splits_kernel(params, 0, 1)  # the serial variant the grower picks for small nodes
+    cpu_scan(small.copy(), parent.copy(), 2, True, totals[:2].copy(), offsets, mask, params, None,
+             scan_scratch(n_cols, params), np.array([True, True]), np.zeros((2, n_features)) if noise is None
+             else noise[:2].copy(), per_feature, best)
     assert np.isfinite(best.gain).any()  # the case tests a split
     for node, hist in enumerate((small, large)):
         np.testing.assert_array_equal(found.splittable[node], per_feature.splittable[node])
@@ -174,9 +176,60 @@ def test_the_pool_grows_its_arena_and_keeps_the_slots_lent():
     assert pool.has_free and pool.get() is slots[4]
 
 
-def test_cuda_trees_scan_on_the_device_unless_the_scan_needs_the_host(monkeypatch):
-    """Numeric splits: no histogram crosses to the host (the builder's host copy is never made); categorical
-    features keep host histograms, scanned on the CPU."""
+#: categorical features of test_device_set_splits_equal_the_cpu_ones: (value bins, the regime of its scan)
+CATEGORICAL = {1: (3, "one against the rest"), 2: (6, "every subset"), 3: (20, "ordered along a direction")}
+
+
+@pytest.mark.parametrize("feature", sorted(CATEGORICAL))
+@pytest.mark.parametrize("layout, topk", [("shared Hessian", 0), ("own Hessians", 0), ("shared Hessian", 2)])
+def test_device_set_splits_equal_the_cpu_ones(feature, layout, topk):
+    """The set split of one categorical feature (the others masked) in each regime of split.scan_categorical,
+    both children of a split: the set, its gain and left sums, and the splittable flags equal the CPU scan's."""
+    rng = np.random.default_rng(feature * 10 + topk)
+    n = 600
+    bins = [7] + [CATEGORICAL[f][0] for f in (1, 2, 3)]
+    binned = np.stack([rng.integers(0, b, n) for b in bins], axis=1).astype(np.uint8)
+    binned[rng.random(n) < 0.1, 3] = bins[3]  # missing categories: always right
+    offsets = np.concatenate([[0], np.cumsum(np.array(bins) + 1)]).astype(np.int64)
+    k, h_col, h_stride, h_scale = LAYOUTS[layout]
+    effect = rng.normal(size=(max(bins) + 1, k))
+    gradients = sum(effect[binned[:, f]] for f in (1, 2, 3)) + 0.5 * rng.normal(size=(n, k))
+    stats = np.c_[gradients, rng.uniform(0.2, 1.0, (n, 1 if h_stride == 0 else k)), np.ones(n)].astype(np.float32)
+    n_cols = stats.shape[1]
+    params = ScanParams(k=k, h_col=h_col, h_stride=h_stride, h_scale=h_scale, count_col=n_cols - 1, lambda_l2=1.0,
+                        min_data_in_leaf=5, min_sum_hessian=1e-3, min_gain_to_split=0.0, topk=topk, restricted=False)
+    settings = mg.Params(max_cat_to_onehot=4, max_cat_threshold=8, cat_smooth=5.0, cat_l2=2.0, min_data_per_group=10)
+    is_categorical = np.array([False, True, True, True])
+    categorical = CategoricalScan.make(is_categorical, np.diff(offsets) - 1, settings)
+    store = dense_store(binned, offsets, np.array(bins, np.int32))
+    small = naive.histogram(binned, np.flatnonzero(rng.random(n) < 0.4), stats, offsets)
+    parent = naive.histogram(binned, np.arange(n), stats, offsets)
+    totals = np.array([small[:offsets[1]].sum(0), (parent - small)[:offsets[1]].sum(0)])
+    mask = np.arange(4) == feature
+
+    device = CudaBuilder(store).device_histograms
+    pool = device.pool(n_cols)
+    small_slot, parent_slot = _put(device, pool, small), _put(device, pool, parent)
+    found = device.scan(params, [small_slot, parent_slot], [None, small_slot], [True, True], totals,
+                        np.array([mask, mask]), None, categorical)
+    best, per_feature = NodeSplits.allocate(2, n_cols), FeatureSplits.allocate(2, 4)
+    cpu_scan = best_splits_kernel(params, 0, 1)  # the serial variant the grower picks for small nodes
+    cpu_scan(small.copy(), parent.copy(), 2, True, totals.copy(), offsets, mask, params, categorical,
+             scan_scratch(n_cols, params), np.array([True, True]), np.zeros((2, 4)), per_feature, best)
+    assert np.isfinite(best.gain).all()  # both children split on the feature
+    width = int(offsets[feature + 1] - offsets[feature])
+    for node in range(2):
+        assert (found.feature[node], found.threshold_bin[node]) == (feature, -1)
+        np.testing.assert_array_equal(found.left_bins[node, :width], categorical.left[node, feature - 1, :width])
+        assert found.gain[node] == pytest.approx(best.gain[node], rel=1e-9)
+        np.testing.assert_allclose(found.left_sums[node], best.left_sums[node], rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(found.splittable[node], per_feature.splittable[node])
+    assert found.left_bins[:, :width].sum(axis=1).min() >= 1
+
+
+def test_cuda_trees_scan_on_the_device(monkeypatch):
+    """No histogram crosses to the host (the builder's host copy is never made), whatever the growth policy, the
+    leaves or the features."""
     copies = []
     monkeypatch.setattr(CudaBuilder, "_histogram_buffer",
                         lambda self, *a, _o=CudaBuilder._histogram_buffer: copies.append(a) or _o(self, *a))
@@ -188,7 +241,8 @@ def test_cuda_trees_scan_on_the_device_unless_the_scan_needs_the_host(monkeypatc
     for extra in ({}, {"growth_policy": "depthwise", "max_depth": 2}, {"growth_policy": "symmetric", "max_depth": 2},
                   {"leaf_sparsity": 1}):
         mg.train({**params, **extra}, mg.Dataset(X, Y), 2)
-    assert copies == []
     X[:, 0] = rng.integers(0, 6, 200)
-    mg.train({**params, "categorical_feature": [0]}, mg.Dataset(X, Y), 1)
-    assert copies
+    booster = mg.train({**params, "categorical_feature": [0], "max_cat_to_onehot": 2, "min_data_per_group": 5},
+                       mg.Dataset(X, Y + X[:, :1] % 2), 2)
+    assert booster.trees[0].has_set_splits
+    assert copies == []

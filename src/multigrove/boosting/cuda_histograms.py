@@ -8,9 +8,10 @@ fused into them, and for symmetric trees the level's summed gains, the chosen sp
 subtractions.  The host sends each batch's node table (slots, sums, masks) and receives one row of results a
 node: the best split, the left child's sums, the features still worth scanning.  No histogram crosses.
 
-The grower uses it for numeric splits, with dense or top-k sparse leaves (GBDT-MO's Alg. 3 and 4); a tree with
-categorical features keeps host histograms (``CudaBuilder`` then copies each built histogram back, and the
-grower scans it on the CPU).
+Numeric splits and the set splits of categorical features (``kernels/cuda_categorical.py``), dense and top-k
+sparse leaves (GBDT-MO's Alg. 3 and 4): every scan of the grower runs here.  (A grower scoring candidates with
+a ``CandidateScorer``, for sparse-output objectives, keeps host histograms; those objectives refuse
+``device_type="cuda"``.)
 """
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ class DeviceSplits(NamedTuple):
     has_missing: np.ndarray    # (n,) bool: the feature's missing bin has rows in the node
     left_sums: np.ndarray      # (n, C) float64: the left child's sums (where the gain is finite)
     splittable: np.ndarray     # (n, F) bool: as split.FeatureSplits.splittable
+    left_bins: np.ndarray      # (n, B) bool: a set split's categories going left (threshold_bin -1); B is 0
+    #                            without categorical features
 
 
 class DeviceHistogram:
@@ -87,8 +90,9 @@ class DeviceHistograms:
     """The histogram operations of the grower on a CUDA builder's device (see the module docstring)."""
 
     def __init__(self, builder):
-        from ..kernels import cuda_scan
-        self.builder, self.cuda, self.kernels = builder, builder.cuda, cuda_scan
+        from ..kernels import cuda_categorical, cuda_scan
+        self.builder, self.cuda, self.kernels, self.categorical_kernels = builder, builder.cuda, cuda_scan, \
+            cuda_categorical
         offsets = np.asarray(builder.store.offsets, np.int64)
         self.total_bins = int(builder.total_bins)
         self.n_features = offsets.shape[0] - 1
@@ -97,6 +101,8 @@ class DeviceHistograms:
             np.repeat(np.arange(self.n_features, dtype=np.int64), np.diff(offsets)))
         self._pools: dict[int, DeviceHistogramPool] = {}
         self._params: dict[tuple, object] = {}
+        self._categorical: dict[int, tuple] = {}  # id of a CategoricalScan -> (it, its device arrays)
+        self._numeric_only = None  # the device arrays of a scan without categorical features
         self._threads = 16 if builder._simulator else cuda_scan.SCAN_THREADS
         self._max_blocks = 1 if builder._simulator else 4096
         self._host_out = None
@@ -110,22 +116,27 @@ class DeviceHistograms:
 
     # ------------------------------------------------------------------ the grower's operations
     def scan(self, params, hists: Sequence[DeviceHistogram], minus: Sequence[DeviceHistogram | None],
-             active: Sequence[bool], totals: np.ndarray, masks: np.ndarray, noise: np.ndarray | None) -> DeviceSplits:
+             active: Sequence[bool], totals: np.ndarray, masks: np.ndarray, noise: np.ndarray | None,
+             categorical=None) -> DeviceSplits:
         """Scan the nodes of a batch: node i's histogram is ``hists[i]`` (minus ``minus[i]`` first, in place,
         where given), its sums totals[i], its features masks[i]; an inactive node is subtracted but not
-        scanned.  Returns each node's best split (kernels.cuda_scan.choose_splits)."""
+        scanned.  ``categorical``: the grower's CategoricalScan (None: every feature numeric).  Returns each
+        node's best split (kernels.cuda_scan.choose_splits)."""
         kernels, n = self.kernels, len(hists)
         table, arena = self._node_table(hists, minus, active, totals, masks, noise)
         width = arena.shape[1]
         params_d = self._params_of(params)
-        prefix, scores, count_ok, parent_scores = self._candidates(arena, table, params, params_d, n)
+        cat_slot, cat_features, cat_params, max_bins = self._categorical_arrays(categorical)
+        prefix, scores, count_ok, parent_scores = self._candidates(arena, table, params, params_d, n, cat_slot)
+        cat_gain, cat_ok, cat_left = self._set_scores(arena, table, params, params_d, n, categorical, cat_features,
+                                                      cat_params, max_bins)
         feature_best = self.builder.scratch("scan_feature_best", (n, self.n_features), np.float64)
         feature_where = self.builder.scratch("scan_feature_where", (n, self.n_features), np.int64)
-        n_out = kernels.OUT_LEFT_SUMS + width + self.n_features
+        n_out = kernels.OUT_LEFT_SUMS + width + self.n_features + max_bins
         out = self.builder.scratch("scan_out", (n, n_out), np.float64)
         kernels.choose_splits[min(n, 65535), self._threads](
-            arena, prefix, table, self._offsets, params_d, n, scores, count_ok, parent_scores, feature_best,
-            feature_where, out)
+            arena, prefix, table, self._offsets, params_d, n, scores, count_ok, parent_scores, cat_slot, cat_gain,
+            cat_ok, cat_left, feature_best, feature_where, out)
         if self._host_out is None or self._host_out.shape[0] < n or self._host_out.shape[1] != n_out:
             self._host_out = self.cuda.pinned_array((max(2 * n, 2), n_out), np.float64)
         host = self._host_out[:n]
@@ -134,7 +145,8 @@ class DeviceHistograms:
                             host[:, kernels.OUT_BIN].astype(np.int64), host[:, kernels.OUT_DEFAULT_LEFT] != 0,
                             host[:, kernels.OUT_HAS_MISSING] != 0,
                             host[:, kernels.OUT_LEFT_SUMS:kernels.OUT_LEFT_SUMS + width].copy(),
-                            host[:, kernels.OUT_LEFT_SUMS + width:] != 0)
+                            host[:, kernels.OUT_LEFT_SUMS + width:n_out - max_bins] != 0,
+                            host[:, n_out - max_bins:] != 0)
 
     def level_gains(self, params, hists: Sequence[DeviceHistogram], totals: np.ndarray, mask: np.ndarray,
                     out: np.ndarray) -> None:
@@ -144,7 +156,8 @@ class DeviceHistograms:
         masks = np.broadcast_to(np.asarray(mask, np.float64), (n, self.n_features))
         table, arena = self._node_table(hists, [None] * n, [True] * n, totals, masks, None)
         params_d = self._params_of(params)
-        _, scores, _, parent_scores = self._candidates(arena, table, params, params_d, n)
+        _, scores, _, parent_scores = self._candidates(arena, table, params, params_d, n,
+                                                       self._categorical_arrays(None)[0])
         gains = self.builder.scratch("level_gains", (2, self.total_bins), np.float64)
         self._grid(self.kernels.level_gains, 2 * self.total_bins, self._offsets, n, scores, parent_scores, gains)
         gains.copy_to_host(out)
@@ -185,7 +198,7 @@ class DeviceHistograms:
             table[:, mask_col + self.n_features:] = noise
         return self.builder.upload("scan_nodes", table), hists[0].pool.arena
 
-    def _candidates(self, arena, table, params, params_d, n: int):
+    def _candidates(self, arena, table, params, params_d, n: int, cat_slot):
         """Launch subtract_and_prefix, threshold_scores and node_scores over n nodes; (prefix, scores, count_ok,
         the nodes' scores)."""
         kernels, width = self.kernels, arena.shape[1]
@@ -197,10 +210,50 @@ class DeviceHistograms:
         vector = kernels.scan_parameters(params)
         heaps = self.builder.scratch("scan_heaps", (kernels.heap_cells(vector, n_candidates),), np.float64)
         self._grid(kernels.threshold_scores, n_candidates, arena, prefix, table, self._offsets, self._bin_feature,
-                   params_d, n, heaps, scores, count_ok)
+                   cat_slot, params_d, n, heaps, scores, count_ok)
         parent_scores = self.builder.scratch("scan_node_scores", (n,), np.float64)
         self._grid(kernels.node_scores, n, table, params_d, n, heaps, parent_scores)  # after the scores: heaps free
         return prefix, scores, count_ok, parent_scores
+
+    def _set_scores(self, arena, table, params, params_d, n: int, categorical, cat_features, cat_params,
+                    max_bins: int):
+        """Launch cuda_categorical.categorical_scores over the n nodes' categorical features; (cat_gain, cat_ok,
+        cat_left), placeholders without categorical features."""
+        if categorical is None:
+            return self._numeric_only[1:]
+        kernels = self.categorical_kernels
+        n_tasks = n * cat_features.shape[0]
+        vector = self.kernels.scan_parameters(params)
+        with_cat_l2 = params._replace(lambda_l2=params.lambda_l2 + categorical.cat_l2)
+        heaps = self.builder.scratch("set_heaps", (self.kernels.heap_cells(vector, n_tasks),), np.float64)
+        acc = self.builder.scratch("set_sums", (n_tasks, arena.shape[1]), np.float64)
+        work = self.builder.scratch("set_work", (n_tasks, kernels.work_columns(params.k, max_bins)), np.float64)
+        cat_gain = self.builder.scratch("set_gain", (n, cat_features.shape[0]), np.float64)
+        cat_ok = self.builder.scratch("set_ok", (n, cat_features.shape[0]), np.uint8)
+        cat_left = self.builder.scratch("set_left", (n, cat_features.shape[0], max_bins), np.uint8)
+        self._grid(kernels.categorical_scores, n_tasks, arena, table, self._offsets, params_d,
+                   self._params_of(with_cat_l2), cat_params, cat_features, n, heaps, acc, work, cat_gain, cat_ok,
+                   cat_left)
+        return cat_gain, cat_ok, cat_left
+
+    def _categorical_arrays(self, categorical):
+        """(cat_slot, cat_features, cat_params, max bins + 1) on the device for a CategoricalScan (made once
+        each), or for none (cat_slot all -1, max bins 0)."""
+        if categorical is None:
+            if self._numeric_only is None:
+                none = self.cuda.to_device(np.full(self.n_features, -1, np.int64))
+                self._numeric_only = (none, self.cuda.to_device(np.full((1, 1), -np.inf)),
+                                      self.cuda.to_device(np.zeros((1, 1), np.uint8)),
+                                      self.cuda.to_device(np.zeros((1, 1, 1), np.uint8)))
+            return self._numeric_only[0], None, None, 0
+        entry = self._categorical.get(id(categorical))
+        if entry is None or entry[0] is not categorical:
+            slot = np.asarray(categorical.slot, np.int64)
+            entry = self._categorical[id(categorical)] = (
+                categorical, self.cuda.to_device(slot), self.cuda.to_device(np.flatnonzero(slot >= 0).astype(np.int64)),
+                self.cuda.to_device(np.array(self.categorical_kernels.categorical_parameters(categorical))),
+                int(categorical.left.shape[2]))
+        return entry[1:]
 
     def _grid(self, kernel, n_items: int, *args) -> None:
         """Launch a grid-stride kernel over n_items."""

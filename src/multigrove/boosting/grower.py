@@ -365,12 +365,10 @@ class TreeGrower:
 
     # ------------------------------------------------------------------ internals
     def _device_histograms(self, builder: HistogramBuilder, scorer: CandidateScorer | None):
-        """The builder's histograms on a device (``device_histograms``, cuda_histograms.py) where its scans
-        apply to this grower: numeric features, no scorer; else None (host arrays)."""
+        """The builder's histograms on a device (``device_histograms``, cuda_histograms.py), unless a scorer
+        scores this tree's candidates from its rows; else None (host arrays)."""
         device = getattr(builder, "device_histograms", None)
-        if device is None or scorer is not None or self._categorical is not None:
-            return None
-        return device
+        return None if scorer is not None else device
 
     def _can_split(self, depth: int, count: float) -> bool:
         config = self.config
@@ -599,7 +597,7 @@ class TreeGrower:
                 masks.append(mask)
                 noises.append(noise[i])
         found = self._device.scan(self.params, hists, minus, active, np.array(totals), np.array(masks),
-                                  np.array(noises) if self._noise_scale > 0 else None)
+                                  np.array(noises) if self._noise_scale > 0 else None, self._categorical)
         for i, leaf in enumerate(leaves):
             leaf.scan_mask = found.splittable[i].copy()
             leaf.gain = float(found.gain[i])
@@ -607,7 +605,8 @@ class TreeGrower:
                 leaf.feature, leaf.bin = int(found.feature[i]), int(found.threshold_bin[i])
                 leaf.default_left, leaf.has_missing = bool(found.default_left[i]), bool(found.has_missing[i])
                 leaf.left_total = found.left_sums[i].copy()
-                leaf.left_bins = None
+                n_bins = int(self.offsets[leaf.feature + 1] - self.offsets[leaf.feature])
+                leaf.left_bins = found.left_bins[i, :n_bins].copy() if leaf.bin < 0 else None
 
     def _read_scan(self, first: _Leaf, second: _Leaf | None) -> None:
         """Each scanned node's best split and the features its children must scan, from the scan's outputs."""

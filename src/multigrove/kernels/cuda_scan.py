@@ -267,10 +267,12 @@ def _split_score(prefix, arena, row, miss_row, direction, nodes, node, params, h
 
 
 @cuda.jit(cache=True)
-def threshold_scores(arena, prefix, nodes, offsets, bin_feature, params, n_nodes, heaps, scores, count_ok):
+def threshold_scores(arena, prefix, nodes, offsets, bin_feature, cat_slot, params, n_nodes, heaps, scores,
+                     count_ok):
     """Thread per (node, direction, bin b): the split "value bins <= b go left, missing values go left when
     direction is 1" of an active node, for b a threshold of its feature (not the feature's last value bin nor
-    its missing bin) and the feature in the node's mask.  scores = score(left) + score(right), -inf where the
+    its missing bin), the feature numeric (cat_slot[f] < 0: cuda_categorical scans the others) and in the
+    node's mask.  scores = score(left) + score(right), -inf where the
     candidate is invalid; count_ok = 1 where both sides hold min_data_in_leaf rows.
 
     IN arena, prefix (from subtract_and_prefix), nodes, offsets: as subtract_and_prefix; bin_feature
@@ -291,7 +293,7 @@ def threshold_scores(arena, prefix, nodes, offsets, bin_feature, params, n_nodes
         miss = offsets[f + 1] - 1
         score = -math.inf
         ok = 0
-        if nodes[node, NODE_ACTIVE] != 0.0 and _masked(nodes, node, f, width) and b < miss - 1:
+        if nodes[node, NODE_ACTIVE] != 0.0 and _masked(nodes, node, f, width) and b < miss - 1 and cat_slot[f] < 0:
             row = node * total_bins + b
             miss_row = int64(nodes[node, NODE_SLOT]) * total_bins + miss
             n_left = _left(prefix, arena, row, miss_row, count_col, direction)
@@ -357,14 +359,17 @@ def _best_threshold(arena, base, f, offsets, scores, count_ok, score_base, count
 
 
 @cuda.jit(cache=True)
-def choose_splits(arena, prefix, nodes, offsets, params, n_nodes, scores, count_ok, parent_scores, feature_best,
-                  feature_where, out):
-    """A block per node (grid-stride): each feature's best threshold (threads over features), then the node's
-    feature of best score plus its noise (where the node table has noise columns) among those whose gain
-    passes min_gain_to_split, its left sums (threads over columns): one row of ``out`` (OUT_* columns).
+def choose_splits(arena, prefix, nodes, offsets, params, n_nodes, scores, count_ok, parent_scores, cat_slot,
+                  cat_gain, cat_ok, cat_left, feature_best, feature_where, out):
+    """A block per node (grid-stride): each feature's best threshold or set (threads over features), then the
+    node's feature of best score plus its noise (where the node table has noise columns) among those whose gain
+    passes min_gain_to_split, its left sums (threads over columns): one row of ``out`` (OUT_* columns; a set
+    split's threshold bin is -1 and its categories follow the splittable flags, 1 for those going left).
 
     IN arena, prefix, nodes, offsets, params, scores, count_ok: as threshold_scores; parent_scores (>= n_nodes,)
-    float64: from node_scores.
+    float64: from node_scores; cat_slot (F,) int64: each feature's index among the categorical ones (-1:
+    numeric); cat_gain, cat_ok, cat_left: cuda_categorical.categorical_scores' (any shape without categorical
+    features).
     OUT feature_best (>= n_nodes, F) float64, feature_where (>= n_nodes, F) int64: scratch; out (>= n_nodes,
     OUT_LEFT_SUMS + C + F) float64."""
     chosen = cuda.shared.array(3, float64)  # gain over the node, feature, direction * total_bins + bin
@@ -383,8 +388,11 @@ def choose_splits(arena, prefix, nodes, offsets, params, n_nodes, scores, count_
         for f in range(thread, n_features, n_threads):
             best, where, splittable = -math.inf, -1, 0
             if active and _masked(nodes, node, f, width):
-                best, where, splittable = _best_threshold(arena, base, f, offsets, scores, count_ok,
-                                                          node * 2 * total_bins, count_col, total_bins)
+                if cat_slot[f] >= 0:
+                    best, splittable = cat_gain[node, cat_slot[f]], cat_ok[node, cat_slot[f]]
+                else:
+                    best, where, splittable = _best_threshold(arena, base, f, offsets, scores, count_ok,
+                                                              node * 2 * total_bins, count_col, total_bins)
             feature_best[node, f] = best
             feature_where[node, f] = where
             out[node, splittable_col + f] = splittable
@@ -406,17 +414,32 @@ def choose_splits(arena, prefix, nodes, offsets, params, n_nodes, scores, count_
             out[node, OUT_DEFAULT_LEFT] = 0.0
             out[node, OUT_HAS_MISSING] = 0.0
             if feature >= 0:
-                where = feature_where[node, feature]
                 chosen[0] = feature_best[node, feature] - parent
-                chosen[2] = where
                 miss = offsets[feature + 1] - 1
-                out[node, OUT_BIN] = where % total_bins - offsets[feature]
-                out[node, OUT_DEFAULT_LEFT] = where // total_bins
                 out[node, OUT_HAS_MISSING] = 1.0 if arena[base + miss, count_col] > 0 else 0.0
+                if cat_slot[feature] >= 0:
+                    out[node, OUT_BIN] = -1.0
+                else:
+                    where = feature_where[node, feature]
+                    chosen[2] = where
+                    out[node, OUT_BIN] = where % total_bins - offsets[feature]
+                    out[node, OUT_DEFAULT_LEFT] = where // total_bins
             out[node, OUT_GAIN] = chosen[0]
         cuda.syncthreads()
         feature = int64(chosen[1])
-        if feature >= 0:
+        if feature >= 0 and cat_slot[feature] >= 0:  # a set: its bins' sums in order (split.set_left_sums)
+            slot = cat_slot[feature]
+            set_col = splittable_col + n_features
+            lo = base + offsets[feature]
+            for c in range(thread, width, n_threads):
+                total = 0.0
+                for b in range(offsets[feature + 1] - offsets[feature]):
+                    if cat_left[node, slot, b] != 0:
+                        total += arena[lo + b, c]
+                out[node, OUT_LEFT_SUMS + c] = total
+            for b in range(thread, out.shape[1] - set_col, n_threads):
+                out[node, set_col + b] = cat_left[node, slot, b]
+        elif feature >= 0:
             where = int64(chosen[2])
             miss_row = base + offsets[feature + 1] - 1
             row = node * total_bins + where % total_bins
