@@ -14,10 +14,12 @@ parallel kernel's entries.  So a variant is a copy of the function under a name 
 (``bin_segments`` -> ``bin_segments_serial``), with its own cache files.
 """
 import types
+import warnings
 
 import numba
 import numpy as np
 from numba import njit
+from numba.core.errors import NumbaPerformanceWarning
 
 #: the work (in the caller's unit, each of about a nanosecond on one thread: cells of a row-wise pass, bins x
 #: nodes x outputs of a split scan, rows x trees of a prediction) below which a kernel runs its serial twin.
@@ -61,6 +63,15 @@ def variant(kernel, suffix: str, parallel: bool = False, **callees):
     return njit(**{**options, "parallel": parallel, "cache": True})(copy)
 
 
+#: A cached kernel that calls a parallel kernel is itself compiled with ``parallel=True``, although it has no
+#: ``prange`` loop of its own (``split.best_splits``, ``split_step.split_step``, ``partition.split_and_build``):
+#: compiled serially, it crashed the interpreter when read from the cache in a process after one that had
+#: compiled it while reading its parallel callee from the cache (the entry then lacked the callee's parallel
+#: region; Numba issues 4807 and 8578; shown by tests/kernels/test_cache_crash.py).  Numba warns at their
+#: compilation that nothing was parallelised: expected, and silenced in ``entry_point``.
+PARALLEL_CALLER = r"\s*The keyword argument 'parallel=True' was specified but no transformation"
+
+
 def entry_point(kernel, args: tuple):
     """``kernel``'s compiled function for the Numba types of ``args`` (compiled, or read from the cache, when
     missing), to be called without the dispatcher.  The dispatcher types every argument at every call: 6
@@ -71,7 +82,9 @@ def entry_point(kernel, args: tuple):
         return kernel
     types = tuple(kernel.typeof_pyval(arg) for arg in args)
     if types not in kernel.overloads:
-        kernel.compile(types)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", PARALLEL_CALLER, NumbaPerformanceWarning)
+            kernel.compile(types)
     return kernel.overloads[types].entry_point
 
 

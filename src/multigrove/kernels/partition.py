@@ -308,7 +308,8 @@ def partition_rows_parallel(store, rows, start, end, rule, tmp, marks, counts):
     return total_left
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+# parallel=True without a loop of its own: it calls parallel kernels (kernels._variants.PARALLEL_CALLER)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def split_and_build(store, rows, start, end, rule, build, stats, schedule, groups, tmp, marks, counts, scratch, out,
                     total):
     """Partition ``rows[start:end]`` by ``rule`` (SplitRule; parallel when counts has more than one chunk),

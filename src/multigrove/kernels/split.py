@@ -829,7 +829,8 @@ def left_sums(hist, offsets, feature, threshold_bin, default_left, out):
             out[c] += hist[lo + t, c]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+# parallel=True without a loop of its own: it calls a parallel kernel (kernels._variants.PARALLEL_CALLER)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def best_splits(h0, h1, n_nodes, subtract, totals, offsets, feature_mask, p, categorical, scratch, active,
                 feature_noise, per_feature, out):
     """The best split of one or two nodes, after turning h1 from the parent's histogram into the
@@ -999,7 +1000,8 @@ def _scan_kernels(suffix: str, scan, score) -> ScanKernels:
                    variant(best_split_per_feature, f"{suffix}_serial", _scan_tasks=tasks))
     choose = variant(choose_node_splits, suffix, node_score=score)
     return ScanKernels(tasks, per_feature[0], choose,
-                       variant(best_splits, suffix, best_split_per_feature=per_feature[0], choose_node_splits=choose),
+                       variant(best_splits, suffix, parallel=True, best_split_per_feature=per_feature[0],
+                               choose_node_splits=choose),
                        variant(best_splits, f"{suffix}_serial", best_split_per_feature=per_feature[1],
                                choose_node_splits=choose))
 

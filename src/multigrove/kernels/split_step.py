@@ -64,7 +64,8 @@ def build_and_scan(store, rows, stats, groups, out, parent, subtract, active, to
                     per_feature.default_left, per_feature.splittable)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+# parallel=True without a loop of its own: it calls parallel kernels (kernels._variants.PARALLEL_CALLER)
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def split_step(store, rows, start, end, rule, build, stats, groups, tmp, marks, counts, out, job, categorical):
     """Partition ``rows[start:end]`` by ``rule`` (in parallel when counts has more than one chunk), build the
     histogram of the child ``build`` names (1 left, 2 right) into ``out`` and scan it and, with a second
@@ -99,7 +100,7 @@ def _split_step_variant(kind: str):
         return split_step
     scan = SCAN_KERNELS[kind]
     groups = variant(build_and_scan, kind, parallel=True, _scan_tasks=scan.tasks)
-    return variant(split_step, kind, build_and_scan=groups, best_split_per_feature=scan.per_feature,
+    return variant(split_step, kind, parallel=True, build_and_scan=groups, best_split_per_feature=scan.per_feature,
                    choose_node_splits=scan.choose)
 
 
