@@ -57,10 +57,11 @@ def test_tiled_histogram_kernel_equals_naive(width, cells, threads, monkeypatch)
     assert np.sum((work[:, 0] == 0) & (work[:, 1] == 0)) > 1  # the first segment in several shares
     out = cuda.to_device(np.full((4 * total_bins, width), np.nan))  # four slots; slot 1 is none of the outputs'
     slots = np.array([2, 0, 3], np.int64)
-    _launch(kernels.zero_slots, slots.size * total_bins * width, out, cuda.to_device(slots), total_bins)
+    plan = cuda.to_device(np.r_[np.c_[slots, np.zeros((3, 3), np.int64)], work])  # the slots, then the work
+    _launch(kernels.zero_slots, slots.size * total_bins * width, out, plan, slots.size, total_bins)
     kernels.histogram_tiles[min(work.shape[0], 7), threads](
         cuda.to_device(binned), cuda.to_device(offsets[:-1].copy()), cuda.to_device(rows), cuda.to_device(stats),
-        cuda.to_device(tiles), cuda.to_device(work), total_bins, cuda.to_device(slots), out)
+        cuda.to_device(tiles), plan, slots.size, total_bins, out)
     got = out.copy_to_host()
     for (start, count), slot in zip(segments, slots):
         expect = naive.histogram(binned, rows[start:start + count], stats, offsets)
@@ -101,18 +102,18 @@ def test_partition_kernels_equal_naive(default_left, threads, monkeypatch):
     segments = [(10, 70), (95, 50)]  # rows[10:80] and rows[95:145]
     threshold, missing = 2, 5  # the first split on column 1, the second on column 2
     categories = rng.random(6) < 0.5  # the second split's set (bins 0..5)
-    rules = np.array([[10, 1, threshold, missing, default_left, 0, 0],
-                      [95, 2, 0, missing, 0, 0, 6]], np.int64)  # kernels.RULE_* columns
+    rules = np.array([[10, 1, threshold, missing, default_left, 0, 0, 0],
+                      [95, 2, 0, missing, 0, 0, 6, 0]], np.int64)  # kernels.RULE_* columns
     work = cuda_builder.row_shares([10, 95], [70, 50], 1, target_blocks=8)
     assert np.sum(work[:, 0] == 0) == 2 and np.max(work[:, 3] - work[:, 2]) > 2 * kernels.SCATTER_RUN
+    plan = cuda.to_device(np.r_[rules, np.c_[work, np.zeros((work.shape[0], 4), np.int64)]])  # rules, then work
     d_rows, goes_left = cuda.to_device(rows), cuda.device_array(n_rows, np.uint8)
-    d_work, share_left = cuda.to_device(work), cuda.device_array(work.shape[0], np.int64)
-    n_left, tmp = cuda.to_device(np.zeros(2, np.int64)), cuda.device_array(n_rows, np.int32)
-    kernels.count_sides[3, threads](cuda.to_device(binned), d_rows, cuda.to_device(rules), cuda.to_device(categories),
-                               d_work, goes_left, share_left, n_left)
-    kernels.scatter_sides[3, threads](d_rows, cuda.to_device(rules), d_work, goes_left, share_left, n_left, tmp)
-    kernels.copy_shares[3, threads](tmp, d_rows, d_work)
-    got, lefts = d_rows.copy_to_host(), n_left.copy_to_host()
+    share_left, tmp = cuda.device_array(work.shape[0], np.int64), cuda.device_array(n_rows, np.int32)
+    kernels.count_sides[3, threads](cuda.to_device(binned), d_rows, plan, 2, cuda.to_device(categories), goes_left,
+                                    share_left)
+    kernels.scatter_sides[3, threads](d_rows, plan, 2, goes_left, share_left, tmp)
+    kernels.copy_shares[3, threads](tmp, d_rows, plan, 2)
+    got, lefts = d_rows.copy_to_host(), plan.copy_to_host()[:2, kernels.RULE_N_LEFT]
     untouched = np.ones(n_rows, bool)
     for k, (start, count) in enumerate(segments):
         segment = rows[start:start + count]

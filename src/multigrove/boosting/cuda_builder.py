@@ -141,6 +141,7 @@ class CudaBuilder:
         self._all_rows = self.cuda.to_device(np.arange(self.n_rows, dtype=INDEX))
         self._row_buffer = self.cuda.device_array(max(self.n_rows, 1), INDEX)
         self._other_buffer = self.cuda.device_array(max(self.n_rows, 1), INDEX)
+        self._no_categories = self.cuda.to_device(np.zeros(1, np.bool_))  # the partitions' set of no set split
         self._uploads: dict[str, object] = {}
         self._hist = self._host_hist = None
         self._tiles: dict[int, tuple[np.ndarray, object]] = {}
@@ -299,17 +300,17 @@ class CudaBuilder:
         else:
             target = self._histogram_buffer(len(segments), width)
             slots = np.arange(len(segments), dtype=np.int64)
-        slots_d = self.upload("out_slots", slots)
-        n_cells = len(segments) * self.total_bins * width
-        zero_blocks = 1 if self._simulator else kernels.blocks_for(n_cells)
-        kernels.zero_slots[zero_blocks, self._threads](target, slots_d, self.total_bins)
         host_tiles, device_tiles = self._tiles_for(width)
         work = row_shares([start for start, _ in segments], [n for _, n in segments], host_tiles.shape[0],
                           self._target_blocks)
+        plan = self._plan("histogram_plan", slots[:, None], work)
+        n_cells = len(segments) * self.total_bins * width
+        zero_blocks = 1 if self._simulator else kernels.blocks_for(n_cells)
+        kernels.zero_slots[zero_blocks, self._threads](target, plan, len(segments), self.total_bins)
         if work.shape[0]:
             kernels.histogram_tiles[min(work.shape[0], kernels.MAX_WORK_BLOCKS), self._tile_threads](
-                self._binned, self._dense_base, rows, self._stats, device_tiles, self.upload("work", work),
-                self.total_bins, slots_d, target)
+                self._binned, self._dense_base, rows, self._stats, device_tiles, plan, len(segments),
+                self.total_bins, target)
         if on_device:
             if total is not None:
                 self._device_totals(rows, segments[0], outs[0], total)
@@ -365,18 +366,26 @@ class CudaBuilder:
                           np.array([rule.threshold_bin for rule in split_rules], np.int64),
                           store.missing_bin[features].astype(np.int64),
                           np.array([rule.default_left for rule in split_rules], np.int64),
-                          set_edges[:-1], set_edges[1:]], axis=1)
-        categories = self.upload("categories", np.concatenate(sets + [np.zeros(1, np.bool_)]).astype(np.bool_))
-        rules, work_d = self.upload("rules", rules), self.upload("work", work)
+                          set_edges[:-1], set_edges[1:], np.zeros(len(segments), np.int64)], axis=1)
+        n_segments = len(segments)
+        plan = self._plan("partition_plan", rules, work)
+        categories = self.upload("categories", np.concatenate(sets).astype(np.bool_)) if set_edges[-1] else \
+            self._no_categories
         share_left = self.scratch("share_left", (work.shape[0],), np.int64)  # count_sides writes every item's
-        n_left = self.upload("n_left", np.zeros(len(segments), np.int64))
         blocks = min(work.shape[0], kernels.MAX_WORK_BLOCKS)
         kernels.count_sides[blocks, self._threads](
-            self._binned, rows, rules, categories, work_d, self._goes_left, share_left, n_left)
-        kernels.scatter_sides[blocks, self._threads](
-            rows, rules, work_d, self._goes_left, share_left, n_left, self._tmp)
-        kernels.copy_shares[blocks, self._threads](self._tmp, rows, work_d)
-        return [int(k) for k in n_left.copy_to_host()]
+            self._binned, rows, plan, n_segments, categories, self._goes_left, share_left)
+        kernels.scatter_sides[blocks, self._threads](rows, plan, n_segments, self._goes_left, share_left, self._tmp)
+        kernels.copy_shares[blocks, self._threads](self._tmp, rows, plan, n_segments)
+        return [int(k) for k in plan[:n_segments].copy_to_host()[:, kernels.RULE_N_LEFT]]
+
+    def _plan(self, key: str, head: np.ndarray, work: np.ndarray):
+        """A launch step's plan (kernels.cuda): the rows of ``head`` (one a segment), then the work items, in one
+        int64 array uploaded at once."""
+        plan = np.zeros((head.shape[0] + work.shape[0], max(head.shape[1], work.shape[1])), np.int64)
+        plan[:head.shape[0], :head.shape[1]] = head
+        plan[head.shape[0]:, :work.shape[1]] = work
+        return self.upload(key, plan)
 
 
 def _width(hist) -> int:

@@ -11,6 +11,10 @@ per step).  A launch's work is a list of shares of the segments' rows (``boostin
 a block at a time, so that a block keeps its sums in shared memory and adds them to global memory once.
 Histograms are summed in float64 with atomic adds: the sums equal the CPU kernels' up to the order of the
 additions (float64 rounding), not bit for bit.
+
+A step's small inputs travel in one int64 array, its *plan* (one upload a step: each upload is a driver call
+and a wait): a row per segment first (a partition's rule, or a histogram's slot), then a row per work item
+(segment, tile, first position, end position).
 """
 from numba import cuda, float64, int64
 
@@ -46,14 +50,14 @@ def zero_histogram(out, n_rows):
 
 
 @cuda.jit(cache=True)
-def zero_slots(arena, slots, total_bins):
-    """OUT the histogram rows of every slot in ``slots`` (S,) int64 of ``arena`` (rows, C) float64 = 0."""
+def zero_slots(arena, plan, n_segments, total_bins):
+    """OUT the histogram rows of the slots plan[s, 0] (s < n_segments) of ``arena`` (rows, C) float64 = 0."""
     width = arena.shape[1]
-    n_cells = slots.shape[0] * total_bins * width
+    n_cells = n_segments * total_bins * width
     i = cuda.grid(1)
     while i < n_cells:
         row = i // width
-        arena[slots[row // total_bins] * total_bins + row % total_bins, i % width] = 0.0
+        arena[plan[row // total_bins, 0] * total_bins + row % total_bins, i % width] = 0.0
         i += cuda.gridsize(1)
 
 
@@ -71,21 +75,23 @@ def _add_slot(binned, dense_base, rows, stats, tile_hist, slot, first_column, fi
 
 
 @cuda.jit(cache=True)
-def histogram_tiles(binned, dense_base, rows, stats, tiles, work, total_bins, out_slots, out):
+def histogram_tiles(binned, dense_base, rows, stats, tiles, plan, n_segments, total_bins, out):
     """Histograms of several row segments in one launch, each block summing a share of one segment's rows
     into one tile of the histogram in shared memory, then adding the tile to ``out`` (one float64 atomic add
     a non-zero cell).  Tile t covers dense columns tiles[t, 0] .. tiles[t, 1] - 1 (histogram rows
     tiles[t, 4] .. tiles[t, 5] - 1) and statistics tiles[t, 2] .. tiles[t, 3] - 1; its cells,
-    (rows of the tile) x (its statistics), fit TILE_CELLS.  Work item w (a block at a time, grid-stride):
-    segment work[w, 0], tile work[w, 1], its share rows[work[w, 2]:work[w, 3]] of the segment's rows; segment
-    s adds into out's rows s * total_bins ... (s + 1) * total_bins - 1.
+    (rows of the tile) x (its statistics), fit TILE_CELLS.  The plan's rows after the n_segments first are the
+    work items, a block at a time (grid-stride): item w, work = plan[n_segments:], is segment work[w, 0], tile
+    work[w, 1], its share rows[work[w, 2]:work[w, 3]] of the segment's rows; segment s adds into the slot
+    plan[s, 0] of out: rows plan[s, 0] * total_bins ... (plan[s, 0] + 1) * total_bins - 1.
     Each thread of a block keeps one (column, statistic) slot and adds it for a stride of the share's rows.
 
     IN binned (N, F) uint8; dense_base (F,) int64; rows (N,) int32; stats (N, C) float32; tiles (T, 6),
-    work (W, 4), out_slots (S,) int64.  IN/OUT out (slots * total_bins, C) float64 (its slots zeroed)."""
+    plan (S + W, >= 4) int64.  IN/OUT out (slots * total_bins, C) float64 (its slots zeroed)."""
     tile_hist = cuda.shared.array(TILE_CELLS, float64)
     thread = cuda.threadIdx.x
     n_threads = cuda.blockDim.x
+    work = plan[n_segments:]
     for item in range(cuda.blockIdx.x, work.shape[0], cuda.gridDim.x):
         segment = work[item, 0]
         tile = work[item, 1]
@@ -110,7 +116,7 @@ def histogram_tiles(binned, dense_base, rows, stats, tiles, work, total_bins, ou
                 _add_slot(binned, dense_base, rows, stats, tile_hist, slot, first_column, first_stat, n_stats,
                           first_bin, begin, end, 1)
         cuda.syncthreads()
-        base = out_slots[segment] * total_bins + first_bin
+        base = plan[segment, 0] * total_bins + first_bin
         for k in range(thread, n_cells, n_threads):
             value = tile_hist[k]
             if value != 0.0:
@@ -118,8 +124,11 @@ def histogram_tiles(binned, dense_base, rows, stats, tiles, work, total_bins, ou
         cuda.syncthreads()
 
 
-#: columns of a partition's rules (count_sides, scatter_sides): one row per segment
-RULE_START, RULE_COLUMN, RULE_THRESHOLD, RULE_MISSING, RULE_DEFAULT_LEFT, RULE_SET_FIRST, RULE_SET_END = range(7)
+#: columns of a partition's rules (count_sides, scatter_sides): one row per segment of its plan; RULE_N_LEFT,
+#: zero in the plan, receives the segment's count of left rows
+(RULE_START, RULE_COLUMN, RULE_THRESHOLD, RULE_MISSING, RULE_DEFAULT_LEFT, RULE_SET_FIRST, RULE_SET_END,
+ RULE_N_LEFT) = range(8)
+RULE_WIDTH = 8
 
 
 @cuda.jit(device=True, cache=True)
@@ -135,17 +144,19 @@ def _goes_left(b, rules, s, categories):
 
 
 @cuda.jit(cache=True)
-def count_sides(binned, rows, rules, categories, work, goes_left, share_left, n_left):
-    """The first step of a partition of several segments, each under its own split (a row of ``rules``):
-    goes_left[i] = 1 when row rows[i] goes left, for the shares of ``work`` (as histogram_tiles' with one
-    tile: segment work[w, 0], positions work[w, 2] .. work[w, 3] - 1); share_left[w] = the share's left
-    rows (each thread's count added once in shared memory); n_left[s] += them, one global atomic a share.
+def count_sides(binned, rows, plan, n_segments, categories, goes_left, share_left):
+    """The first step of a partition of several segments, each under its own split (a row of the rules,
+    plan[:n_segments]): goes_left[i] = 1 when row rows[i] goes left, for the shares of the work items
+    (plan[n_segments:], as histogram_tiles' with one tile: segment work[w, 0], positions work[w, 2] ..
+    work[w, 3] - 1); share_left[w] = the share's left rows (each thread's count added once in shared memory);
+    the segment's rule's RULE_N_LEFT += them, one global atomic a share.
 
-    IN binned (N, F) uint8; rows (N,) int32; rules (S, 7) int64 (RULE_* columns); categories (>= 1,) bool;
-    work (W, 4) int64.  OUT goes_left (N,) uint8, share_left (W,) int64.  IN/OUT n_left (S,) int64
-    (zeroed by the caller)."""
+    IN binned (N, F) uint8; rows (N,) int32; categories (>= 1,) bool.  IN/OUT plan (S + W, RULE_WIDTH) int64
+    (RULE_* columns; RULE_N_LEFT zero on entry).  OUT goes_left (N,) uint8, share_left (W,) int64."""
     count = cuda.shared.array(1, int64)
     thread = cuda.threadIdx.x
+    rules = plan[:n_segments]
+    work = plan[n_segments:]
     for item in range(cuda.blockIdx.x, work.shape[0], cuda.gridDim.x):
         segment = work[item, 0]
         column = rules[segment, RULE_COLUMN]
@@ -161,7 +172,7 @@ def count_sides(binned, rows, rules, categories, work, goes_left, share_left, n_
         cuda.syncthreads()
         if thread == 0:
             share_left[item] = count[0]
-            cuda.atomic.add(n_left, segment, count[0])
+            cuda.atomic.add(rules, (segment, RULE_N_LEFT), count[0])
         cuda.syncthreads()
 
 
@@ -179,19 +190,21 @@ def _inclusive_scan(values, thread, n_threads):
 
 
 @cuda.jit(cache=True)
-def scatter_sides(rows, rules, work, goes_left, share_left, n_left, out):
+def scatter_sides(rows, plan, n_segments, goes_left, share_left, out):
     """The second step, a stable partition: out[place] = rows[i], each segment's left rows first (in their
     order), then its right rows (in theirs), from rules[s, RULE_START] on.  A share's places follow those of
     the segment's earlier shares (work lists a segment's shares in order).  Within a share, each pass gives
     every thread a run of SCATTER_RUN consecutive rows, and a block-wide prefix sum over the runs' left
     counts gives each run its places: no atomic.
 
-    IN rows (N,) int32; rules (S, 7), work (W, 4), share_left (W,), n_left (S,) int64; goes_left (N,) uint8.
-    OUT out (N,) int32 (the shares' positions).  blockDim.x at most THREADS_PER_BLOCK."""
+    IN rows (N,) int32; plan (S + W, RULE_WIDTH), share_left (W,) int64 (after count_sides); goes_left (N,)
+    uint8.  OUT out (N,) int32 (the shares' positions).  blockDim.x at most THREADS_PER_BLOCK."""
     base = cuda.shared.array(2, int64)
     lefts = cuda.shared.array(THREADS_PER_BLOCK, int64)
     thread = cuda.threadIdx.x
     n_threads = cuda.blockDim.x
+    rules = plan[:n_segments]
+    work = plan[n_segments:]
     for item in range(cuda.blockIdx.x, work.shape[0], cuda.gridDim.x):
         segment = work[item, 0]
         end = work[item, 3]
@@ -204,7 +217,7 @@ def scatter_sides(rows, rules, work, goes_left, share_left, n_left, out):
                 earlier_right += work[k, 3] - work[k, 2] - share_left[k]
                 k -= 1
             base[0] = rules[segment, RULE_START] + earlier_left
-            base[1] = rules[segment, RULE_START] + n_left[segment] + earlier_right
+            base[1] = rules[segment, RULE_START] + rules[segment, RULE_N_LEFT] + earlier_right
         cuda.syncthreads()
         for first in range(work[item, 2], end, n_threads * SCATTER_RUN):
             run_start = first + thread * SCATTER_RUN
@@ -237,8 +250,10 @@ def scatter_sides(rows, rules, work, goes_left, share_left, n_left, out):
 
 
 @cuda.jit(cache=True)
-def copy_shares(source, out, work):
-    """out[i] = source[i] over the shares of work (positions work[w, 2] .. work[w, 3] - 1)."""
+def copy_shares(source, out, plan, n_segments):
+    """out[i] = source[i] over the shares of the work items plan[n_segments:] (positions work[w, 2] ..
+    work[w, 3] - 1)."""
+    work = plan[n_segments:]
     for item in range(cuda.blockIdx.x, work.shape[0], cuda.gridDim.x):
         for i in range(work[item, 2] + cuda.threadIdx.x, work[item, 3], cuda.blockDim.x):
             out[i] = source[i]

@@ -126,7 +126,9 @@ def _best_subset(arena, first_row, task, work, n_used, nodes, node, params_cat, 
     bins_col = 2 * k + (work.shape[1] - 2 * k) // 2
     count_col = int64(params_cat[P_COUNT_COL])
     n_total = nodes[node, NODE_TOTALS + count_col]
-    least = max(params_cat[P_MIN_DATA], cat_params[C_PER_GROUP])
+    least = params_cat[P_MIN_DATA]
+    if cat_params[C_PER_GROUP] > least:
+        least = cat_params[C_PER_GROUP]
     width = acc.shape[1]
     best = -math.inf
     best_bits = 0
@@ -178,7 +180,9 @@ def _scan_set(arena, first_row, n_bins, task, work, nodes, node, params, params_
             return _best_subset(arena, first_row, task, work, n_used, nodes, node, params_cat, cat_params, heaps,
                                 heap_first, acc, cat_left, slot)
         _order_along_direction(arena, first_row, task, work, n_used, params, cat_params[C_SMOOTH])
-    max_in_set = 1 if one_hot else min(int64(cat_params[C_THRESHOLD]), (n_used + 1) // 2)
+    max_in_set = 1 if one_hot else (n_used + 1) // 2  # at most max_cat_threshold of them
+    if max_in_set > cat_params[C_THRESHOLD]:
+        max_in_set = int64(cat_params[C_THRESHOLD])
     best = -math.inf
     best_end = -1
     best_sign = 1
@@ -188,7 +192,7 @@ def _scan_set(arena, first_row, n_bins, task, work, nodes, node, params, params_
         for c in range(width):
             acc[task, c] = 0.0
         since_last = 0.0
-        for i in range(n_used if one_hot else min(n_used, max_in_set)):
+        for i in range(n_used if one_hot else (n_used if n_used < max_in_set else max_in_set)):
             row = first_row + int64(work[task, bins_col + (i if sign == 1 else n_used - 1 - i)])
             if one_hot:
                 for c in range(width):
