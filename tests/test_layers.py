@@ -32,11 +32,12 @@ def _modules(sub: str):
 
 def test_kernels_import_only_numpy_numba_and_dtypes():
     # llvmlite is Numba's own code generator (kernels/_llvm.py emits an LLVM intrinsic with it); types is Python's
-    # function type (kernels/_variants.py copies a kernel's function to compile it again)
+    # function type (kernels/_variants.py copies a kernel's function to compile it again); warnings: _variants.py
+    # silences Numba's warning on the kernels compiled parallel=True to call a parallel kernel (PARALLEL_CALLER)
     for path in _modules("kernels"):
         for name in _imports(path):
             top = name.split(".")[0]
-            assert top in ("numpy", "numba", "llvmlite", "math", "typing", "types") or \
+            assert top in ("numpy", "numba", "llvmlite", "math", "typing", "types", "warnings") or \
                 name.startswith(("multigrove.kernels", "multigrove._dtypes")), f"{path.name} imports {name}"
 
 

@@ -7,7 +7,12 @@ Anything that can answer those two questions can grow trees with the one grower:
 
 * ``LocalBuilder`` (here): the Numba kernels over this process's binned rows;
 * ``multigrove.dask.DistributedRows``: every worker answers for its own rows (with a LocalBuilder)
-  and the histograms are summed; a GPU builder would answer on the device.
+  and the histograms are summed;
+* ``cuda_builder.CudaBuilder``: the rows on a GPU.  A builder whose histograms should stay where it builds
+  them offers ``device_histograms`` (``cuda_histograms.DeviceHistograms``): the grower then takes its
+  histogram buffers from it (device slots, which it passes back as ``outs``) and runs its histogram
+  operations through it (the scans, the subtraction), and the builder runs a batch's scans there in one go.
+  The grower's logic is the same; only where a histogram lives and who scans it change.
 
 Leaves are numbered as the grower numbers them: a split leaf keeps its number for its left
 child and the right child gets ``new_leaf``.

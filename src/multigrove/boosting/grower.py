@@ -7,10 +7,14 @@ child.  The larger child's histogram is the parent's minus it, computed in the p
 children (``ChildScan``: the subtraction and both scans, one kernel call); the local builder runs it
 inside the split's own call where it builds the child by feature groups (``kernels.split_step``), and
 any other builder after the histogram.  Depth-wise growth sends the splits of a whole level to the
-builder at once, so a distributed builder pays one round trip per level.  Symmetric (oblivious) growth, CatBoost's tree
-shape, splits every node of a level by the one (feature, threshold, missing direction) whose gain
-summed over the level is largest: 2^depth leaves, a strong regulariser on small data, and a tree a
-row descends by ``depth`` comparisons whose results form its leaf's number (``Tree.oblivious``).
+builder at once, so a distributed builder pays one round trip per level.  A builder that offers
+``device_histograms`` (the GPU's) keeps the histograms: the grower's buffers are then its device slots, and
+its scans, subtractions and symmetric levels run through it, a batch of nodes at a time (``_scan_on_device``).
+
+Symmetric (oblivious) growth, CatBoost's tree shape, splits every node of a level by the one (feature,
+threshold, missing direction) whose gain summed over the level is largest: 2^depth leaves, a strong
+regulariser on small data, and a tree a row descends by ``depth`` comparisons whose results form its leaf's
+number (``Tree.oblivious``).
 
 ``random_strength`` adds Gaussian noise to the scores that choose a split (CatBoost's idea: a
 near-tie between candidates is decided at random, which decorrelates the trees).  Its scale is the
