@@ -11,8 +11,9 @@ The histograms stay on the GPU: the builder offers the grower ``device_histogram
 whose pool lends device slots, and the builder builds each histogram into its slot and runs the batch's scans
 there too (the subtraction, the scans, the choice of each node's split: ``kernels/cuda_scan.py``).  The host
 receives each node's chosen split and sums, each split's count of left rows and, at the end of a tree, the
-rows' order by leaf (for the leaf values and the scores).  A grower that scans on the host (a tree with
-categorical features) passes host arrays instead, and receives every histogram it asks for.
+rows' order by leaf (for the leaf values and the scores).  The builder still answers the plain seam too: a
+caller that passes host arrays (a grower scoring with a ``CandidateScorer``; the builder's tests) receives
+every histogram it asks for.
 
 The device training shard (``cuda_shard.py``) hands ``begin`` its statistics already on the GPU, and reads
 the leaves' rows there (``device_segments``).  Stores with bundles or a CSR part are refused (train with
