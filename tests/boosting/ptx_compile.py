@@ -44,7 +44,7 @@ SCAN_SIGNATURES = {  # as boosting/cuda_histograms.py launches them
                     _array(2, dtype=F64)),
     "choose_splits": (_array(8, 3, dtype=F64), _array(8, 3, dtype=F64), _array(2, 14, dtype=F64), _array(5),
                       _array(11, dtype=F64), types.int64, _array(16, dtype=F64), _array(16, dtype=I8),
-                      _array(2, dtype=F64), _array(4), _array(2, 1, dtype=F64), _array(2, 1, dtype=I8),
+                      _array(32, dtype=F64), _array(4), _array(2, 1, dtype=F64), _array(2, 1, dtype=I8),
                       _array(2, 1, 3, dtype=I8), _array(2, 4, dtype=F64), _array(2, 4), _array(2, 12, dtype=F64)),
     "level_gains": (_array(5), types.int64, _array(16, dtype=F64), _array(2, dtype=F64), _array(2, 4, dtype=F64)),
     "split_sums": (_array(8, 3, dtype=F64), _array(8, 3, dtype=F64), _array(2, 14, dtype=F64), types.int64,

@@ -127,7 +127,7 @@ class DeviceHistograms:
         width = arena.shape[1]
         params_d = self._params_of(params)
         cat_slot, cat_features, cat_params, max_bins = self._categorical_arrays(categorical)
-        prefix, scores, count_ok, parent_scores = self._candidates(arena, table, params, params_d, n, cat_slot)
+        prefix, scores, count_ok, heaps = self._candidates(arena, table, params, params_d, n, cat_slot)
         cat_gain, cat_ok, cat_left = self._set_scores(arena, table, params, params_d, n, categorical, cat_features,
                                                       cat_params, max_bins)
         feature_best = self.builder.scratch("scan_feature_best", (n, self.n_features), np.float64)
@@ -135,8 +135,8 @@ class DeviceHistograms:
         n_out = kernels.OUT_LEFT_SUMS + width + self.n_features + max_bins
         out = self.builder.scratch("scan_out", (n, n_out), np.float64)
         kernels.choose_splits[min(n, 65535), self._threads](
-            arena, prefix, table, self._offsets, params_d, n, scores, count_ok, parent_scores, cat_slot, cat_gain,
-            cat_ok, cat_left, feature_best, feature_where, out)
+            arena, prefix, table, self._offsets, params_d, n, scores, count_ok, heaps, cat_slot, cat_gain, cat_ok,
+            cat_left, feature_best, feature_where, out)
         if self._host_out is None or self._host_out.shape[0] < n or self._host_out.shape[1] != n_out:
             self._host_out = self.cuda.pinned_array((max(2 * n, 2), n_out), np.float64)
         host = self._host_out[:n]
@@ -156,8 +156,9 @@ class DeviceHistograms:
         masks = np.broadcast_to(np.asarray(mask, np.float64), (n, self.n_features))
         table, arena = self._node_table(hists, [None] * n, [True] * n, totals, masks, None)
         params_d = self._params_of(params)
-        _, scores, _, parent_scores = self._candidates(arena, table, params, params_d, n,
-                                                       self._categorical_arrays(None)[0])
+        _, scores, _, heaps = self._candidates(arena, table, params, params_d, n, self._categorical_arrays(None)[0])
+        parent_scores = self.builder.scratch("scan_node_scores", (n,), np.float64)
+        self._grid(self.kernels.node_scores, n, table, params_d, n, heaps, parent_scores)  # after the scores
         gains = self.builder.scratch("level_gains", (2, self.total_bins), np.float64)
         self._grid(self.kernels.level_gains, 2 * self.total_bins, self._offsets, n, scores, parent_scores, gains)
         gains.copy_to_host(out)
@@ -199,8 +200,8 @@ class DeviceHistograms:
         return self.builder.upload("scan_nodes", table), hists[0].pool.arena
 
     def _candidates(self, arena, table, params, params_d, n: int, cat_slot):
-        """Launch subtract_and_prefix, threshold_scores and node_scores over n nodes; (prefix, scores, count_ok,
-        the nodes' scores)."""
+        """Launch subtract_and_prefix and threshold_scores over n nodes; (prefix, scores, count_ok, the top-k
+        heaps' scratch, free again once threshold_scores is done)."""
         kernels, width = self.kernels, arena.shape[1]
         prefix = self.builder.scratch("scan_prefix", (n * self.total_bins, width), HIST)
         self._grid(kernels.subtract_and_prefix, n * self.n_features * width, arena, table, self._offsets, n, prefix)
@@ -211,9 +212,7 @@ class DeviceHistograms:
         heaps = self.builder.scratch("scan_heaps", (kernels.heap_cells(vector, n_candidates),), np.float64)
         self._grid(kernels.threshold_scores, n_candidates, arena, prefix, table, self._offsets, self._bin_feature,
                    cat_slot, params_d, n, heaps, scores, count_ok)
-        parent_scores = self.builder.scratch("scan_node_scores", (n,), np.float64)
-        self._grid(kernels.node_scores, n, table, params_d, n, heaps, parent_scores)  # after the scores: heaps free
-        return prefix, scores, count_ok, parent_scores
+        return prefix, scores, count_ok, heaps
 
     def _set_scores(self, arena, table, params, params_d, n: int, categorical, cat_features, cat_params,
                     max_bins: int):

@@ -15,8 +15,10 @@ here over a batch of nodes at once (a split's two children, or every node of a d
    feature, threshold bin, missing direction, whether the feature's missing bin has rows, the left child's
    sums and each feature's ``splittable`` flag.  The host receives only these rows.
 
-Symmetric trees use the first two kernels and ``level_gains`` (each candidate's gain summed over a level's
-nodes), ``split_sums`` (the left sums of the level's chosen split) and ``subtract_slots``.
+A tree with categorical features adds ``cuda_categorical.categorical_scores`` (their set splits) before the
+third.  Symmetric trees use the first two kernels, ``node_scores`` and ``level_gains`` (each candidate's gain
+summed over a level's nodes), ``split_sums`` (the left sums of the level's chosen split) and
+``subtract_slots``.
 
 The choices follow ``kernels/split.py``'s scans: the same candidates (a bin without rows repeats the previous
 threshold's partition and is not scored, missing values go left only where the node has some), the first of
@@ -308,26 +310,33 @@ def threshold_scores(arena, prefix, nodes, offsets, bin_feature, cat_slot, param
 
 @cuda.jit(cache=True)
 def node_scores(nodes, params, n_nodes, heaps, out):
-    """Thread per node: out[node] = sum_j G_j^2 / (H_j + lambda) of the node's sums, over its top-k outputs
-    with top-k sparse leaves (kernels.split.node_score).  heaps (heap_cells of the nodes,) float64: scratch."""
+    """Thread per node: out[node] = _node_score of the node (level_gains' input).  heaps (heap_cells of the
+    nodes,) float64: scratch."""
+    node = cuda.grid(1)
+    while node < n_nodes:
+        out[node] = _node_score(nodes, node, params, heaps, node * int64(params[P_TOPK]))
+        node += cuda.gridsize(1)
+
+
+@cuda.jit(device=True, cache=True)
+def _node_score(nodes, node, params, heaps, heap_first):
+    """sum_j G_j^2 / (H_j + lambda) of a node's sums, over its top-k outputs with top-k sparse leaves
+    (kernels.split.node_score), the heap at heaps[heap_first:heap_first + topk]."""
     k = int64(params[P_K])
     h_col = int64(params[P_H_COL])
     h_stride = int64(params[P_H_STRIDE])
     topk = int64(params[P_TOPK])
-    node = cuda.grid(1)
-    while node < n_nodes:
-        score = 0.0
-        size = 0
-        for j in range(k):
-            g = nodes[node, NODE_TOTALS + j]
-            h = params[P_H_SCALE] * nodes[node, NODE_TOTALS + h_col + j * h_stride] + params[P_LAMBDA]
-            value = g * g / h if h > 0 else 0.0
-            if topk > 0:
-                size = _heap_push(heaps, node * topk, size, topk, value)
-            else:
-                score += value
-        out[node] = _heap_sum(heaps, node * topk, size) if topk > 0 else score
-        node += cuda.gridsize(1)
+    score = 0.0
+    size = 0
+    for j in range(k):
+        g = nodes[node, NODE_TOTALS + j]
+        h = params[P_H_SCALE] * nodes[node, NODE_TOTALS + h_col + j * h_stride] + params[P_LAMBDA]
+        value = g * g / h if h > 0 else 0.0
+        if topk > 0:
+            size = _heap_push(heaps, heap_first, size, topk, value)
+        else:
+            score += value
+    return _heap_sum(heaps, heap_first, size) if topk > 0 else score
 
 
 @cuda.jit(device=True, cache=True)
@@ -359,17 +368,17 @@ def _best_threshold(arena, base, f, offsets, scores, count_ok, score_base, count
 
 
 @cuda.jit(cache=True)
-def choose_splits(arena, prefix, nodes, offsets, params, n_nodes, scores, count_ok, parent_scores, cat_slot,
-                  cat_gain, cat_ok, cat_left, feature_best, feature_where, out):
+def choose_splits(arena, prefix, nodes, offsets, params, n_nodes, scores, count_ok, heaps, cat_slot, cat_gain,
+                  cat_ok, cat_left, feature_best, feature_where, out):
     """A block per node (grid-stride): each feature's best threshold or set (threads over features), then the
     node's feature of best score plus its noise (where the node table has noise columns) among those whose gain
     passes min_gain_to_split, its left sums (threads over columns): one row of ``out`` (OUT_* columns; a set
     split's threshold bin is -1 and its categories follow the splittable flags, 1 for those going left).
 
-    IN arena, prefix, nodes, offsets, params, scores, count_ok: as threshold_scores; parent_scores (>= n_nodes,)
-    float64: from node_scores; cat_slot (F,) int64: each feature's index among the categorical ones (-1:
-    numeric); cat_gain, cat_ok, cat_left: cuda_categorical.categorical_scores' (any shape without categorical
-    features).
+    IN arena, prefix, nodes, offsets, params, scores, count_ok: as threshold_scores; heaps (heap_cells of the
+    nodes,) float64: scratch (the node's score, _node_score); cat_slot (F,) int64: each feature's index among
+    the categorical ones (-1: numeric); cat_gain, cat_ok, cat_left: cuda_categorical.categorical_scores' (any
+    shape without categorical features).
     OUT feature_best (>= n_nodes, F) float64, feature_where (>= n_nodes, F) int64: scratch; out (>= n_nodes,
     OUT_LEFT_SUMS + C + F) float64."""
     chosen = cuda.shared.array(3, float64)  # gain over the node, feature, direction * total_bins + bin
@@ -398,7 +407,7 @@ def choose_splits(arena, prefix, nodes, offsets, params, n_nodes, scores, count_
             out[node, splittable_col + f] = splittable
         cuda.syncthreads()
         if thread == 0:
-            parent = parent_scores[node]
+            parent = _node_score(nodes, node, params, heaps, node * int64(params[P_TOPK]))
             best = -math.inf
             feature = -1
             for f in range(n_features):
@@ -455,7 +464,8 @@ def level_gains(offsets, n_nodes, scores, parent_scores, out):
     node order (kernels.split.add_split_gains, node after node).  A node without missing values scores the
     direction "missing goes left" as "right" (its missing bin is empty: the same sums).
 
-    IN scores: as threshold_scores; parent_scores: as choose_splits.  OUT out (2, total_bins) float64."""
+    IN scores: as threshold_scores; parent_scores (>= n_nodes,) float64: from node_scores.  OUT out (2,
+    total_bins) float64."""
     n_features = offsets.shape[0] - 1
     total_bins = offsets[n_features]
     i = cuda.grid(1)
