@@ -11,7 +11,9 @@
 # processes (a fresh machine otherwise compiles inside the first timed task: 59 s at stop 61), then runs the
 # steps in order, each under `timeout` within one deadline of BUDGET seconds; each step writes its records
 # to $OUT as soon as it has them, so a step cut short leaves what it measured.  Steps (default: all, in this
-# order): compile scaling otto_cpu gpu gpu_full otto_gpu profile_cpu profile_gpu.
+# order): compile gpu_check scaling otto_cpu gpu gpu_full otto_gpu profile_cpu profile_gpu.  gpu_check compares
+# the CUDA trees with the CPU's on the card (benchmarks/gpu_check.py), and compiles the CUDA kernels into the
+# cache before the timed GPU steps.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -58,10 +60,11 @@ run() {
 from importlib.metadata import version; print('numba', numba.__version__, 'numba-cuda', version('numba-cuda'), \
 'numpy', numpy.__version__)"; } > "$OUT/machine.txt" 2>&1
     local steps=("$@")
-    [ ${#steps[@]} -eq 0 ] && steps=(compile scaling otto_cpu gpu gpu_full otto_gpu profile_cpu profile_gpu)
+    [ ${#steps[@]} -eq 0 ] && steps=(compile gpu_check scaling otto_cpu gpu gpu_full otto_gpu profile_cpu profile_gpu)
     for s in "${steps[@]}"; do
         case $s in
             compile) step 150 compile python3 -m multigrove compile --processes 16 ;;
+            gpu_check) step 90 gpu_check python3 benchmarks/gpu_check.py --rows 4000 --rounds 5 ;;
             scaling) step 200 scaling python3 benchmarks/scaling.py --tasks otto single targets16 c200 c200_sklearn \
                          --budget 0.5 --out "$OUT/scaling.jsonl" ;;
             otto_cpu) step 60 otto_cpu python3 benchmarks/otto_time_to_target.py --systems lgbm,mg --repeats 1 \
