@@ -23,6 +23,7 @@ import multigrove as mg  # noqa: E402
 from multigrove.boosting import cuda_builder  # noqa: E402
 from multigrove.boosting.builder import BUILD_LEFT, LocalBuilder, SplitRequest  # noqa: E402
 from multigrove.boosting.cuda_builder import CudaBuilder, check_cuda_store  # noqa: E402
+from multigrove.boosting.grower import HistogramPool  # noqa: E402
 from multigrove.data.storage import dense_store  # noqa: E402
 from multigrove.kernels import cuda as kernels  # noqa: E402
 
@@ -243,6 +244,12 @@ def test_cuda_dataset_binned_dense_and_estimators_take_device_type():
     assert model.predict(X_sparse).shape == (128,)
 
 
+def _slot(pool, hist) -> np.ndarray:
+    """A device slot's histogram, on the host."""
+    first = hist.slot * pool.total_bins
+    return pool.arena[first:first + pool.shape[0]].copy_to_host()
+
+
 def test_cuda_builder_leaf_segments_cover_every_row_once():
     rng = np.random.default_rng(4)
     binned, offsets = _binned(rng, n=120)
@@ -250,15 +257,18 @@ def test_cuda_builder_leaf_segments_cover_every_row_once():
     builder = CudaBuilder(store)
     stats = np.c_[rng.normal(size=(120, 1)), np.ones((120, 2))].astype(np.float32)
     builder.begin(stats, max_leaves=3)
-    root = np.empty((int(offsets[-1]), 3))
+    pool = builder.device_histograms.pool(3)
+    root, out = pool.get(), pool.get()  # the builder builds into the grower's device slots
     total = builder.root(root)
     np.testing.assert_allclose(total, stats.sum(axis=0, dtype=np.float64), rtol=1e-12)
-    out = np.empty_like(root)
+    np.testing.assert_allclose(_slot(pool, root), naive.histogram(binned, np.arange(120), stats, offsets),
+                               rtol=1e-12, atol=1e-12)
     builder.split([SplitRequest(0, 1, 0, 2, True, BUILD_LEFT)], [out])
     rows, start, end = builder.leaf_segments(2)
     assert sorted(rows.tolist()) == list(range(120))
     left = rows[start[0]:end[0]]
-    np.testing.assert_allclose(out, naive.histogram(binned, left, stats, offsets), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_slot(pool, out), naive.histogram(binned, left, stats, offsets), rtol=1e-12,
+                               atol=1e-12)
     b = binned[left, 0]
     assert np.all((b <= 2) | (b == 5))
 
@@ -278,9 +288,11 @@ def test_cuda_builder_orders_leaf_rows_as_the_cpu_builder(monkeypatch):
     segments = []
     for builder in (CudaBuilder(store), LocalBuilder(store, 1)):
         builder.begin(stats, sample, max_leaves=4, other_rows=others)
-        builder.root(np.empty((int(offsets[-1]), 3)))
+        pool = builder.device_histograms.pool(3) if isinstance(builder, CudaBuilder) else HistogramPool(
+            int(offsets[-1]), 3)
+        builder.root(pool.get())
         for request in requests:
-            builder.split([request], [np.empty((int(offsets[-1]), 3))])
+            builder.split([request], [pool.get()])
         segments.append((builder.leaf_segments(4), builder.other_segments(4)))
     for got, expect in zip(segments[0], segments[1]):
         for got_part, expect_part in zip(got, expect):

@@ -18,6 +18,7 @@ if "numba.cuda" not in sys.modules:
 import multigrove as mg  # noqa: E402
 from multigrove.boosting import cuda_histograms  # noqa: E402
 from multigrove.boosting.cuda_builder import CudaBuilder  # noqa: E402
+from multigrove.boosting.grower import HistogramPool  # noqa: E402
 from multigrove.data.storage import dense_store  # noqa: E402
 from multigrove.kernels.split import (  # noqa: E402
     CategoricalScan,
@@ -228,21 +229,30 @@ def test_device_set_splits_equal_the_cpu_ones(feature, layout, topk):
 
 
 def test_cuda_trees_scan_on_the_device(monkeypatch):
-    """No histogram crosses to the host (the builder's host copy is never made), whatever the growth policy, the
-    leaves or the features."""
-    copies = []
-    monkeypatch.setattr(CudaBuilder, "_histogram_buffer",
-                        lambda self, *a, _o=CudaBuilder._histogram_buffer: copies.append(a) or _o(self, *a))
+    """No histogram crosses to the host, whatever the growth policy, the leaves or the features: the grower
+    takes no host histogram buffer, and every copy from the GPU is smaller than one histogram."""
+    from numba import cuda
+    host_buffers, copied = [], []
+    monkeypatch.setattr(HistogramPool, "get", lambda self: host_buffers.append(self) or np.empty(self.shape))
+    array_class = type(cuda.device_array(1))
+    to_host = array_class.copy_to_host
+    monkeypatch.setattr(array_class, "copy_to_host",
+                        lambda self, *a, **k: copied.append(self.nbytes) or to_host(self, *a, **k))
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 4))
     X[rng.random(X.shape) < 0.1] = np.nan
     Y = X[:, :3] + 0.1 * rng.normal(size=(200, 3))
     params = {"verbosity": -1, "num_leaves": 5, "min_data_in_leaf": 8, "device_type": "cuda"}
-    for extra in ({}, {"growth_policy": "depthwise", "max_depth": 2}, {"growth_policy": "symmetric", "max_depth": 2},
-                  {"leaf_sparsity": 1}):
-        mg.train({**params, **extra}, mg.Dataset(X, Y), 2)
-    X[:, 0] = rng.integers(0, 6, 200)
-    booster = mg.train({**params, "categorical_feature": [0], "max_cat_to_onehot": 2, "min_data_per_group": 5},
-                       mg.Dataset(X, Y + X[:, :1] % 2), 2)
+    fits = [({}, Y), ({"growth_policy": "depthwise", "max_depth": 2}, Y),
+            ({"growth_policy": "symmetric", "max_depth": 2}, Y), ({"leaf_sparsity": 1}, Y)]
+    X_codes = X.copy()
+    X_codes[:, 0] = rng.integers(0, 6, 200)
+    for extra, label in fits + [({"categorical_feature": [0], "max_cat_to_onehot": 2, "min_data_per_group": 5},
+                                 Y + X_codes[:, :1] % 2)]:
+        data = mg.Dataset(X_codes if "categorical_feature" in extra else X, label)
+        booster = mg.train({**params, **extra}, data, 2)
+        one_histogram = data.store.total_bins * 7 * 8  # 3 gradients, 3 Hessians, the count; float64
+        assert copied and max(copied) < one_histogram, extra
+        copied.clear()
     assert booster.trees[0].has_set_splits
-    assert copies == []
+    assert host_buffers == []

@@ -21,6 +21,7 @@ from multigrove.boosting import cuda_builder  # noqa: E402
 from multigrove.boosting.builder import BUILD_LEFT, SplitRequest  # noqa: E402
 from multigrove.boosting.cuda_shard import CudaTrainingShard  # noqa: E402
 from multigrove.boosting.engine import stat_layout  # noqa: E402
+from multigrove.boosting.grower import HistogramPool  # noqa: E402
 from multigrove.boosting.losses import make_loss  # noqa: E402
 from multigrove.boosting.shard import OutputColumn, SampleSpec, TrainingShard  # noqa: E402
 from multigrove.boosting.sketch import SketchPlan, gram_product  # noqa: E402
@@ -228,8 +229,10 @@ def test_device_row_draws_and_tree_updates_equal_the_cpu_shard(spec, monkeypatch
     np.testing.assert_allclose(_host(gpu.split_stats), cpu.split_stats, rtol=1e-6)
     for shard in (cpu, gpu):
         shard.begin_tree(4)
-        shard.root(np.zeros((shard.store.total_bins, shard.split_stats.shape[1])))
-        outs = [np.zeros((shard.store.total_bins, shard.split_stats.shape[1]))]
+        width = shard.split_stats.shape[1]
+        pool = gpu.device_histograms.pool(width) if shard is gpu else HistogramPool(shard.store.total_bins, width)
+        shard.root(pool.get())
+        outs = [pool.get()]
         for leaf, feature in ((0, 0), (1, 1), (0, 2)):
             shard.split([SplitRequest(leaf, leaf + 1 if leaf else 1 + feature, feature, 6, False, BUILD_LEFT)], outs)
     np.testing.assert_allclose(gpu.leaf_sums(4), cpu.leaf_sums(4), rtol=1e-10)

@@ -11,9 +11,9 @@ The histograms stay on the GPU: the builder offers the grower ``device_histogram
 whose pool lends device slots, and the builder builds each histogram into its slot and runs the batch's scans
 there too (the subtraction, the scans, the choice of each node's split: ``kernels/cuda_scan.py``).  The host
 receives each node's chosen split and sums, each split's count of left rows and, at the end of a tree, the
-rows' order by leaf (for the leaf values and the scores).  The builder still answers the plain seam too: a
-caller that passes host arrays (a grower scoring with a ``CandidateScorer``; the builder's tests) receives
-every histogram it asks for.
+rows' order by leaf (for the leaf values and the scores).  Its ``outs`` are always the grower's device slots:
+the one grower that would pass host arrays, one scoring with a ``CandidateScorer`` (sparse-output
+objectives), is refused with ``device_type="cuda"`` before any tree.
 
 The device training shard (``cuda_shard.py``) hands ``begin`` its statistics already on the GPU, and reads
 the leaves' rows there (``device_segments``).  Stores with bundles or a CSR part are refused (train with
@@ -26,9 +26,8 @@ from typing import Sequence
 import numpy as np
 
 from .._dtypes import HIST, INDEX
-from ..kernels.histogram import totals_from_dense
 from ..kernels.store import BinnedStore
-from .builder import BUILD_LEFT, BUILD_NONE, PackedCounts, SplitRequest, run_scans
+from .builder import BUILD_LEFT, BUILD_NONE, PackedCounts, SplitRequest
 from .cuda_histograms import DeviceHistogram, DeviceHistograms
 
 #: what to install for device_type="cuda"
@@ -144,7 +143,6 @@ class CudaBuilder:
         self._other_buffer = self.cuda.device_array(max(self.n_rows, 1), INDEX)
         self._no_categories = self.cuda.to_device(np.zeros(1, np.bool_))  # the partitions' set of no set split
         self._uploads: dict[str, object] = {}
-        self._hist = self._host_hist = None
         self._tiles: dict[int, tuple[np.ndarray, object]] = {}
         current = getattr(self.cuda, "get_current_device", None)
         self._simulator = current is None  # Numba's CUDA simulator has no device to ask: 16 SMs assumed
@@ -197,29 +195,25 @@ class CudaBuilder:
         self.other_end = np.zeros(max_leaves, np.int64)
         self.other_end[0] = self._n_other
 
-    def root(self, out) -> np.ndarray:
-        total = np.empty(_width(out), dtype=HIST)
+    def root(self, out: DeviceHistogram) -> np.ndarray:
+        total = np.empty(out.pool.shape[1], dtype=HIST)
         self._build(self._rows, [(0, int(self.leaf_end[0]))], [out], total)
         return total
 
-    def histograms(self, leaves: Sequence[int], outs: Sequence[np.ndarray]) -> None:
+    def histograms(self, leaves: Sequence[int], outs: Sequence[DeviceHistogram]) -> None:
         segments = [(int(self.leaf_start[leaf]), int(self.leaf_end[leaf] - self.leaf_start[leaf])) for leaf in leaves]
         if segments:
             self._build(self._rows, segments, list(outs), None)
 
-    def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None], scans=None) -> None:
+    def split(self, requests: Sequence[SplitRequest], outs: Sequence[DeviceHistogram | None], scans=None) -> None:
         """Every request of the batch in one launch per step: the partitions, then the children's histograms;
-        then the children's scans: on the device, all in one batch, where the histograms are device slots
-        (grower.ChildScan.run_together), else on the host (builder.run_scans)."""
+        then the children's scans, all in one batch on the device (grower.ChildScan.run_together)."""
         if not requests:
             return
         self._split(requests, outs)
-        device_scans = [scan for scan in scans or ()
-                        if scan is not None and isinstance(scan.small_hist, DeviceHistogram)]
-        if device_scans:
-            device_scans[0].run_together(device_scans)
-        else:
-            run_scans(scans)
+        scans = [scan for scan in scans or () if scan is not None]
+        if scans:
+            scans[0].run_together(scans)
 
     def _split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None]) -> None:
         segments = [(int(self.leaf_start[r.leaf]), int(self.leaf_end[r.leaf] - self.leaf_start[r.leaf]))
@@ -282,25 +276,12 @@ class CudaBuilder:
         return view
 
     # ------------------------------------------------------------------ kernels
-    def _histogram_buffer(self, n_segments: int, width: int):
-        """A device buffer for n_segments histograms of this tree's width (grown as batches grow)."""
-        rows = n_segments * self.total_bins
-        if self._hist is None or self._hist.shape[0] < rows or self._hist.shape[1] != width:
-            self._hist = self.cuda.device_array((rows, width), HIST)
-            self._host_hist = self.cuda.pinned_array((rows, width), HIST)  # page-locked: a faster copy back
-        return self._hist
-
-    def _build(self, rows, segments: list[tuple[int, int]], outs: list, total: np.ndarray | None) -> None:
-        """The histograms of the row segments (start, n) into outs (device slots, or host arrays), in one
-        launch; with ``total`` (one segment), its totals too."""
-        kernels, width = self.kernels, _width(outs[0])
-        on_device = isinstance(outs[0], DeviceHistogram)
-        if on_device:
-            target = outs[0].pool.arena
-            slots = np.array([out.slot for out in outs], np.int64)
-        else:
-            target = self._histogram_buffer(len(segments), width)
-            slots = np.arange(len(segments), dtype=np.int64)
+    def _build(self, rows, segments: list[tuple[int, int]], outs: list[DeviceHistogram],
+               total: np.ndarray | None) -> None:
+        """The histograms of the row segments (start, n) into the device slots ``outs``, in one launch; with
+        ``total`` (one segment), its totals too."""
+        kernels, target, width = self.kernels, outs[0].pool.arena, outs[0].pool.shape[1]
+        slots = np.array([out.slot for out in outs], np.int64)
         host_tiles, device_tiles = self._tiles_for(width)
         work = row_shares([start for start, _ in segments], [n for _, n in segments], host_tiles.shape[0],
                           self._target_blocks)
@@ -312,34 +293,21 @@ class CudaBuilder:
             kernels.histogram_tiles[min(work.shape[0], kernels.MAX_WORK_BLOCKS), self._tile_threads](
                 self._binned, self._dense_base, rows, self._stats, device_tiles, plan, len(segments),
                 self.total_bins, target)
-        if on_device:
-            if total is not None:
-                self._device_totals(rows, segments[0], outs[0], total)
-            return
-        n_rows = len(segments) * self.total_bins
-        host = self._host_hist[:n_rows]
-        target[:n_rows].copy_to_host(host)
-        for k, out in enumerate(outs):
-            out[...] = host[k * self.total_bins:(k + 1) * self.total_bins]
-        if total is not None and not totals_from_dense(self.store, outs[0], total):
-            self._row_totals(rows, segments[0], total)
+        if total is not None:
+            self._totals(rows, segments[0], outs[0], total)
 
-    def _device_totals(self, rows, segment: tuple[int, int], hist: DeviceHistogram, total: np.ndarray) -> None:
+    def _totals(self, rows, segment: tuple[int, int], hist: DeviceHistogram, total: np.ndarray) -> None:
         """OUT total: the sums of the first dense column's bins of a device histogram (every row falls in one
         of them; kernels.histogram.totals_from_dense), or of the rows themselves without a dense column."""
         store = self.store
         if store.dense.shape[1] == 0:
-            self._row_totals(rows, segment, total)
+            start, count = segment
+            total[:] = self._stats.copy_to_host()[rows.copy_to_host()[start:start + count]].sum(axis=0, dtype=HIST)
             return
         feature = int(np.flatnonzero(store.offsets[:-1] == store.dense_base[0])[0])
         first = hist.slot * self.total_bins
         bins = hist.pool.arena[first + store.offsets[feature]:first + store.offsets[feature + 1]].copy_to_host()
         total[:] = bins.sum(axis=0)
-
-    def _row_totals(self, rows, segment: tuple[int, int], total: np.ndarray) -> None:
-        """OUT total: the statistic sums of a segment's rows (a store without any feature)."""
-        start, count = segment
-        total[:] = self._stats.copy_to_host()[rows.copy_to_host()[start:start + count]].sum(axis=0, dtype=HIST)
 
     def _tiles_for(self, width: int):
         """(host tiles, device tiles) of histogram_tiles for ``width`` statistics."""
@@ -388,7 +356,3 @@ class CudaBuilder:
         plan[head.shape[0]:, :work.shape[1]] = work
         return self.upload(key, plan)
 
-
-def _width(hist) -> int:
-    """The statistic columns of a histogram the grower passes: a host array, or a device slot."""
-    return hist.pool.shape[1] if isinstance(hist, DeviceHistogram) else hist.shape[1]
