@@ -118,10 +118,11 @@ def test_root_bin_counts_are_counted_once_per_store_and_never_for_a_sample(rng):
 
 
 def test_feature_groups_only_over_a_small_csr_part(rng):
-    """LocalBuilder's schedule (kernels.partition.split_and_build: -1 = feature groups) for a small node: a
-    store whose CSR entries are a large share of a row's updates stays off feature groups at every thread
-    count (each group walks every row's entries); a dense store, and one whose few entries are at most
-    SPARSE_GROUP_FREE_SHARE of a row's updates, get them from 2 threads."""
+    """LocalBuilder's schedule (kernels.partition.split_and_build: -1 = feature groups) for a middle node (a
+    dozen row chunks' work): a store whose CSR entries are a large share of a row's updates stays off feature
+    groups at every thread count (each group walks every row's entries); a dense store, and one whose few entries
+    are at most SPARSE_GROUP_FREE_SHARE of a row's updates, get them from 2 threads.  A node too small for two
+    row chunks gets them on every store (its work is mostly its bins')."""
     import scipy.sparse as sp
 
     from multigrove.data.bundling import plan_layout
@@ -147,6 +148,7 @@ def test_feature_groups_only_over_a_small_csr_part(rng):
                 builder = LocalBuilder(binned, threads)
                 builder.begin(np.zeros((n, width), np.float32), None, 2)
                 assert (builder._schedule(3_000) == -1) == groups, (binned is store, width, threads)
+                assert builder._schedule(300) == -1, (binned is store, width, threads)
 
 
 def test_row_chunks_follow_the_work_at_many_threads(rng):
@@ -165,7 +167,7 @@ def test_row_chunks_follow_the_work_at_many_threads(rng):
     X = np.hstack([rng.normal(size=(n, 4)), counts])
     mapper = BinMapper(max_bin=255).fit(X)
     store = build_store(X, mapper, plan_layout(mapper, mapper.transform(X), enable_bundle=False))
-    assert store.sparse_bins.shape[0] > 0  # a CSR part: no feature groups, as on Otto's store
+    assert store.sparse_bins.shape[0] > 0  # a CSR part: feature groups for nodes below two chunks only (Otto's)
     width = 5
     stats = rng.normal(size=(n, width)).astype(np.float32)
     per_row = store.dense.shape[1] + store.bundle.shape[1] + store.sparse_bins.shape[0] / n
@@ -178,8 +180,10 @@ def test_row_chunks_follow_the_work_at_many_threads(rng):
             schedule = builder._schedule(rows)
             updates = rows * per_row
             old_serial = updates * width < PARALLEL_MIN_WORK or updates < unit * builder.n_chunks
-            if threads < 16 or deterministic:
-                assert (schedule == 0) == old_serial, (threads, deterministic, rows)
+            if threads < 16 or deterministic:  # serial, or by feature groups where threads share it out
+                assert (schedule <= 0) == old_serial, (threads, deterministic, rows)
+                below_two = updates < unit * (builder.n_chunks if deterministic else 2)  # no two chunks
+                assert schedule != -1 or (threads > 1 and below_two), (threads, deterministic, rows)
             if schedule != 1:
                 continue
             chunks = builder._scratch_for(1, rows).shape[0]
@@ -199,3 +203,35 @@ def test_row_chunks_follow_the_work_at_many_threads(rng):
     expect, total = np.empty_like(got), np.empty(width)
     build_histogram_serial(store, sample, stats, expect, total)
     np.testing.assert_allclose(got, expect, rtol=1e-9, atol=1e-9)
+
+
+def test_the_schedule_is_chosen_for_the_child_built(rng, monkeypatch):
+    """A split's histogram schedule is found for the rows of the child it builds, as the grower counts them
+    (SplitRequest.child_rows): a split's smaller child is often far below half its node, and half the node
+    (what the builder takes without a count) would give a small child the row chunks of a large one.  Either
+    way the child's histogram is the serial kernel's."""
+    from multigrove.boosting.builder import BUILD_LEFT, SplitRequest
+    from multigrove.kernels.histogram import build_histogram_serial
+    n = 40_000
+    X = rng.normal(size=(n, 24))  # 1.4 MB of binned rows and statistics: not cache-resident (row chunks)
+    mapper = BinMapper(max_bin=63).fit(X)
+    binned = mapper.transform(X)
+    store = dense_store(binned, mapper.hist_offsets, mapper.missing_bin)
+    stats = rng.normal(size=(n, 3)).astype(np.float32)
+    threshold = 1  # the lowest bins of feature 0: a few per cent of the rows go left
+    left = np.flatnonzero(binned[:, 0] <= threshold).astype(np.int32)
+    assert 0 < left.shape[0] < n // 10
+    asked = []
+    find = LocalBuilder._find_schedule
+    monkeypatch.setattr(LocalBuilder, "_find_schedule", lambda self, rows: (asked.append(rows), find(self, rows))[1])
+    for child_rows, expect_asked in ((left.shape[0], left.shape[0]), (-1, n // 2)):
+        builder = LocalBuilder(store, 2)
+        builder.begin(stats, None, 2)
+        asked.clear()
+        hist = np.empty((mapper.total_bins, 3))
+        builder.split([SplitRequest(0, 1, 0, threshold, False, BUILD_LEFT, None, child_rows)], [hist])
+        assert asked == [expect_asked]
+        expect = np.empty_like(hist)
+        build_histogram_serial(store, left, stats, expect, np.empty(0))
+        np.testing.assert_allclose(hist, expect, rtol=1e-9, atol=1e-9)
+    assert find(builder, left.shape[0]) != find(builder, n // 2)  # the two counts pick different kernels

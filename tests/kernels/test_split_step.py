@@ -1,8 +1,10 @@
 """Rung 1 for kernels.split_step: the partition, the smaller child's histogram and both children's scan in one
 call give, bit for bit, what kernels.partition.split_and_build and kernels.split.best_splits give one after the
 other (each with naive twins of its own), for every kind of scan, one or two nodes, a child below and above
-the feature groups' minimum work, and a partition on one thread or in chunks."""
+the feature groups' minimum work, a partition on one thread or in chunks, and dense stores as well as stores
+with a CSR part and derived default bins (with and without a dense column, whose bins give the sums)."""
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -10,7 +12,7 @@ from multigrove.boosting.builder import feature_groups
 from multigrove.data.binning import BinMapper
 from multigrove.data.bundling import plan_layout
 from multigrove.data.storage import build_store
-from multigrove.kernels.histogram import build_histogram_serial
+from multigrove.kernels.histogram import FEATURE_GROUP_MIN_WORK, build_histogram_serial, row_updates
 from multigrove.kernels.partition import SplitRule, partition_rows, split_and_build
 from multigrove.kernels.split import SCAN_KERNELS, FeatureSplits, NodeSplits, ScanParams, scan_kind, scan_scratch
 from multigrove.kernels.split_step import SPLIT_STEPS, ScanJob
@@ -29,17 +31,21 @@ LAYOUTS = {
 
 @st.composite
 def node_problem(draw):
-    """A dense store (no derived default bins: the stores split_step serves), a node of it and a split."""
+    """A store (dense, or with rare features in a CSR part and derived default bins), a node of it and a split."""
     seed = draw(st.integers(0, 2**31 - 1))
     rng = np.random.default_rng(seed)
     n = draw(st.integers(20, 900))
     n_features = draw(st.integers(1, 6))
     X = rng.normal(size=(n, n_features)).round(draw(st.sampled_from([1, 3])))
+    n_rare = draw(st.integers(0, 5))  # mostly zero: stored as CSR entries, their zero bins derived
+    if n_rare:
+        rare = np.where(rng.random((n, n_rare)) < 0.1, rng.normal(size=(n, n_rare)).round(2), 0.0)
+        X = np.column_stack([X[:, :draw(st.integers(0, n_features))], rare])  # maybe no dense column
+        n_features = X.shape[1]
     X[rng.random(X.shape) < draw(st.sampled_from([0.0, 0.05]))] = np.nan
     mapper = BinMapper(max_bin=draw(st.sampled_from([8, 63])), sample_cnt=n, seed=0)
     mapper.fit(X)
-    store = build_store(X, mapper, plan_layout(mapper, X, False, False))
-    assert store.derived.shape[0] == 0
+    store = build_store(X, mapper, plan_layout(mapper, X, n_rare > 0, False))
     kind = draw(st.sampled_from(sorted(LAYOUTS)))
     k, h_col, h_stride, h_scale, count_col, width, topk = LAYOUTS[kind]
     stats = rng.normal(size=(n, width)).astype(np.float32)
@@ -58,6 +64,41 @@ def node_problem(draw):
 @SETTINGS
 @given(node_problem(), st.sampled_from([1, 2]), st.booleans())
 def test_split_step_equals_the_split_then_the_scan(problem, build, noisy):
+    _check_split_step(problem, build, noisy)
+
+
+@pytest.mark.parametrize("n_dense", [0, 3])
+def test_feature_groups_derive_the_default_bins_of_a_csr_part(n_dense):
+    """A node large enough for the feature groups (the generated ones mostly are not) on a store with a CSR part:
+    each group derives its own features' default bins from the child's sums, found as the serial kernel finds them
+    (the first dense column's bins, or without one the rows' sums)."""
+    rng = np.random.default_rng(n_dense)
+    n = 3000 if n_dense else 40000  # without a dense column a row updates about one bin
+    rare = np.where(rng.random((n, 6)) < 0.15, rng.normal(size=(n, 6)).round(2), 0.0)
+    X = np.column_stack([rng.normal(size=(n, n_dense)).round(2), rare])
+    mapper = BinMapper(max_bin=31, sample_cnt=n, seed=0)
+    mapper.fit(X)
+    store = build_store(X, mapper, plan_layout(mapper, X, True, False))
+    assert store.derived.shape[0] >= 6 and store.dense.shape[1] == n_dense
+    k, h_col, h_stride, h_scale, count_col, width, topk = LAYOUTS["shared"]
+    stats = rng.normal(size=(n, width)).astype(np.float32)
+    stats[:, count_col] = 1.0
+    params = ScanParams(k, h_col, h_stride, h_scale, count_col, 1.0, 5, 1e-3, 0.0, topk, False)
+    rows = np.arange(n, dtype=np.int32)
+    # a dense feature at its middle bin, or a sparse one at its zero bin (the positive values go right)
+    feature = 0 if n_dense else n_dense
+    rule = SplitRule(feature, int(mapper.n_value_bins[0] // 2) if n_dense else int(store.default_bin[feature]), True)
+    groups = feature_groups(store, 2)
+    assert groups.shape[0] == 3
+    problem = (rng, store, stats, params, rows, rule, 2, 1, 2)
+    for build in (1, 2):
+        child = _check_split_step(problem, build, False)
+        assert child.shape[0] * row_updates(store) * width >= FEATURE_GROUP_MIN_WORK  # groups built it
+
+
+def _check_split_step(problem, build, noisy):
+    """split_step against split_and_build then best_splits on ``problem`` (node_problem's); returns the child's
+    rows."""
     rng, store, stats, params, rows, rule, n_nodes, n_chunks, n_groups = problem
     n, C = stats.shape[0], stats.shape[1]
     F = store.n_features
@@ -85,7 +126,8 @@ def test_split_step_equals_the_split_then_the_scan(problem, build, noisy):
                           noise, per_feature, best)
             n_left = SPLIT_STEPS[scan_kind(params)](*args, groups, tmp, marks, counts, hist, job, None)
         else:
-            n_left = split_and_build(*args, -1, groups, tmp, marks, counts, np.empty((1, 1, 1)), hist, np.empty(0))
+            sums = np.empty(C if store.derived.shape[0] else 0)  # the builder's: its default bins are derived from them
+            n_left = split_and_build(*args, -1, groups, tmp, marks, counts, np.empty((1, 1, 1)), hist, sums)
             child = node_rows[:n_left] if build == 1 else node_rows[n_left:]
             totals[0] = stats[child].sum(0, dtype=np.float64)
             totals[1] = stats[rows].sum(0, dtype=np.float64) - totals[0]
@@ -108,6 +150,7 @@ def test_split_step_equals_the_split_then_the_scan(problem, build, noisy):
     for a, b in zip(best[2:], expect_best[2:]):
         np.testing.assert_array_equal(a[:n_nodes][split], b[:n_nodes][split])
     assert split.any() or not np.isfinite(best.gain[:n_nodes]).any()
+    return _child(rows, rule, store, build)
 
 
 def _child(rows, rule, store, build):

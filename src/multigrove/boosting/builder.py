@@ -70,7 +70,11 @@ WIDE_MIN_COLS = 128
 WIDE_SMALL_NODE_COLS = 64
 WIDE_SMALL_NODE_UPDATES_PER_BIN = 50
 #: feature groups over a store with a CSR part only where its entries are at most this share of a row's cell
-#: updates: each group walks every row's entries to its own.  On Otto's store (17 entries beside 4 code
+#: updates, or for nodes too small for two row chunks (CHUNK_MIN_UPDATES_PER_BIN): each group walks every row's
+#: entries to its own.  Such a small node's work is mostly its bins' (the default bins derived, the scan: on
+#: Otto's store 4,053 bins x 5 columns), which the groups share out in kernels.split_step: at two threads a
+#: split of 300 to 4,000 rows took 0.87-0.93 of the serial split and the scan after it
+#: (benchmarks/split_step.py, CHANGELOG.md stop 63).  On Otto's store (17 entries beside 4 code
 #: columns) groups made the 16-core round slower (stop 49: its splits 33 against 21 ms), and at 2 threads
 #: they left it as it was within the noise (stop 51), although one thread running 16 groups one after
 #: the other did 0.23-0.48 of the serial work per group: that proxy reads each row from cache 16 times,
@@ -118,7 +122,9 @@ class SplitRequest(NamedTuple):
     """Split ``leaf`` (it keeps its number for the left child; the right child is ``new_leaf``)
     and return the histogram of the child named by ``build`` (BUILD_NONE, BUILD_LEFT, BUILD_RIGHT).
     A set split of a categorical feature has ``left_bins`` (the feature's bins, True for those going
-    left); ``threshold_bin`` and ``default_left`` apply to numeric splits."""
+    left); ``threshold_bin`` and ``default_left`` apply to numeric splits.  ``child_rows``: the rows of the
+    child to build as the grower's sums count them (-1: not known; the builder then takes half the node), which
+    the builder's schedule is chosen for: a split's smaller child is often far below half its node."""
     leaf: int
     new_leaf: int
     feature: int
@@ -126,6 +132,7 @@ class SplitRequest(NamedTuple):
     default_left: bool
     build: int
     left_bins: np.ndarray | None = None
+    child_rows: int = -1
 
     def rule(self) -> SplitRule:
         """Which side each row takes, as the partition kernels read it."""
@@ -324,8 +331,10 @@ class LocalBuilder:
         serial = too_little or (not wide and chunks < self.n_chunks)  # a chunk a thread would not pay
         # feature groups sum each bin in row order, as one thread does: where row chunks would run,
         # deterministic=True keeps them (its sums must not depend on the number of threads).  On a store
-        # with a CSR part every group walks each row's entries to its own (SPARSE_GROUP_FREE_SHARE)
-        sparse_ok = sparse_per_row <= SPARSE_GROUP_FREE_SHARE * (n_columns + sparse_per_row)
+        # with a CSR part every group walks each row's entries to its own (SPARSE_GROUP_FREE_SHARE): there
+        # they build only nodes too small for two row chunks, whose work is mostly the bins'
+        sparse_ok = sparse_per_row <= SPARSE_GROUP_FREE_SHARE * (n_columns + sparse_per_row) \
+            or (not wide and chunks < 2)
         if self.n_threads > 1 and n_columns >= 2 and sparse_ok \
                 and updates * width >= FEATURE_GROUP_MIN_WORK \
                 and (serial or (not self.deterministic and self._cache_resident(n_columns))):
@@ -441,8 +450,7 @@ class LocalBuilder:
     def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None],
               scans: Sequence[ChildScan | None] | None = None) -> None:
         """HistogramBuilder.split.  A split whose child is built by feature groups runs its scan in the same
-        kernel call (kernels.split_step), on a store without derived default bins (their build needs the child's
-        sums first) and without packed GOSS counts."""
+        kernel call (kernels.split_step), without packed GOSS counts."""
         derived = self.tree_store.derived.shape[0] > 0
         total = self._total if derived else self._no_total
         for i, (req, out) in enumerate(zip(requests, outs)):
@@ -451,14 +459,15 @@ class LocalBuilder:
             parallel = end - start >= PARALLEL_PARTITION_MIN_ROWS and self.n_threads > 1
             counts = self._counts[self.n_threads if parallel else 1]
             rule = req.rule()  # once: the tree's rows, the rows a sample left out and every follower's take it
+            child_rows = req.child_rows if 0 <= req.child_rows <= end - start else (end - start) // 2
             if req.build == BUILD_NONE:
                 schedule, hist, hist_total = 0, self._no_hist, total
             elif self.packed is not None:
-                schedule, (hist, hist_total) = self._schedule((end - start) // 2), self._packed_buffers(out, total)
+                schedule, (hist, hist_total) = self._schedule(child_rows), self._packed_buffers(out, total)
             else:
-                schedule, hist, hist_total = self._schedule((end - start) // 2), out, total
+                schedule, hist, hist_total = self._schedule(child_rows), out, total
             job = None
-            if scan is not None and schedule < 0 and self.packed is None and not derived \
+            if scan is not None and schedule < 0 and self.packed is None \
                     and scan.fusable(self._feature_groups().shape[0] - 1):
                 job = scan.job()
                 n_left = self._entries.call(split_step_kernel(job.params), self.tree_store, self.rows, start, end,
@@ -470,7 +479,7 @@ class LocalBuilder:
             else:
                 n_left = self._entries.call(split_and_build, self.tree_store, self.rows, start, end, rule, req.build,
                                             self.stats, schedule, self._feature_groups(), self._tmp, self._marks,
-                                            counts, self._scratch_for(schedule, (end - start) // 2), hist, hist_total)
+                                            counts, self._scratch_for(schedule, child_rows), hist, hist_total)
             if req.build != BUILD_NONE and self.packed is not None:
                 self._unpack(hist, hist_total, out, total)
             self.leaf_end[req.leaf] = start + n_left

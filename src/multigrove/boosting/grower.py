@@ -435,9 +435,8 @@ class TreeGrower:
             return right, SplitRequest(*request_fields, BUILD_NONE, left_bins), None, None
         out = self._take_hist(pinned)
         build = BUILD_LEFT if left_small else BUILD_RIGHT
-        return right, SplitRequest(*request_fields, build, left_bins), out, ChildScan(self, small, large, out,
-                                                                                      parent_hist, can_small,
-                                                                                      can_large, mask)
+        request = SplitRequest(*request_fields, build, left_bins, int(small_count))
+        return right, request, out, ChildScan(self, small, large, out, parent_hist, can_small, can_large, mask)
 
     def _record_split(self, leaf: _Leaf, new_index: int, default_left: bool, count: float):
         """Record the split of ``leaf`` (``count`` rows) as a node; ``leaf`` becomes the left child (its
@@ -538,7 +537,8 @@ class TreeGrower:
                 continue
             left_small = leaf.total[count_col] <= right.total[count_col]
             out = self.pool.get()
-            requests.append(SplitRequest(*fields, BUILD_LEFT if left_small else BUILD_RIGHT))
+            small_count = min(leaf.total[count_col], right.total[count_col])
+            requests.append(SplitRequest(*fields, BUILD_LEFT if left_small else BUILD_RIGHT, None, int(small_count)))
             outs.append(out)
             pending.append((leaf, right, left_small, out, parent_hist))
         builder.split(requests, outs)

@@ -3,9 +3,10 @@ both children (``split_step``), where the builder would otherwise make two calls
 between them (``partition.split_and_build``, then ``split.best_splits``).
 
 The smaller child's histogram is built by feature groups (``histogram.build_histogram_features``' schedule),
-and each group's task goes on to scan its own features at once: it subtracts them from the parent's histogram
-(the larger child's, by LightGBM's subtraction) and finds each feature's best threshold in both children while
-the bins it has just written are in its cache.  One parallel region a split instead of two, and no return to
+and each group's task goes on to scan its own features at once: it derives the default bins of its features
+that have them (a store with a CSR part), subtracts them from the parent's histogram (the larger child's, by
+LightGBM's subtraction) and finds each feature's best threshold in both children while the bins it has just
+written are in its cache.  One parallel region a split instead of two, and no return to
 Python between the histogram and the scan: on rf1's nodes (64 features x 198 bins, children of about 60 rows,
 two threads) the build and the scan took 54 us against 59 one after the other (CHANGELOG.md, stop 60).  The
 sums and the scan are those of the two kernels, bit for bit: a bin is summed in row order by one task, and each
@@ -17,7 +18,15 @@ import numpy as np
 from numba import njit, prange
 
 from ._variants import variant
-from .histogram import FEATURE_GROUP_MIN_WORK, build_histogram_serial, build_owned_bins, row_updates
+from .histogram import (
+    FEATURE_GROUP_MIN_WORK,
+    FIRST,
+    U,
+    build_histogram_serial,
+    build_owned_bins,
+    fix_default_bins,
+    row_updates,
+)
 from .partition import _child_rows, partition_rows, partition_rows_parallel
 from .split import (
     SCAN_KERNELS,
@@ -47,18 +56,55 @@ class ScanJob(NamedTuple):
     best: NodeSplits          # each node's best split
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def child_totals(store, rows, stats, out, total):
+    """OUT total (C,): the sums of ``rows``' statistics as build_histogram_serial finds them, bit for bit: the
+    sums of the first dense column's bins (each summed in row order; written into ``out``'s rows of that feature,
+    which the feature's group writes again), or without a dense column the rows summed in order.  The totals a
+    store's derived default bins are computed from (histogram.fix_default_bins): a pass over one column of the
+    rows, on the calling thread before the feature groups, which all need them."""
+    total[:] = 0.0
+    if store.dense.shape[1] == 0:
+        for i in range(rows.shape[0]):
+            r = U(rows[i])
+            for c in range(stats.shape[1]):
+                total[c] += stats[r, U(c)]
+        return
+    base = U(store.dense_base[0])
+    f = 0
+    while store.offsets[f] != store.dense_base[0]:  # the feature of dense column 0
+        f += 1
+    for b in range(store.offsets[f], store.offsets[f + 1]):
+        for c in range(out.shape[1]):
+            out[U(b), U(c)] = 0.0
+    for i in range(rows.shape[0]):
+        r = U(rows[i])
+        b = base + U(store.dense[r, U(0)])
+        for c in range(stats.shape[1]):
+            out[b, U(c)] += stats[r, U(c)]
+    for b in range(store.offsets[f], store.offsets[f + 1]):  # in bin order, as histogram.totals_from_dense
+        for c in range(out.shape[1]):
+            total[U(c)] += out[U(b), U(c)]
+
+
 @njit(parallel=True, cache=True, nogil=True, error_model="numpy")
-def build_and_scan(store, rows, stats, groups, out, parent, subtract, active, totals, offsets, feature_mask, p,
-                   categorical, scratch, per_feature):
-    """The histogram of ``rows`` into ``out`` by the feature groups ``groups`` (as build_histogram_features,
-    for a store without derived default bins), each group's task then scanning its features in both nodes: the
-    arguments from ``parent`` on are split.best_split_per_feature's (h1 to per_feature; ``scratch`` has a row
-    per group).  A ScanJob's fields travel one by one here: Numba's parallel loop could not take them from the
+def build_and_scan(store, rows, stats, groups, out, total, parent, subtract, active, totals, offsets, feature_mask,
+                   p, categorical, scratch, per_feature):
+    """The histogram of ``rows`` into ``out`` by the feature groups ``groups`` (as build_histogram_features),
+    each group's task then deriving the default bins of its derived features from ``total`` (the rows' sums:
+    child_totals; unread on a store without derived bins) and scanning its features in both nodes: the
+    arguments from ``parent`` on are split.best_split_per_feature's (h1 to per_feature; ``scratch`` has a row per
+    group).  A ScanJob's fields travel one by one here: Numba's parallel loop could not take them from the
     tuple."""
     n_nodes = active.shape[0]
     n_groups = groups.shape[0] - 1
+    derived = store.derived.shape[0] > 0
     for g in prange(n_groups):
         build_owned_bins(store, rows, stats, store.offsets[groups[g]], store.offsets[groups[g + 1]], out)
+        if derived:  # as build_histogram_features' second region, for this group's features only
+            t0 = np.searchsorted(store.derived, groups[g])
+            t1 = np.searchsorted(store.derived, groups[g + 1])
+            fix_default_bins(store, total, out, FIRST, out.shape[1], t0, t1)
         _scan_tasks(n_nodes * groups[g], n_nodes * groups[g + 1], out, parent, subtract, active, totals, offsets,
                     feature_mask, p, categorical, scratch[g], per_feature.gain, per_feature.threshold_bin,
                     per_feature.default_left, per_feature.splittable)
@@ -82,11 +128,15 @@ def split_step(store, rows, start, end, rule, build, stats, groups, tmp, marks, 
         n_left = partition_rows(store, rows, start, end, rule, tmp, marks)
     child = _child_rows(rows, start, end, n_left, build)
     n_nodes = job.active.shape[0]
+    derived = store.derived.shape[0] > 0
+    total = np.empty(stats.shape[1] if derived else 0)  # the child's sums, where its default bins need them
     if child.shape[0] * row_updates(store) * stats.shape[1] >= FEATURE_GROUP_MIN_WORK:
-        build_and_scan(store, child, stats, groups, out, job.parent, job.subtract, job.active, job.totals, job.offsets,
-                       job.feature_mask, job.params, categorical, job.scratch, job.per_feature)
+        if derived:
+            child_totals(store, child, stats, out, total)
+        build_and_scan(store, child, stats, groups, out, total, job.parent, job.subtract, job.active, job.totals,
+                       job.offsets, job.feature_mask, job.params, categorical, job.scratch, job.per_feature)
     else:
-        build_histogram_serial(store, child, stats, out, job.totals[0, :0])  # no sums: the job has them
+        build_histogram_serial(store, child, stats, out, total)  # without a derived bin, no sums: the job has them
         best_split_per_feature(out, job.parent, job.subtract, job.active, job.totals, job.offsets, job.feature_mask,
                                job.params, categorical, job.scratch, job.per_feature)
     choose_node_splits(out, job.parent, n_nodes, job.totals, job.offsets, job.params, categorical, job.noise,
