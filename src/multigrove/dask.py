@@ -349,8 +349,8 @@ class DistributedRows:
 
     def split(self, requests, outs, scans=None) -> None:
         shapes = [None if o is None else o.shape for o in outs]
-        # a request's child_rows counts every worker's rows: each worker schedules from its own half-node instead
-        results = self._all("split", [req._replace(child_rows=-1) for req in requests], shapes)
+        # a request's n_left counts every worker's rows: each worker schedules from its own half-node instead
+        results = self._all("split", [req._replace(n_left=-1) for req in requests], shapes)
         _sum_into([o for o in outs if o is not None], results)
         run_scans(scans)
 

@@ -207,9 +207,9 @@ def test_row_chunks_follow_the_work_at_many_threads(rng):
 
 def test_the_schedule_is_chosen_for_the_child_built(rng, monkeypatch):
     """A split's histogram schedule is found for the rows of the child it builds, as the grower counts them
-    (SplitRequest.child_rows): a split's smaller child is often far below half its node, and half the node
-    (what the builder takes without a count) would give a small child the row chunks of a large one.  Either
-    way the child's histogram is the serial kernel's."""
+    (SplitRequest.n_left, the rows going left): a split's smaller child is often far below half its node, and
+    half the node (what the builder takes without a count) would give a small child the row chunks of a large
+    one.  Either way the child's histogram is the serial kernel's."""
     from multigrove.boosting.builder import BUILD_LEFT, SplitRequest
     from multigrove.kernels.histogram import build_histogram_serial
     n = 40_000
@@ -224,14 +224,45 @@ def test_the_schedule_is_chosen_for_the_child_built(rng, monkeypatch):
     asked = []
     find = LocalBuilder._find_schedule
     monkeypatch.setattr(LocalBuilder, "_find_schedule", lambda self, rows: (asked.append(rows), find(self, rows))[1])
-    for child_rows, expect_asked in ((left.shape[0], left.shape[0]), (-1, n // 2)):
+    for n_left, expect_asked in ((left.shape[0], left.shape[0]), (-1, n // 2)):
         builder = LocalBuilder(store, 2)
         builder.begin(stats, None, 2)
         asked.clear()
         hist = np.empty((mapper.total_bins, 3))
-        builder.split([SplitRequest(0, 1, 0, threshold, False, BUILD_LEFT, None, child_rows)], [hist])
+        builder.split([SplitRequest(0, 1, 0, threshold, False, BUILD_LEFT, None, n_left)], [hist])
         assert asked == [expect_asked]
         expect = np.empty_like(hist)
         build_histogram_serial(store, left, stats, expect, np.empty(0))
         np.testing.assert_allclose(hist, expect, rtol=1e-9, atol=1e-9)
     assert find(builder, left.shape[0]) != find(builder, n // 2)  # the two counts pick different kernels
+
+
+@pytest.mark.parametrize("params", [
+    {},
+    {"bagging_fraction": 0.5, "bagging_freq": 1},
+    {"data_sample_strategy": "goss"},
+    {"growth_policy": "depthwise", "max_depth": 4},
+    {"growth_policy": "symmetric", "max_depth": 4},
+    {"categorical_feature": [0]},
+])
+def test_the_grower_counts_the_rows_going_left(rng, monkeypatch, params):
+    """Each request's n_left (the grower's count of the rows going left, from its sums) is the partition's,
+    with sample weights, bagging, GOSS, every growth policy and set splits of a categorical feature."""
+    import multigrove as mg
+    from multigrove.boosting import builder as builders
+    n = 3000
+    X = rng.normal(size=(n, 6))
+    X[:, 0] = rng.integers(0, 8, size=n)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = X[:, 1] + np.nan_to_num(X[:, 0]) * 0.3 + rng.normal(scale=0.2, size=n)
+    counted, split = [], builders.LocalBuilder.split
+
+    def spy(self, requests, outs, scans=None):
+        before = {req.leaf: (int(self.leaf_start[req.leaf]), int(self.leaf_end[req.leaf])) for req in requests}
+        split(self, requests, outs, scans)
+        counted.extend((req.n_left, int(self.leaf_end[req.leaf]) - before[req.leaf][0]) for req in requests)
+    monkeypatch.setattr(builders.LocalBuilder, "split", spy)
+    mg.train({"verbosity": -1, "num_threads": 2, "num_leaves": 15, **params},
+             mg.Dataset(X, y, weight=rng.uniform(0.5, 2.0, size=n)), 5)
+    assert len(counted) > 20
+    assert all(expect == got for expect, got in counted), [c for c in counted if c[0] != c[1]][:5]

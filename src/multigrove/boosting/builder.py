@@ -122,9 +122,10 @@ class SplitRequest(NamedTuple):
     """Split ``leaf`` (it keeps its number for the left child; the right child is ``new_leaf``)
     and return the histogram of the child named by ``build`` (BUILD_NONE, BUILD_LEFT, BUILD_RIGHT).
     A set split of a categorical feature has ``left_bins`` (the feature's bins, True for those going
-    left); ``threshold_bin`` and ``default_left`` apply to numeric splits.  ``child_rows``: the rows of the
-    child to build as the grower's sums count them (-1: not known; the builder then takes half the node), which
-    the builder's schedule is chosen for: a split's smaller child is often far below half its node."""
+    left); ``threshold_bin`` and ``default_left`` apply to numeric splits.  ``n_left``: the rows going left as
+    the grower's sums count them (-1: not known), from which a builder knows the size of the child to build
+    before the partition: the local builder chooses its schedule for it (without it, for half the node; a
+    split's smaller child is often far smaller)."""
     leaf: int
     new_leaf: int
     feature: int
@@ -132,7 +133,7 @@ class SplitRequest(NamedTuple):
     default_left: bool
     build: int
     left_bins: np.ndarray | None = None
-    child_rows: int = -1
+    n_left: int = -1
 
     def rule(self) -> SplitRule:
         """Which side each row takes, as the partition kernels read it."""
@@ -459,7 +460,9 @@ class LocalBuilder:
             parallel = end - start >= PARALLEL_PARTITION_MIN_ROWS and self.n_threads > 1
             counts = self._counts[self.n_threads if parallel else 1]
             rule = req.rule()  # once: the tree's rows, the rows a sample left out and every follower's take it
-            child_rows = req.child_rows if 0 <= req.child_rows <= end - start else (end - start) // 2
+            child_rows = (end - start) // 2
+            if 0 <= req.n_left <= end - start:
+                child_rows = req.n_left if req.build == BUILD_LEFT else end - start - req.n_left
             if req.build == BUILD_NONE:
                 schedule, hist, hist_total = 0, self._no_hist, total
             elif self.packed is not None:

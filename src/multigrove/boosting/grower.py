@@ -432,10 +432,10 @@ class TreeGrower:
         can_large = self._can_split(large.depth, large_count)
         if new_index + 1 == config.num_leaves or not (can_small or can_large):
             self.pool.put(parent_hist)
-            return right, SplitRequest(*request_fields, BUILD_NONE, left_bins), None, None
+            return right, SplitRequest(*request_fields, BUILD_NONE, left_bins, int(left_count)), None, None
         out = self._take_hist(pinned)
         build = BUILD_LEFT if left_small else BUILD_RIGHT
-        request = SplitRequest(*request_fields, build, left_bins, int(small_count))
+        request = SplitRequest(*request_fields, build, left_bins, int(left_count))
         return right, request, out, ChildScan(self, small, large, out, parent_hist, can_small, can_large, mask)
 
     def _record_split(self, leaf: _Leaf, new_index: int, default_left: bool, count: float):
@@ -532,13 +532,13 @@ class TreeGrower:
             rights.append(right)
             if last:
                 self.pool.put(parent_hist)
-                requests.append(SplitRequest(*fields, BUILD_NONE))
+                requests.append(SplitRequest(*fields, BUILD_NONE, None, int(leaf.total[count_col])))
                 outs.append(None)
                 continue
             left_small = leaf.total[count_col] <= right.total[count_col]
             out = self.pool.get()
-            small_count = min(leaf.total[count_col], right.total[count_col])
-            requests.append(SplitRequest(*fields, BUILD_LEFT if left_small else BUILD_RIGHT, None, int(small_count)))
+            requests.append(SplitRequest(*fields, BUILD_LEFT if left_small else BUILD_RIGHT, None,
+                                         int(leaf.total[count_col])))  # the left child's rows (leaf's now)
             outs.append(out)
             pending.append((leaf, right, left_small, out, parent_hist))
         builder.split(requests, outs)
