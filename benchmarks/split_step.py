@@ -12,6 +12,11 @@ histograms and splits (tests/kernels/test_split_step.py).
 
     NUMBA_NUM_THREADS=2 python benchmarks/split_step.py --out benchmarks/results/split_step.jsonl
     NUMBA_NUM_THREADS=1 python benchmarks/split_step.py --out benchmarks/results/split_step.jsonl
+    NUMBA_NUM_THREADS=1 python benchmarks/split_step.py --groups 16 --out benchmarks/results/split_step.jsonl
+
+``--groups`` sets the feature groups of the one call (default: one a thread).  On one thread, 16 groups run one
+after the other: their time over one group's is the work 16 threads would share (the rows' CSR entries walked by
+every group, the partition and the child's sums on the calling thread), fork and join and memory traffic aside.
 """
 from __future__ import annotations
 
@@ -33,6 +38,7 @@ NODE_ROWS = (300, 1_000, 2_000, 4_000)
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=300)
+    ap.add_argument("--groups", type=int, default=0, help="feature groups of the one call (0: one a thread)")
     ap.add_argument("--label", default="mg")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
@@ -56,7 +62,7 @@ def main() -> None:
     params = ScanParams(3, 3, 0, 1.0, 4, 1.0, 20, 1e-3, 0.0, 0, False)  # GroveClassifier's defaults
     offsets, mask = store.offsets.astype(np.int64), np.ones(n_features, np.bool_)
     threads = numba.get_num_threads()
-    groups = feature_groups(store, threads)
+    groups = feature_groups(store, args.groups or threads)
     serial_split, scan, fused = serial_split_kernel(False, width), SCAN_KERNELS[scan_kind(params)], \
         split_step_kernel(params)
     tmp, marks, counts = np.empty(n, np.int32), np.zeros(n, np.uint8), np.zeros(1, np.int64)
