@@ -11,9 +11,10 @@
 # processes (a fresh machine otherwise compiles inside the first timed task: 59 s at stop 61), then runs the
 # steps in order, each under `timeout` within one deadline of BUDGET seconds; each step writes its records
 # to $OUT as soon as it has them, so a step cut short leaves what it measured.  Steps (default: all, in this
-# order): compile gpu_check scaling otto_cpu gpu gpu_full otto_gpu profile_cpu profile_gpu.  gpu_check compares
+# order): compile gpu_check scaling otto_cpu gpu gpu_full otto_gpu profile_cpu profile_gpu splits.  gpu_check compares
 # the CUDA trees with the CPU's on the card (benchmarks/gpu_check.py), and compiles the CUDA kernels into the
-# cache before the timed GPU steps.
+# cache before the timed GPU steps.  splits times Otto's splits by node size at 16 threads and a small node's
+# split in one call against two (benchmarks/split_sizes.py, split_step.py: stop 63's schedules on 16 cores).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -60,7 +61,7 @@ run() {
 from importlib.metadata import version; print('numba', numba.__version__, 'numba-cuda', version('numba-cuda'), \
 'numpy', numpy.__version__)"; } > "$OUT/machine.txt" 2>&1
     local steps=("$@")
-    [ ${#steps[@]} -eq 0 ] && steps=(compile gpu_check scaling otto_cpu gpu gpu_full otto_gpu profile_cpu profile_gpu)
+    [ ${#steps[@]} -eq 0 ] && steps=(compile gpu_check scaling otto_cpu gpu gpu_full otto_gpu profile_cpu profile_gpu splits)
     for s in "${steps[@]}"; do
         case $s in
             compile) step 150 compile python3 -m multigrove compile --processes 16 ;;
@@ -77,6 +78,9 @@ from importlib.metadata import version; print('numba', numba.__version__, 'numba
             profile_cpu) step 60 profile_cpu python3 benchmarks/round_profile.py --task otto --threads 1 16 \
                              --repeats 1 --warm 5 --rounds 20 --label device16 --out "$OUT/round_profile.jsonl" ;;
             profile_gpu) step 40 profile_gpu python3 benchmarks/gpu_profile.py c200_sketch single ;;
+            splits) step 45 splits bash -c "python3 benchmarks/split_sizes.py --threads 16 --rounds 20 --label device16 \
+                        --out $OUT/split_sizes.jsonl && python3 benchmarks/split_step.py --trials 100 --label device16 \
+                        --out $OUT/split_step.jsonl" ;;
             *) echo "unknown step $s" >&2; exit 2 ;;
         esac
     done
