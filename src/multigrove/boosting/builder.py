@@ -73,9 +73,10 @@ WIDE_SMALL_NODE_UPDATES_PER_BIN = 50
 #: updates, or for nodes too small for two row chunks (CHUNK_MIN_UPDATES_PER_BIN): each group walks every row's
 #: entries to its own.  Such a small node's work is mostly its bins' (the default bins derived, the scan: on
 #: Otto's store 4,053 bins x 5 columns), which the groups share out in kernels.split_step: at two threads a
-#: split of 300 to 4,000 rows took 0.87-0.93 of the serial split and the scan after it
-#: (benchmarks/split_step.py, CHANGELOG.md stop 63).  On Otto's store (17 entries beside 4 code
-#: columns) groups made the 16-core round slower (stop 49: its splits 33 against 21 ms), and at 2 threads
+#: split of 300 to 4,000 rows took 0.92-0.99 of the serial split and the scan after it, and Otto's splits of
+#: nodes under 16,384 rows 0.83-0.93 of their time before (benchmarks/split_step.py, split_sizes.py; CHANGELOG.md
+#: stop 63).  For every node of Otto's store (17 entries beside 4 code columns, the build and the scan in two
+#: regions), groups made the 16-core round slower (stop 49: its splits 33 against 21 ms), and at 2 threads
 #: they left it as it was within the noise (stop 51), although one thread running 16 groups one after
 #: the other did 0.23-0.48 of the serial work per group: that proxy reads each row from cache 16 times,
 #: where 16 threads read it from memory at once.  atp7d's store (43 sparse features with 9 entries in
