@@ -348,15 +348,21 @@ def _add_row_totals(rows, i0, i1, stats, total):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def first_dense_feature(store):
+    """The feature of dense column 0 (the store has one): its bins hold every row once."""
+    f = 0
+    while store.offsets[f] != store.dense_base[0]:
+        f += 1
+    return f
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def totals_from_dense(store, h, total):
     """total = the sums of the first dense column's bins (every row falls in one of them); False
     when the store has no dense column (the caller sums the rows instead)."""
     if store.dense.shape[1] == 0:
         return False
-    f0 = store.dense_base[0]
-    f = 0
-    while store.offsets[f] != f0:  # the feature of dense column 0
-        f += 1
+    f = first_dense_feature(store)
     total[:] = 0.0
     for b in range(store.offsets[f], store.offsets[f + 1]):  # whole bin rows, as in fix_default_bins
         for c in range(h.shape[1]):

@@ -22,10 +22,13 @@ from .histogram import (
     FEATURE_GROUP_MIN_WORK,
     FIRST,
     U,
+    _add_row_totals,
     build_histogram_serial,
     build_owned_bins,
+    first_dense_feature,
     fix_default_bins,
     row_updates,
+    totals_from_dense,
 )
 from .partition import _child_rows, partition_rows, partition_rows_parallel
 from .split import (
@@ -59,32 +62,26 @@ class ScanJob(NamedTuple):
 @njit(cache=True, nogil=True, error_model="numpy")
 def child_totals(store, rows, stats, out, total):
     """OUT total (C,): the sums of ``rows``' statistics as build_histogram_serial finds them, bit for bit: the
-    sums of the first dense column's bins (each summed in row order; written into ``out``'s rows of that feature,
-    which the feature's group writes again), or without a dense column the rows summed in order.  The totals a
-    store's derived default bins are computed from (histogram.fix_default_bins): a pass over one column of the
-    rows, on the calling thread before the feature groups, which all need them."""
-    total[:] = 0.0
+    sums of the first dense column's bins (histogram.totals_from_dense; the bins, each summed in row order, are
+    written into ``out``'s rows of that feature, which the feature's group writes again), or without a dense
+    column the rows summed in order.  The totals a store's derived default bins are computed from
+    (histogram.fix_default_bins): a pass over one column of the rows, on the calling thread before the feature
+    groups, which all need them."""
     if store.dense.shape[1] == 0:
-        for i in range(rows.shape[0]):
-            r = U(rows[i])
-            for c in range(stats.shape[1]):
-                total[c] += stats[r, U(c)]
+        total[:] = 0.0
+        _add_row_totals(rows, FIRST, rows.shape[0], stats, total)
         return
-    base = U(store.dense_base[0])
-    f = 0
-    while store.offsets[f] != store.dense_base[0]:  # the feature of dense column 0
-        f += 1
+    f = first_dense_feature(store)
     for b in range(store.offsets[f], store.offsets[f + 1]):
         for c in range(out.shape[1]):
             out[U(b), U(c)] = 0.0
+    base = U(store.dense_base[0])
     for i in range(rows.shape[0]):
         r = U(rows[i])
         b = base + U(store.dense[r, U(0)])
         for c in range(stats.shape[1]):
             out[b, U(c)] += stats[r, U(c)]
-    for b in range(store.offsets[f], store.offsets[f + 1]):  # in bin order, as histogram.totals_from_dense
-        for c in range(out.shape[1]):
-            total[U(c)] += out[U(b), U(c)]
+    totals_from_dense(store, out, total)
 
 
 @njit(parallel=True, cache=True, nogil=True, error_model="numpy")
