@@ -123,42 +123,43 @@ class KernelClock:
         return len(wrapped)
 
 
-def _otto(n_rounds: int, threads: int, callback):
+def _otto(n_rounds: int, threads: int, callback, params: dict):
     import multigrove as mg
     from multigrove.datasets import load_otto
     X, y = load_otto()
-    clf = mg.GroveClassifier(n_estimators=n_rounds, early_stopping=False, num_threads=threads, verbosity=-1)
+    clf = mg.GroveClassifier(n_estimators=n_rounds, early_stopping=False, num_threads=threads, verbosity=-1,
+                             **params)
     clf.fit(X, y, callbacks=[callback])
 
 
-def _regression(n_rounds: int, threads: int, callback):
+def _regression(n_rounds: int, threads: int, callback, params: dict):
     import multigrove as mg
     Xtr, _, ytr, _ = regression_data(1_250_000)  # the harness's 80 % train: 1,000,000 rows
-    params = dict(learning_rate=0.1, num_leaves=32, lambda_l2=1.0, max_bin=255, num_threads=threads,
-                  verbosity=-1)
-    mg.train(params, mg.Dataset(Xtr, ytr), n_rounds, callbacks=[callback])
+    settings = dict(learning_rate=0.1, num_leaves=32, lambda_l2=1.0, max_bin=255, num_threads=threads,
+                    verbosity=-1, **params)
+    mg.train(settings, mg.Dataset(Xtr, ytr), n_rounds, callbacks=[callback])
 
 
-def _rf1(n_rounds: int, threads: int, callback):
+def _rf1(n_rounds: int, threads: int, callback, params: dict):
     from accuracy_panel import load
 
     import multigrove as mg
     _, Xtr, Ytr, _, _ = load("rf1")
     mg.GroveRegressor(n_estimators=n_rounds, early_stopping=False, num_threads=threads,
-                      verbosity=-1).fit(Xtr, Ytr, callbacks=[callback])
+                      verbosity=-1, **params).fit(Xtr, Ytr, callbacks=[callback])
 
 
 TASKS = {"otto": _otto, "regression_1m": _regression, "rf1": _rf1}
 
 
-def worker(task: str, threads: int, warm: int, rounds: int) -> dict:
+def worker(task: str, threads: int, warm: int, rounds: int, params: dict) -> dict:
     """Train warm + rounds rounds twice in this process: the first run unprofiled (seconds per round, and
     everything compiled), the second with the kernels clocked from round ``warm`` on."""
     import numba
     numba.set_num_threads(threads)
     clock = KernelClock()
     plain = RoundTimer()
-    TASKS[task](warm + rounds, threads, plain)
+    TASKS[task](warm + rounds, threads, plain, params)
     intervals = np.diff(plain.ts[warm:])
     unprofiled = float(np.median(intervals))
     quiet = float(np.percentile(intervals, QUIET_PERCENTILE))
@@ -169,7 +170,7 @@ def worker(task: str, threads: int, warm: int, rounds: int) -> dict:
         profiled_stamps.append(time.perf_counter())
         clock.active = env.iteration >= warm - 1
 
-    TASKS[task](warm + rounds, threads, profiled)
+    TASKS[task](warm + rounds, threads, profiled, params)
     clock.active = False
     round_s = (profiled_stamps[-1] - profiled_stamps[warm - 1]) / rounds
     parallel_s = sum(s for (_, par), s in clock.seconds.items() if par) / rounds
@@ -227,20 +228,25 @@ def main():
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--label", default="mg")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="a training parameter on top of the task's (VALUE a JSON literal, else a string); "
+                         "repeatable, and kept in the records")
     ap.add_argument("--out")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    params = dict(_parse_param(text) for text in a.param)
     if a.worker:
-        print(json.dumps(worker(a.task, a.threads[0], a.warm, a.rounds)))
+        print(json.dumps(worker(a.task, a.threads[0], a.warm, a.rounds, params)))
         return
     pairs = []
     for repeat in range(a.repeats):  # the thread counts interleaved, repeat after repeat
         runs = {}
         for threads in a.threads:
             cmd = [sys.executable, __file__, "--worker", "--task", a.task, "--threads", str(threads),
-                   "--warm", str(a.warm), "--rounds", str(a.rounds)]
+                   "--warm", str(a.warm), "--rounds", str(a.rounds)] + [f"--param={text}" for text in a.param]
             out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-            runs[threads] = {**json.loads(out.strip().splitlines()[-1]), "label": a.label, "repeat": repeat}
+            runs[threads] = {**json.loads(out.strip().splitlines()[-1]), "label": a.label, "repeat": repeat,
+                             "params": params}
             emit(runs[threads], a.out)
         if 1 in runs and 2 in runs:
             pairs.append((serial_share(runs[1], runs[2]), runs[1], runs[2]))
@@ -252,6 +258,17 @@ def main():
               f"unprofiled, the quiet rounds (percentile {QUIET_PERCENTILE}) of the same repeats: {quiet}; "
               "the median repeat:")
         _share_table(*pairs[len(pairs) // 2][1:])
+
+
+def _parse_param(text: str) -> tuple[str, object]:
+    """NAME=VALUE of --param: VALUE read as a JSON literal (0.8, true, "gbdt"), else kept as a string."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise SystemExit(f"--param expects NAME=VALUE, got {text!r}")
+    try:
+        return name, json.loads(value)
+    except json.JSONDecodeError:
+        return name, value
 
 
 def serial_share(one: dict, two: dict, key: str = "s_per_round") -> float:

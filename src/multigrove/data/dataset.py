@@ -4,6 +4,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Mapping
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -143,7 +144,8 @@ class Dataset:
     @staticmethod
     def _train_value(params: Params, name: str, n_outputs: int):
         if name == "sparse_threshold":
-            return params.sparse_threshold_for(n_outputs)
+            # the threads in force: train and cv bin inside their fit's thread setting (engine.fit_threads)
+            return params.sparse_threshold_for(n_outputs, min(params.threads, numba.get_num_threads()))
         if name in ("enable_bundle", "is_enable_sparse") and params.device_type == "cuda":
             return False  # the CUDA kernels read dense binned columns only (boosting/cuda_builder.py)
         return getattr(params, name)
