@@ -15,8 +15,8 @@
 # the CUDA trees with the CPU's on the card (benchmarks/gpu_check.py), and compiles the CUDA kernels into the
 # cache before the timed GPU steps.  splits times Otto's splits by node size at 16 threads and a small node's
 # split in one call against two (benchmarks/split_sizes.py, split_step.py: stop 63's schedules on 16 cores).
-# scaling runs Otto twice: at the defaults, whose store takes the 0.8 threshold from three threads on, and as
-# otto_wide at the 0.5 of one and two threads (stop 64's rule, chosen from 1- and 2-thread figures only).
+# scaling runs Otto's store three ways: the defaults (sparse threshold 0.5), 0.8 and every feature dense; which
+# shares out best on 16 threads is what this 2-core host could not tell (stop 64, benchmarks/store_threshold.py).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -68,8 +68,8 @@ from importlib.metadata import version; print('numba', numba.__version__, 'numba
         case $s in
             compile) step 150 compile python3 -m multigrove compile --processes 16 ;;
             gpu_check) step 90 gpu_check python3 benchmarks/gpu_check.py --rows 4000 --rounds 5 ;;
-            scaling) step 220 scaling python3 benchmarks/scaling.py --tasks otto otto_wide single targets16 c200 \
-                         c200_sklearn --budget 0.5 --out "$OUT/scaling.jsonl" ;;
+            scaling) step 240 scaling python3 benchmarks/scaling.py --tasks otto otto_narrow otto_dense single \
+                         targets16 c200 c200_sklearn --budget 0.5 --out "$OUT/scaling.jsonl" ;;
             otto_cpu) step 60 otto_cpu python3 benchmarks/otto_time_to_target.py --systems lgbm,mg --repeats 1 \
                           --threads 16 --out "$OUT/otto_cpu.jsonl" ;;
             gpu) step 130 gpu python3 benchmarks/gpu.py --rounds 10 --tasks c200_sketch single targets16 \

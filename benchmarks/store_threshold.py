@@ -1,6 +1,8 @@
 #!/usr/bin/env python
 """Otto's round on 1 and 2 threads for each sparse threshold of the store, and what a second thread leaves
-serial (params.SPARSE_THRESHOLD_WIDE_MAX_THREADS was chosen from this table).
+serial: whether a store with fewer features in its CSR part shares out better over threads (stop 64: this host's
+runs disagreed, BENCHMARKS.md "What a second thread shortens"; scaling.py's otto_narrow and otto_dense ask the
+16-core machine).
 
 Every (threshold, threads) pair trains the default multi-output tree (``objective="multiclass"``, the
 parameters' defaults: 127 leaves, the random projection k = 3) on a Dataset binned once with that threshold,

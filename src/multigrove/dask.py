@@ -580,18 +580,12 @@ def train(client, params: Mapping[str, Any] | None, X, y, num_boost_round: int =
 def _start_actors(client, config: Params, placed: dict, valid_placed: list) -> ShardActors:
     """One ShardActor on every worker that holds partitions (training or validation)."""
     workers = sorted(set(placed) | {w for vp in valid_placed for w in vp})
-    threads = _worker_threads(config)
+    threads = config.threads if "num_threads" in config.given else 1
     futures = [client.submit(ShardActor, placed.get(worker, []), [vp.get(worker, []) for vp in valid_placed],
                              threads, shard_id, actor=True, workers=[worker], allow_other_workers=False)
                for shard_id, worker in enumerate(workers)]
     client.gather(futures)  # the actors exist (a failure to create one is raised here)
     return ShardActors(client, futures, workers)
-
-
-def _worker_threads(config: Params) -> int:
-    """The threads each worker's actor trains with: num_threads where given, else one (Dask's workers share
-    their machine's cores between them)."""
-    return config.threads if "num_threads" in config.given else 1
 
 
 class _Run(NamedTuple):
@@ -616,7 +610,7 @@ def _global_bins(config: Params, training: ShardActors, n_rows: int, n_outputs: 
     categorical[list(categories)] = True
     mapper.fit(sample, categorical)
     layout = plan_layout(mapper, sample, config.is_enable_sparse, config.enable_bundle, config.max_conflict_rate,
-                         config.sparse_threshold_for(n_outputs, _worker_threads(config)))
+                         config.sparse_threshold_for(n_outputs))
     return mapper, layout
 
 

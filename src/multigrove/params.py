@@ -82,15 +82,6 @@ ALIASES = {
 #: 0.0199 (0.8) vs 0.0160 (0.5) for its 9-output tree
 SPARSE_THRESHOLD_NARROW = 0.8
 SPARSE_THRESHOLD_WIDE = 0.5
-#: multi-output trees bin with SPARSE_THRESHOLD_WIDE on at most this many threads, with the narrow threshold on
-#: more.  A CSR entry is less work than a dense cell when one thread does it all, but the splits of nodes too
-#: small for row chunks share a CSR part badly (every feature group walks every row's entries, the partition
-#: looks the split feature up in them), where dense columns share by features.  On Otto (stop 64, three
-#: alternated repeats, the quiet rounds): 0.5 took 37-39 ms a round on one thread and 26-34 on two, a serial
-#: share (Amdahl) of about 45 %; 0.8 took 44-48 and 28-30 ms, about 25 %.  The rounds are level at two
-#: threads, and by those shares 0.8 is the faster from three threads on.  deterministic=True keeps the wide
-#: threshold at any number of threads: the store's layout changes the sums' rounding, hence the model
-SPARSE_THRESHOLD_WIDE_MAX_THREADS = 2
 
 #: default leaves per tree (num_leaves=None): LightGBM's 31 for one output; a multi-output tree
 #: replaces one tree per output, and with 127 leaves it reaches a lower test loss in less time (Otto:
@@ -169,10 +160,8 @@ class Params:
     bin_construct_sample_cnt: int = 200_000
     is_enable_sparse: bool = True          # a feature whose most frequent bin holds >= sparse_threshold of the
     sparse_threshold: Any = None           # rows never visits that bin (its sums come from the node totals);
-    #                                        None: 0.8 for one-output trees, 0.5 for multi-output trees on one or
-    #                                        two threads (their wide statistics make a stored entry cost about what
-    #                                        a dense cell costs), 0.8 on more unless deterministic
-    #                                        (SPARSE_THRESHOLD_WIDE_MAX_THREADS)
+    #                                        None: 0.8 for one-output trees, 0.5 for multi-output trees, whose wide
+    #                                        statistics make a stored entry cost about what a dense cell costs
     enable_bundle: bool = True             # exclusive feature bundling of sparse features (LightGBM's EFB)
     max_conflict_rate: float = 0.0         # EFB: rows where two members are non-default, as a share of the sample
     data_sample_strategy: str = "bagging"  # rows of each tree: "bagging" (bagging_fraction) or "goss"
@@ -490,22 +479,18 @@ class Params:
         sparse_leaves = 0 < self.leaf_sparsity < n_outputs
         return "random_projection" if sketchable and not sparse_leaves else "none"
 
-    def sparse_threshold_for(self, n_outputs: int, threads: int) -> float:
+    def sparse_threshold_for(self, n_outputs: int) -> float:
         """The sparse threshold to bin with (see the field's comment).
 
         Parameters
         ----------
         n_outputs : int
             Outputs of the model being trained.
-        threads : int
-            Threads that build the histograms of the store being binned.
         """
         if self.sparse_threshold is not None:
             return self.sparse_threshold
         wide = self._multi_output_tree(n_outputs)
-        if wide and (self.deterministic or threads <= SPARSE_THRESHOLD_WIDE_MAX_THREADS):
-            return SPARSE_THRESHOLD_WIDE
-        return SPARSE_THRESHOLD_NARROW
+        return SPARSE_THRESHOLD_WIDE if wide else SPARSE_THRESHOLD_NARROW
 
     @property
     def threads(self) -> int:

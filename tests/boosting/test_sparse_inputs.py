@@ -333,26 +333,3 @@ def test_a_wide_sparse_matrix_trains_without_an_n_by_features_allocation():
         tracemalloc.stop()
     assert bst.num_trees() == 2 and ds.store.sparse_bins.size == X.nnz
     assert peak < 1.5e9, f"traced peak {peak / 1e9:.2f} GB"
-
-
-def test_the_default_sparse_threshold_follows_outputs_threads_and_determinism():
-    """params.SPARSE_THRESHOLD_WIDE_MAX_THREADS: a multi-output tree's store keeps its CSR part for features of a
-    dominant bin from half the rows on one or two threads, and from 0.8 on more threads, unless deterministic
-    (whose model must not depend on the threads); a one-output tree's from 0.8, and a given threshold stands."""
-    from multigrove.params import SPARSE_THRESHOLD_WIDE_MAX_THREADS as MAX_THREADS
-    wide, narrow = mg.Params(objective="multiclass", num_class=9), mg.Params()
-    assert [wide.sparse_threshold_for(9, threads) for threads in (1, MAX_THREADS, MAX_THREADS + 1, 16)] == \
-        [0.5, 0.5, 0.8, 0.8]
-    assert mg.Params(objective="multiclass", num_class=9, deterministic=True).sparse_threshold_for(9, 16) == 0.5
-    assert [narrow.sparse_threshold_for(1, threads) for threads in (1, 16)] == [0.8, 0.8]
-    assert mg.Params(objective="multiclass", num_class=9, sparse_threshold=0.6).sparse_threshold_for(9, 16) == 0.6
-
-
-def test_a_dataset_binned_for_one_thread_keeps_features_of_60_percent_zeros_sparse(rng):
-    """The threads in force when train bins the Dataset pick the threshold (num_threads caps them; this host's
-    Numba threads number at most its cores): on one thread the wide threshold keeps them sparse or bundled."""
-    X = np.where(rng.random((4000, 6)) < 0.6, 0.0, rng.normal(size=(4000, 6)))
-    Y = np.column_stack([X[:, 0], X[:, 1] - X[:, 2], X[:, 3] * X[:, 4], X[:, 5]])
-    dataset = mg.Dataset(X, Y)
-    mg.train({"num_threads": 1, "num_leaves": 7, "verbosity": -1}, dataset, 1)
-    assert (dataset.layout.kind != 0).all()

@@ -4,7 +4,6 @@ from __future__ import annotations
 import warnings
 from typing import Any, Mapping
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -144,8 +143,7 @@ class Dataset:
     @staticmethod
     def _train_value(params: Params, name: str, n_outputs: int):
         if name == "sparse_threshold":
-            # the threads in force: train and cv bin inside their fit's thread setting (engine.fit_threads)
-            return params.sparse_threshold_for(n_outputs, min(params.threads, numba.get_num_threads()))
+            return params.sparse_threshold_for(n_outputs)
         if name in ("enable_bundle", "is_enable_sparse") and params.device_type == "cuda":
             return False  # the CUDA kernels read dense binned columns only (boosting/cuda_builder.py)
         return getattr(params, name)
