@@ -44,6 +44,20 @@ def bundle_column(n_rows, feats, rows, codes):
     return column, fits
 
 
+def row_index(csc_indptr, csc_rows, csc_index, n_words):
+    """(words, ranks) of kernels.store.fill_row_index: a Python int per 64-row word, and the entries before."""
+    words = np.zeros((int((csc_index >= 0).sum()), n_words), np.uint64)
+    ranks = np.zeros(words.shape, np.int32)
+    for f, slot in enumerate(csc_index):
+        if slot < 0:
+            continue
+        rows = list(csc_rows[csc_indptr[f]:csc_indptr[f + 1]])
+        for w in range(n_words):
+            ranks[slot, w] = sum(1 for r in rows if r < 64 * w)
+            words[slot, w] = np.uint64(sum(1 << (int(r) - 64 * w) for r in rows if 64 * w <= r < 64 * (w + 1)))
+    return words, ranks
+
+
 def histogram(binned, rows, stats, offsets):
     out = np.zeros((offsets[-1], stats.shape[1]))
     for r in rows:

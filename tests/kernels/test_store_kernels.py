@@ -27,6 +27,7 @@ from multigrove.kernels.partition import (
     partition_rows_parallel,
     split_and_build,
 )
+from multigrove.kernels.store import fill_row_index
 
 from . import naive
 
@@ -65,7 +66,9 @@ def sparse_problem(draw):
     sample = mapper.sample(data)
     mapper.fit(sample)
     layout = plan_layout(mapper, sample, True, True, draw(st.sampled_from([0.0, 0.1])), 0.6)
-    store = build_store(data, mapper, layout)
+    # with the row index, the sparse and bundled features of an entry per 64 rows are partitioned through it;
+    # without, every one by the merge with its entries (or by marks)
+    store = build_store(data, mapper, layout, row_index=draw(st.booleans()))
     C = draw(st.sampled_from([2, 3, 7, 12]))  # 12: fix_default_bins past NARROW_FIX_COLS
     stats = rng.normal(size=(n, C)).astype(np.float32)
     stats[:, -1] = 1.0
@@ -76,6 +79,43 @@ def sparse_problem(draw):
 def _bundle_everything(monkeypatch):
     """Bundle even sparse groups, so that small generated data exercise the bundle store."""
     monkeypatch.setattr(bundling, "DENSE_BUNDLE_MIN_FRACTION", 0.0)
+
+
+@SETTINGS
+@given(st.integers(0, 2**31 - 1), st.integers(1, 400), st.integers(1, 6))
+def test_row_index_equals_naive(seed, n_rows, n_features):
+    """fill_row_index against its naive twin: every row's bit, every word's rank, features left out untouched."""
+    rng = np.random.default_rng(seed)
+    columns = [np.flatnonzero(rng.random(n_rows) < rng.choice([0.0, 0.02, 0.3, 1.0])) for _ in range(n_features)]
+    csc_indptr = np.concatenate([[0], np.cumsum([c.size for c in columns])]).astype(np.int64)
+    csc_rows = np.concatenate(columns).astype(np.int32)
+    csc_index = np.full(n_features, -1, np.int32)
+    chosen = rng.random(n_features) < 0.7
+    csc_index[chosen] = np.arange(chosen.sum())
+    n_words = (n_rows + 63) // 64
+    words, ranks = np.full((chosen.sum(), n_words), 7, np.uint64), np.full((chosen.sum(), n_words), -1, np.int32)
+    fill_row_index(csc_indptr, csc_rows, csc_index, words, ranks)
+    expect_words, expect_ranks = naive.row_index(csc_indptr, csc_rows, csc_index, n_words)
+    np.testing.assert_array_equal(words, expect_words)
+    np.testing.assert_array_equal(ranks, expect_ranks)
+
+
+def test_the_row_index_covers_features_of_an_entry_per_64_rows():
+    """build_store indexes the sparse and bundled features of ROW_INDEX_MIN_ENTRIES_PER_WORD entries per word
+    and no other (the dense ones, the sparser ones), and none without row_index."""
+    rng = np.random.default_rng(0)
+    n = 6400  # 100 words
+    X = np.column_stack([rng.normal(size=n),                                        # dense
+                         np.where(rng.random(n) < 0.1, rng.uniform(1, 2, n), 0.0),  # about 640 entries
+                         np.where(np.arange(n) < 300, 1.0, 0.0)])                   # 300, under 4 a word
+    mapper = BinMapper(max_bin=15, sample_cnt=n, seed=0)
+    mapper.fit(mapper.sample(X))
+    layout = plan_layout(mapper, X, True, False)
+    store = build_store(X, mapper, layout)
+    assert store.feature_kind.tolist() == [0, 2, 2]
+    assert store.csc_index.tolist() == [-1, 0, -1] and store.csc_words.shape == (1, 100)
+    plain = build_store(X, mapper, layout, row_index=False)
+    assert plain.csc_index.tolist() == [-1, -1, -1] and plain.csc_words.shape[0] == 0
 
 
 @SETTINGS

@@ -9,7 +9,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels.bundling import fill_bundle_column
-from ..kernels.store import FEATURE_DENSE, FEATURE_SPARSE, BinnedStore
+from ..kernels.store import (
+    FEATURE_DENSE,
+    FEATURE_SPARSE,
+    ROW_INDEX_MIN_ENTRIES_PER_WORD,
+    BinnedStore,
+    fill_row_index,
+)
 from .binning import BinMapper, BinnedEntries
 from .bundling import StoreLayout
 
@@ -45,8 +51,11 @@ class _SparseEntries:
                 rows[by_feature].astype(np.int32), bins[by_feature])
 
 
-def build_store(X, mapper: BinMapper, layout: StoreLayout) -> BinnedStore:
-    """Bin X (a dense array or a scipy.sparse matrix) into the stores the layout assigns."""
+def build_store(X, mapper: BinMapper, layout: StoreLayout, row_index: bool = True) -> BinnedStore:
+    """Bin X (a dense array or a scipy.sparse matrix) into the stores the layout assigns; with ``row_index``,
+    the sparse and bundled features of enough entries get their row index (kernels/store.py; the tests
+    build stores without it too, so that the partition's merge of a node's rows with a feature's entries
+    stays covered)."""
     n = X.shape[0]
     entries = BinnedEntries(mapper, X)
     offsets = mapper.hist_offsets
@@ -64,6 +73,7 @@ def build_store(X, mapper: BinMapper, layout: StoreLayout) -> BinnedStore:
         sparse.add(feats[~fits], rows[~fits], bins[~fits])  # conflicts and uncoded bins
     sparse.add(*entries.nondefault(np.flatnonzero(layout.kind == FEATURE_SPARSE), mapper.default_bin))
     indptr, sparse_bins, csc_indptr, csc_rows, csc_bins = sparse.stores(n, offsets)
+    csc_index, csc_words, csc_word_rank = _row_index(csc_indptr, csc_rows, layout.kind, n, row_index)
     return BinnedStore(
         dense=np.ascontiguousarray(dense_cols.T), dense_cols=dense_cols,
         dense_base=offsets[layout.dense_features].astype(np.int64),
@@ -71,7 +81,23 @@ def build_store(X, mapper: BinMapper, layout: StoreLayout) -> BinnedStore:
         code_offset=layout.code_offset, sparse_indptr=indptr, sparse_bins=sparse_bins, csc_indptr=csc_indptr,
         csc_rows=csc_rows, csc_bins=csc_bins, feature_kind=layout.kind, feature_slot=layout.slot,
         default_bin=mapper.default_bin.astype(np.int32), offsets=offsets.astype(np.int64),
-        missing_bin=mapper.missing_bin.astype(np.int32), derived=layout.derived)
+        missing_bin=mapper.missing_bin.astype(np.int32), derived=layout.derived, csc_index=csc_index,
+        csc_words=csc_words, csc_word_rank=csc_word_rank)
+
+
+def _row_index(csc_indptr: np.ndarray, csc_rows: np.ndarray, kind: np.ndarray, n_rows: int,
+               wanted: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(csc_index, csc_words, csc_word_rank): the row index of every sparse or bundled feature with at least
+    ROW_INDEX_MIN_ENTRIES_PER_WORD entries per 64 rows (none unless ``wanted``)."""
+    n_words = (n_rows + 63) // 64
+    entries = np.diff(csc_indptr)
+    indexed = wanted & (kind != FEATURE_DENSE) & (entries > 0) & (entries >= ROW_INDEX_MIN_ENTRIES_PER_WORD * n_words)
+    csc_index = np.full(kind.shape[0], -1, np.int32)
+    csc_index[indexed] = np.arange(int(indexed.sum()), dtype=np.int32)
+    words = np.empty((int(indexed.sum()), n_words), np.uint64)
+    ranks = np.empty(words.shape, np.int32)
+    fill_row_index(csc_indptr, csc_rows, csc_index, words, ranks)
+    return csc_index, words, ranks
 
 
 def dense_layout(mapper: BinMapper) -> StoreLayout:
@@ -95,4 +121,5 @@ def dense_store(binned: np.ndarray, offsets: np.ndarray, missing_bin: np.ndarray
         feature_kind=np.full(n_features, FEATURE_DENSE, np.int8),
         feature_slot=np.arange(n_features, dtype=np.int32), default_bin=np.zeros(n_features, np.int32),
         offsets=np.asarray(offsets, dtype=np.int64), missing_bin=np.asarray(missing_bin, dtype=np.int32),
-        derived=np.zeros(0, np.int32))
+        derived=np.zeros(0, np.int32), csc_index=np.full(n_features, -1, np.int32),
+        csc_words=np.zeros((0, (n + 63) // 64), np.uint64), csc_word_rank=np.zeros((0, (n + 63) // 64), np.int32))
