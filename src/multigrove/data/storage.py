@@ -96,7 +96,8 @@ def _row_index(csc_indptr: np.ndarray, csc_rows: np.ndarray, kind: np.ndarray, n
     csc_index[indexed] = np.arange(int(indexed.sum()), dtype=np.int32)
     words = np.empty((int(indexed.sum()), n_words), np.uint64)
     ranks = np.empty(words.shape, np.int32)
-    fill_row_index(csc_indptr, csc_rows, csc_index, words, ranks)
+    if words.shape[0]:  # a store without indexed features does not compile the kernel (a first fit's seconds)
+        fill_row_index(csc_indptr, csc_rows, csc_index, words, ranks)
     return csc_index, words, ranks
 
 
