@@ -179,6 +179,17 @@ def _sort_marked(store, rows, c0, c1, rule, marks, lefts, l0, rights, r0, step):
     return nl
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def _stored_feature(store, feature):
+    """Where a feature's bins are stored, as the partition loops read them: (kind, default bin, first and end
+    global bin, slot in its uint8 store, first code of its bundle or 0)."""
+    kind = store.feature_kind[feature]
+    slot = store.feature_slot[feature]
+    code_base = store.code_offset[slot] if kind == 1 else 0
+    return (kind, np.int64(store.default_bin[feature]), store.offsets[feature], store.offsets[feature + 1], slot,
+            code_base)
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
     """Sort rows[c0:c1] (ascending) by the rule's side: lefts[l0], lefts[l0 + 1], ... and rights[r0],
@@ -194,7 +205,7 @@ def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
     feature = rule.feature
     missing = store.missing_bin[feature]
     default_left, threshold_bin, categories = rule.default_left, rule.threshold_bin, rule.categories
-    kind = store.feature_kind[feature]
+    kind, default, lo, hi, slot, code_base = _stored_feature(store, feature)
     if STORE_KIND == STORE_DENSE or kind == 0:
         col = store.dense_cols[store.feature_slot[feature]]
         for i in range(c0, c1):
@@ -206,11 +217,6 @@ def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
             nl += left
             nr += 1 - left
         return nl
-    default = store.default_bin[feature]
-    lo = store.offsets[feature]
-    hi = store.offsets[feature + 1]
-    slot = store.feature_slot[feature]
-    code_base = store.code_offset[slot] if kind == 1 else 0
     e1 = store.csc_indptr[feature + 1]
     p = store.csc_indptr[feature]
     if store.csc_index[feature] >= 0:
@@ -220,7 +226,7 @@ def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
         side = np.empty(n_codes, np.bool_)
         for code in range(n_codes):
             g = store.code_map[code_base + code]
-            b = g - lo if lo <= g < hi else np.int64(default)
+            b = g - lo if lo <= g < hi else default
             side[code] = _goes_left_bin(b, missing, default_left, threshold_bin, categories)
         col = store.bundle_cols[slot]
         for i in range(c0, c1):
@@ -238,9 +244,9 @@ def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
             b = np.int64(store.csc_bins[p])
         elif kind == 1:
             g = store.code_map[code_base + store.bundle_cols[slot, r]]
-            b = g - lo if lo <= g < hi else np.int64(default)
+            b = g - lo if lo <= g < hi else default
         else:
-            b = np.int64(default)
+            b = default
         left = _goes_left_bin(b, missing, default_left, threshold_bin, categories)
         lefts[l0 + nl] = r
         rights[r0 + step * nr] = r
@@ -258,12 +264,7 @@ def _sort_indexed(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
     feature = rule.feature
     missing = store.missing_bin[feature]
     default_left, threshold_bin, categories = rule.default_left, rule.threshold_bin, rule.categories
-    kind = store.feature_kind[feature]
-    default = np.int64(store.default_bin[feature])
-    lo = store.offsets[feature]
-    hi = store.offsets[feature + 1]
-    slot = store.feature_slot[feature]
-    code_base = store.code_offset[slot] if kind == 1 else 0
+    kind, default, lo, hi, slot, code_base = _stored_feature(store, feature)
     words = store.csc_words[store.csc_index[feature]]
     ranks = store.csc_word_rank[store.csc_index[feature]]
     first = store.csc_indptr[feature]
