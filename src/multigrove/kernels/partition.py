@@ -275,7 +275,7 @@ def _sort_indexed(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
         word = words[w]
         bit = U(r) & U(63)
         if (word >> bit) & U(1):
-            b = np.int64(csc_bins[first + ranks[w] + popcount(word & ((U(1) << bit) - U(1)))])
+            b = np.int64(csc_bins[first + ranks[w] + np.int64(popcount(word & ((U(1) << bit) - U(1))))])
         elif kind == 1:
             g = code_map[code_base + bundle_cols[slot, r]]
             b = g - lo if lo <= g < hi else default

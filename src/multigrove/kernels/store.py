@@ -114,4 +114,4 @@ def fill_row_index(csc_indptr, csc_rows, csc_index, words, ranks):
         count = 0
         for w in range(words.shape[1]):
             ranks[slot, w] = count
-            count += popcount(words[slot, w])
+            count += np.int64(popcount(words[slot, w]))
