@@ -143,9 +143,7 @@ def _uses_marks(store, feature, n_rows, marks):
 @njit(cache=True, nogil=True, error_model="numpy")
 def _mark_sides(store, rule, marks):
     """OUT marks (n,) uint8: 1 + (goes left) for every row with an entry of the rule's sparse feature."""
-    feature = rule.feature
-    missing = store.missing_bin[feature]
-    default_left, threshold_bin, categories = rule.default_left, rule.threshold_bin, rule.categories
+    feature, missing, default_left, threshold_bin, categories = _rule_locals(store, rule)
     for p in range(store.csc_indptr[feature], store.csc_indptr[feature + 1]):
         marks[store.csc_rows[p]] = 1 + _goes_left_bin(np.int64(store.csc_bins[p]), missing, default_left,
                                                       threshold_bin, categories)
@@ -157,6 +155,15 @@ def _clear_marks(store, feature, marks):
     of _mark_sides: a constant argument is compiled as a specialization of its own, a second compile)."""
     for p in range(store.csc_indptr[feature], store.csc_indptr[feature + 1]):
         marks[store.csc_rows[p]] = 0
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _place(r, left, lefts, l0, nl, rights, r0, step, nr):
+    """Write row r to both outputs of a branch-free partition (lefts[l0 + nl], rights[r0 + step * nr]) and
+    advance only its side's count: the new (nl, nr)."""
+    lefts[l0 + nl] = r
+    rights[r0 + step * nr] = r
+    return nl + left, nr + 1 - left
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -172,11 +179,17 @@ def _sort_marked(store, rows, c0, c1, rule, marks, lefts, l0, rights, r0, step):
         r = rows[i]
         mark = marks[np.uint64(r)]
         left = np.int64(mark == 2) | (np.int64(mark == 0) & default_side)
-        lefts[l0 + nl] = r
-        rights[r0 + step * nr] = r
-        nl += left
-        nr += 1 - left
+        nl, nr = _place(r, left, lefts, l0, nl, rights, r0, step, nr)
     return nl
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _rule_locals(store, rule):
+    """A split rule's fields as the partition loops read them, once a loop (an array field read from the rule
+    at every row updates its reference count: _goes_left_bin): (feature, its missing bin, default_left,
+    threshold_bin, categories)."""
+    feature = rule.feature
+    return feature, store.missing_bin[feature], rule.default_left, rule.threshold_bin, rule.categories
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -202,9 +215,7 @@ def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
     the rows ascending, as a leaf's rows always are."""
     nl = 0
     nr = 0
-    feature = rule.feature
-    missing = store.missing_bin[feature]
-    default_left, threshold_bin, categories = rule.default_left, rule.threshold_bin, rule.categories
+    feature, missing, default_left, threshold_bin, categories = _rule_locals(store, rule)
     kind, default, lo, hi, slot, code_base = _stored_feature(store, feature)
     if STORE_KIND == STORE_DENSE or kind == 0:
         col = store.dense_cols[store.feature_slot[feature]]
@@ -212,10 +223,7 @@ def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
             r = rows[i]
             b = col[np.uint64(r)]
             left = _goes_left_bin(b, missing, default_left, threshold_bin, categories)
-            lefts[l0 + nl] = r
-            rights[r0 + step * nr] = r
-            nl += left
-            nr += 1 - left
+            nl, nr = _place(r, left, lefts, l0, nl, rights, r0, step, nr)
         return nl
     e1 = store.csc_indptr[feature + 1]
     p = store.csc_indptr[feature]
@@ -232,10 +240,7 @@ def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
         for i in range(c0, c1):
             r = rows[i]
             left = side[col[np.uint64(r)]]
-            lefts[l0 + nl] = r
-            rights[r0 + step * nr] = r
-            nl += left
-            nr += 1 - left
+            nl, nr = _place(r, left, lefts, l0, nl, rights, r0, step, nr)
         return nl
     for i in range(c0, c1):
         r = rows[i]
@@ -248,22 +253,17 @@ def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
         else:
             b = default
         left = _goes_left_bin(b, missing, default_left, threshold_bin, categories)
-        lefts[l0 + nl] = r
-        rights[r0 + step * nr] = r
-        nl += left
-        nr += 1 - left
+        nl, nr = _place(r, left, lefts, l0, nl, rights, r0, step, nr)
     return nl
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _sort_indexed(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
-    """_sort_chunk for a sparse or bundled feature with a row index: a row's entry found by its bit and the
-    bits below it (kernels/store.py), in place of the merge with the feature's entries."""
+    """_sort_chunk for a sparse or bundled feature with a row index (kernels/store.py): a row's entry found by
+    its bit and the bits below it, in place of the merge with the feature's entries."""
     nl = 0
     nr = 0
-    feature = rule.feature
-    missing = store.missing_bin[feature]
-    default_left, threshold_bin, categories = rule.default_left, rule.threshold_bin, rule.categories
+    feature, missing, default_left, threshold_bin, categories = _rule_locals(store, rule)
     kind, default, lo, hi, slot, code_base = _stored_feature(store, feature)
     words = store.csc_words[store.csc_index[feature]]
     ranks = store.csc_word_rank[store.csc_index[feature]]
@@ -276,16 +276,13 @@ def _sort_indexed(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
         bit = U(r) & U(63)
         if (word >> bit) & U(1):
             b = np.int64(csc_bins[first + ranks[w] + np.int64(popcount(word & ((U(1) << bit) - U(1))))])
-        elif kind == 1:
+        elif kind == 1:  # written out as in _sort_chunk: an inline helper here ran the loop 2-3x slower
             g = code_map[code_base + bundle_cols[slot, r]]
             b = g - lo if lo <= g < hi else default
         else:
             b = default
         left = _goes_left_bin(b, missing, default_left, threshold_bin, categories)
-        lefts[l0 + nl] = r
-        rights[r0 + step * nr] = r
-        nl += left
-        nr += 1 - left
+        nl, nr = _place(r, left, lefts, l0, nl, rights, r0, step, nr)
     return nl
 
 
