@@ -227,6 +227,8 @@ def _sort_chunk(store, rows, c0, c1, rule, lefts, l0, rights, r0, step):
         return nl
     e1 = store.csc_indptr[feature + 1]
     p = store.csc_indptr[feature]
+    # the row index's loop is chosen here, not beside the marks in _sort_rows: chosen there, a dense feature's
+    # partition on one thread took 1.2x as long (200,000 x 20 random bins, nodes of 10,000 and 100,000 rows)
     if store.csc_index[feature] >= 0:
         return _sort_indexed(store, rows, c0, c1, rule, lefts, l0, rights, r0, step)
     if kind == 1 and p == e1:  # a bundled feature without conflicts: a side per code, then as dense

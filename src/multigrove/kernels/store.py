@@ -19,12 +19,12 @@ histogram of a node reads whole rows) and column-major (the root histogram and t
 one feature of many rows: with row-major bundles only, a one-hot set's partitions and root
 histograms took 2.5 times as long).
 
-A sparse or bundled feature with at least one CSC entry per 64 rows on average also has a row index
-(``csc_index[f]``, its row of ``csc_words`` and ``csc_word_rank``): bit ``r % 64`` of word ``r // 64`` is set
+A sparse or bundled feature with at least ROW_INDEX_MIN_ENTRIES_PER_WORD CSC entries per 64 rows also has a
+row index (``csc_index[f]``, its row of ``csc_words`` and ``csc_word_rank``): bit ``r % 64`` of word ``r // 64`` is set
 where row r has an entry, and the word's rank counts the feature's entries in the rows before it, so
 that row r's entry is ``csc_indptr[f] + rank + popcount(the word's bits below r)``.  The partition reads
 a row's bin of such a feature in constant time, where it would merge the node's rows with the feature's
-entries (ROW_INDEX_MIN_ENTRIES_PER_WORD).
+entries.
 """
 from typing import NamedTuple
 
