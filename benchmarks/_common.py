@@ -108,3 +108,16 @@ def run_worker(args: list[str], timeout: float | None = None) -> tuple[dict | No
     if line is None:
         return None, res.stderr[-2000:] or f"exit {res.returncode}"
     return json.loads(line), ""
+
+
+SPLITS_AHEAD_HELP = ("the local builder's batches of splits (LocalBuilder.splits_ahead; default: one split a thread "
+                     "from builder.BATCH_MIN_THREADS threads on): 1 grows one split at a time, each in kernels of its "
+                     "own, as before stop 65; N > 1 batches N")
+
+
+def set_splits_ahead(splits_ahead: int | None) -> None:
+    """``--splits-ahead``: the local builder's batches of splits (LocalBuilder.splits_ahead) set in this process, for
+    an A/B of the batches (SPLITS_AHEAD_HELP); None leaves the default."""
+    if splits_ahead is not None:
+        from multigrove.boosting.builder import LocalBuilder
+        LocalBuilder.splits_ahead = splits_ahead

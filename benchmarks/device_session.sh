@@ -63,13 +63,17 @@ run() {
 from importlib.metadata import version; print('numba', numba.__version__, 'numba-cuda', version('numba-cuda'), \
 'numpy', numpy.__version__)"; } > "$OUT/machine.txt" 2>&1
     local steps=("$@")
-    [ ${#steps[@]} -eq 0 ] && steps=(compile gpu_check scaling otto_cpu gpu gpu_full otto_gpu profile_cpu profile_gpu splits)
+    [ ${#steps[@]} -eq 0 ] && steps=(compile gpu_check scaling batches otto_cpu gpu gpu_full otto_gpu profile_cpu \
+                                     profile_gpu splits)
     for s in "${steps[@]}"; do
         case $s in
             compile) step 150 compile python3 -m multigrove compile --processes 16 ;;
             gpu_check) step 90 gpu_check python3 benchmarks/gpu_check.py --rows 4000 --rounds 5 ;;
             scaling) step 240 scaling python3 benchmarks/scaling.py --tasks otto otto_narrow otto_dense single \
                          targets16 c200 c200_sklearn --budget 0.5 --out "$OUT/scaling.jsonl" ;;
+            batches) step 60 batches bash -c "python3 benchmarks/scaling.py --tasks otto --threads 4 8 16 --budget 0.5 \
+                         --splits-ahead 1 --out $OUT/scaling.jsonl && NUMBA_NUM_THREADS=16 python3 \
+                         benchmarks/split_batch.py --trials 60 --label device16 --out $OUT/split_batch.jsonl" ;;
             otto_cpu) step 60 otto_cpu python3 benchmarks/otto_time_to_target.py --systems lgbm,mg --repeats 1 \
                           --threads 16 --out "$OUT/otto_cpu.jsonl" ;;
             gpu) step 130 gpu python3 benchmarks/gpu.py --rounds 10 --tasks c200_sketch single targets16 \

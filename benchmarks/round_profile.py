@@ -38,7 +38,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import RoundTimer, emit, regression_data  # noqa: E402
+from _common import SPLITS_AHEAD_HELP, RoundTimer, emit, regression_data, set_splits_ahead  # noqa: E402
 
 #: parallel regions are counted by the time they take on their thread count, in these bounds (microseconds)
 REGION_BUCKETS_US = (10, 50, 200, 1000)
@@ -152,11 +152,12 @@ def _rf1(n_rounds: int, threads: int, callback, params: dict):
 TASKS = {"otto": _otto, "regression_1m": _regression, "rf1": _rf1}
 
 
-def worker(task: str, threads: int, warm: int, rounds: int, params: dict) -> dict:
+def worker(task: str, threads: int, warm: int, rounds: int, params: dict, splits_ahead: int | None = None) -> dict:
     """Train warm + rounds rounds twice in this process: the first run unprofiled (seconds per round, and
     everything compiled), the second with the kernels clocked from round ``warm`` on."""
     import numba
     numba.set_num_threads(threads)
+    set_splits_ahead(splits_ahead)
     clock = KernelClock()
     plain = RoundTimer()
     TASKS[task](warm + rounds, threads, plain, params)
@@ -182,6 +183,7 @@ def worker(task: str, threads: int, warm: int, rounds: int, params: dict) -> dic
                        "calls_per_round": clock.calls[(name, par)] / rounds}
                       for (name, par), s in clock.seconds.items()), key=lambda k: -k["ms_per_round"])
     return {"task": task, "threads": threads, "rounds": rounds, "kernels_wrapped": n_wrapped,
+            "splits_ahead": splits_ahead,
             "s_per_round_unprofiled": unprofiled, "s_per_round_quiet": quiet, "s_per_round": round_s,
             "python_s": round_s - parallel_s - serial_s, "serial_kernels_s": serial_s, "parallel_s": parallel_s,
             "regions_per_round": regions.size / rounds, "region_buckets_per_round": buckets,
@@ -231,19 +233,21 @@ def main():
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                     help="a training parameter on top of the task's (VALUE a JSON literal, else a string); "
                          "repeatable, and kept in the records")
+    ap.add_argument("--splits-ahead", type=int, help=SPLITS_AHEAD_HELP)
     ap.add_argument("--out")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     params = dict(_parse_param(text) for text in a.param)
     if a.worker:
-        print(json.dumps(worker(a.task, a.threads[0], a.warm, a.rounds, params)))
+        print(json.dumps(worker(a.task, a.threads[0], a.warm, a.rounds, params, a.splits_ahead)))
         return
     pairs = []
     for repeat in range(a.repeats):  # the thread counts interleaved, repeat after repeat
         runs = {}
         for threads in a.threads:
             cmd = [sys.executable, __file__, "--worker", "--task", a.task, "--threads", str(threads),
-                   "--warm", str(a.warm), "--rounds", str(a.rounds)] + [f"--param={text}" for text in a.param]
+                   "--warm", str(a.warm), "--rounds", str(a.rounds)] + [f"--param={text}" for text in a.param] \
+                + ([] if a.splits_ahead is None else ["--splits-ahead", str(a.splits_ahead)])
             out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
             runs[threads] = {**json.loads(out.strip().splitlines()[-1]), "label": a.label, "repeat": repeat,
                              "params": params}

@@ -22,6 +22,7 @@ reads them from the cache): its seconds are printed apart.
 
     python benchmarks/scaling.py --out benchmarks/results/scaling_threads.jsonl
     python benchmarks/scaling.py --tasks otto single --threads 1 2
+    python benchmarks/scaling.py --tasks otto --splits-ahead 1   # the batches of splits off (an A/B)
 """
 from __future__ import annotations
 
@@ -35,7 +36,14 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import RoundTimer, emit, import_peers, regression_data  # noqa: E402
+from _common import (  # noqa: E402
+    SPLITS_AHEAD_HELP,
+    RoundTimer,
+    emit,
+    import_peers,
+    regression_data,
+    set_splits_ahead,
+)
 
 MATCHED = dict(learning_rate=0.1, num_leaves=32, lambda_l2=1.0, max_bin=255)
 #: rounds of each cell left out of its figure (the thread pool's start at a new thread count); the
@@ -157,7 +165,7 @@ def run_task(name: str, a, threads: list[int], table: dict) -> None:
             seconds = run(t)
             table[(name, system, t)] = seconds
             emit({"bench": "scaling", "task": name, "system": system, "threads": t,
-                  "s_per_round": seconds, "cpus": os.cpu_count()}, a.out)
+                  "s_per_round": seconds, "cpus": os.cpu_count(), "splits_ahead": a.splits_ahead}, a.out)
     print(f"{name}: done in {time.perf_counter() - task_start:.0f} s", flush=True)
 
 
@@ -170,8 +178,10 @@ def main():
     # 200-class rounds at one and two threads taking 3-6 s each (BENCHMARKS.md)
     ap.add_argument("--budget", type=float, default=1.0, help="timed seconds per cell (after the warm-up)")
     ap.add_argument("--min-rounds", type=int, default=2)
+    ap.add_argument("--splits-ahead", type=int, help=SPLITS_AHEAD_HELP)
     ap.add_argument("--out")
     a = ap.parse_args()
+    set_splits_ahead(a.splits_ahead)
     import numba
     threads = [t for t in a.threads if t <= (os.cpu_count() or 1)]
     numba.set_num_threads(max(threads))

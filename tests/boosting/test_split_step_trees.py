@@ -46,6 +46,7 @@ def test_trees_are_those_of_two_calls(rng, monkeypatch, params, n_outputs, targe
         y = np.digitize(Y[:, 0], np.quantile(Y[:, 0], [1 / 3, 2 / 3]))
     steps = []
     kernel = builders.split_step_kernel
+    monkeypatch.setattr(builders.LocalBuilder, "splits_ahead", 1)  # no batch of splits (test_split_batch_trees.py)
     monkeypatch.setattr(builders, "split_step_kernel", lambda p: (steps.append(1), kernel(p))[1])
     derived, split = [], builders.LocalBuilder.split
 

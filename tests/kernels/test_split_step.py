@@ -2,7 +2,8 @@
 call give, bit for bit, what kernels.partition.split_and_build and kernels.split.best_splits give one after the
 other (each with naive twins of its own), for every kind of scan, one or two nodes, a child below and above
 the feature groups' minimum work, a partition on one thread or in chunks, and dense stores as well as stores
-with a CSR part and derived default bins (with and without a dense column, whose bins give the sums)."""
+with a CSR part and derived default bins (with and without a dense column, whose bins give the sums).  A batch
+of such splits in one call (split_batch) gives what the serial split and scan give for each in turn."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -13,9 +14,10 @@ from multigrove.data.binning import BinMapper
 from multigrove.data.bundling import plan_layout
 from multigrove.data.storage import build_store
 from multigrove.kernels.histogram import FEATURE_GROUP_MIN_WORK, build_histogram_serial, row_updates
-from multigrove.kernels.partition import SplitRule, partition_rows, split_and_build
+from multigrove.kernels.partition import SplitRule, partition_rows, serial_split_kernel, split_and_build
 from multigrove.kernels.split import SCAN_KERNELS, FeatureSplits, NodeSplits, ScanParams, scan_kind, scan_scratch
-from multigrove.kernels.split_step import SPLIT_STEPS, ScanJob
+from multigrove.kernels.split_step import SPLIT_STEPS, ScanBatch, ScanJob, SplitBatch, split_batch_kernel
+from multigrove.kernels.store import dense_only
 
 SETTINGS = settings(max_examples=50, deadline=None)
 
@@ -160,3 +162,77 @@ def _child(rows, rule, store, build):
     n_left = partition_rows(store, copy, 0, copy.shape[0], rule, np.empty(store.n_rows, np.int32),
                             np.zeros(0, np.uint8))
     return copy[:n_left] if build == 1 else copy[n_left:]
+
+
+@SETTINGS
+@given(node_problem(), st.integers(1, 4))
+def test_split_batch_equals_each_split_then_its_scan(problem, n_splits):
+    """kernels.split_step.split_batch (a task a split: the partition, the smaller child's histogram and the scan of
+    its children, on one thread) gives, bit for bit, the serial split then the serial scan of each split in turn:
+    several nodes (contiguous segments of one rows array), each with its own rule, child, scanned nodes and
+    feature mask, their histograms in the slots of one block."""
+    rng, store, stats, params, rows, _, _, _, _ = problem
+    C, F = stats.shape[1], store.n_features
+    offsets = store.offsets.astype(np.int64)
+    cuts = np.sort(rng.choice(np.arange(1, rows.shape[0]), min(n_splits - 1, rows.shape[0] - 1), replace=False))
+    bounds = np.concatenate([[0], cuts, [rows.shape[0]]]).astype(np.int64)
+    m = bounds.shape[0] - 1
+    features = rng.integers(0, F, m)
+    thresholds = np.array([rng.integers(0, max(1, offsets[f + 1] - offsets[f] - 1)) for f in features], np.int64)
+    default_left, builds = rng.integers(0, 2, m).astype(np.bool_), rng.integers(1, 3, m)
+    n_nodes, masks = rng.integers(1, 3, m), rng.random((m, F)) < 0.8
+    active = np.column_stack([rng.integers(0, 2, m).astype(np.bool_), n_nodes == 2])
+    rules = [SplitRule(int(features[i]), int(thresholds[i]), bool(default_left[i])) for i in range(m)]
+    totals = np.empty((2 * m, C))
+    parents = np.empty((m, store.total_bins, C))
+    for i in range(m):  # each node's histogram, and its children's sums as the grower has them (from the parent's)
+        segment = rows[bounds[i]:bounds[i + 1]]
+        build_histogram_serial(store, segment, stats, parents[i], np.empty(0))
+        child = _child(segment, rules[i], store, builds[i])
+        totals[2 * i] = stats[child].sum(0, dtype=np.float64)
+        totals[2 * i + 1] = stats[segment].sum(0, dtype=np.float64) - totals[2 * i]
+    sums = C if store.derived.shape[0] else 0  # the builder's: its default bins are derived from them
+    dense, kind = dense_only(store), scan_kind(params)
+
+    expect_rows, expect_n_left = rows.copy(), []
+    expect_hists, expect_parents = np.full_like(parents, np.nan), parents.copy()
+    expect_found, expect_best = FeatureSplits.allocate(2 * m, F), NodeSplits.allocate(2 * m, C)
+    for i in range(m):
+        n_left = serial_split_kernel(dense, C)(store, expect_rows, bounds[i], bounds[i + 1], rules[i], builds[i],
+                                               stats, np.empty(store.n_rows, np.int32), np.zeros(0, np.uint8),
+                                               expect_hists[i], np.empty(sums))
+        expect_n_left.append(n_left)
+        nodes = slice(2 * i, 2 * i + 2)
+        two = n_nodes[i] == 2
+        SCAN_KERNELS[kind].best_splits_serial(
+            expect_hists[i], expect_parents[i] if two else expect_hists[i], n_nodes[i], two, totals[nodes], offsets,
+            masks[i], params, None, scan_scratch(C, params), active[i], np.zeros((2, F)),
+            FeatureSplits(*(a[nodes] for a in expect_found)), NodeSplits(*(a[nodes] for a in expect_best)))
+
+    got_rows = rows.copy()
+    hists = np.full((2 * m, store.total_bins, C), np.nan)  # split i builds in slot 2i; its parent is in 2i + 1
+    hists[1::2] = parents
+    out_slot = np.arange(0, 2 * m, 2)
+    splits = SplitBatch(bounds[:-1].copy(), bounds[1:].copy(), features.astype(np.int64), thresholds, default_left,
+                        builds.astype(np.int64), np.empty((m, sums)), np.empty(m, np.int64))
+    scans = ScanBatch(hists, out_slot, np.where(n_nodes == 2, out_slot + 1, out_slot), n_nodes == 2,
+                      n_nodes.astype(np.int64), active, totals, masks, np.empty((m, scan_scratch(C, params).shape[1])),
+                      np.zeros((2, F)))
+    found, best = FeatureSplits.allocate(2 * m, F), NodeSplits.allocate(2 * m, C)
+    split_batch_kernel(dense, C, kind)(store, got_rows, stats, np.empty(store.n_rows, np.int32), np.zeros(0, np.uint8),
+                                       np.zeros(0, np.bool_), splits, offsets, params, scans, found, best)
+
+    np.testing.assert_array_equal(got_rows, expect_rows)
+    np.testing.assert_array_equal(splits.n_left, expect_n_left)
+    np.testing.assert_array_equal(hists[0::2], expect_hists)
+    for i in range(m):
+        if n_nodes[i] == 2:  # the parent's slot holds the larger child's histogram
+            np.testing.assert_array_equal(hists[2 * i + 1], expect_parents[i])
+        scanned = slice(2 * i, 2 * i + n_nodes[i])
+        for a, b in zip(found, expect_found):
+            np.testing.assert_array_equal(a[scanned], b[scanned])
+        np.testing.assert_array_equal(best.gain[scanned], expect_best.gain[scanned])
+        np.testing.assert_array_equal(best.feature[scanned], expect_best.feature[scanned])
+        split = best.feature[scanned] >= 0  # a node without a split leaves the rest of its row unwritten
+        for a, b in zip(best[2:], expect_best[2:]):
+            np.testing.assert_array_equal(a[scanned][split], b[scanned][split])

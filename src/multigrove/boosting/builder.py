@@ -44,7 +44,8 @@ from ..kernels.partition import (
     split_and_build,
 )
 from ..kernels.sampling import PACKED_AMPLIFIED_UNIT, gather_column_rows, gather_packed_counts, gather_rows
-from ..kernels.split_step import split_step_kernel
+from ..kernels.split import scan_kind
+from ..kernels.split_step import SplitBatch, split_batch_kernel, split_step_kernel
 from ..kernels.store import FEATURE_BUNDLED, FEATURE_DENSE, FEATURE_SPARSE, BinnedStore, dense_only
 
 if TYPE_CHECKING:
@@ -95,6 +96,15 @@ CACHE_RESIDENT_BYTES = 2**20
 #: its own for the tree: histograms then read contiguous rows, and the root goes column by column
 #: (measured at 500k x 50, GOSS 0.2 / 0.1: the copy costs ~1 ms, the tree's kernels save ~6 ms)
 COMPACT_MAX_FRACTION = 0.5
+
+#: leaf-wise growth splits leaves ahead of their turn, and the builder runs small nodes' splits in batches (a task a
+#: split, kernels.split_step.split_batch), from this many threads on.  At two threads the batches' kernels saved
+#: about what their Python cost (Otto's round 23.5 against 24.6 ms a round, rf1's level; CHANGELOG.md stop 65):
+#: a batch of two splits took 1.3-1.5x less than one thread, where a split shared out by feature groups took up
+#: to 1.3x less (benchmarks/split_batch.py).  With more threads a small node's split shares out worse and a
+#: batch holds more of them: on 16 cores Otto ran 114 small splits a round on one thread, 17.1 of a 31.9 ms
+#: round (stop 61).  The 16-core machine is to measure it (round_profile.py and scaling.py's --splits-ahead 1).
+BATCH_MIN_THREADS = 3
 
 #: deterministic=True: row chunks per histogram whatever the number of threads (the chunks' private
 #: histograms are summed in chunk order, so the sums do not depend on which thread built which chunk)
@@ -159,6 +169,13 @@ class HistogramBuilder(Protocol):
         """Write the histogram of each leaf's rows into its ``outs`` entry (a leaf whose histogram the
         grower dropped to stay within ``histogram_pool_size``, about to be split)."""
 
+    # A builder may also offer ``splits_ahead`` (int) and ``commit``: leaf-wise growth then sends it up to that
+    # many splits at once, those after the first ahead of their turn (``new_leaf`` -1; leaves of fewer rows than
+    # its ``ahead_max_rows``, where it has one).  Such a split partitions
+    # its leaf's rows and builds and scans its child as any, but the leaf keeps all its rows until
+    # ``commit(leaf, new_leaf)`` gives the right ones their number; a split whose turn never comes is never
+    # committed.  (grower.TreeGrower._splits_ahead)
+
 
 def run_scans(scans: Sequence[ChildScan | None] | None) -> None:
     """Run the children's scans of a batch of splits in order, after its histograms (HistogramBuilder.split), for
@@ -216,6 +233,7 @@ class LocalBuilder:
         self._no_total = np.empty(0, dtype=HIST)  # children's totals are needed only to derive default bins
         self._no_hist = np.empty((1, 1), dtype=HIST)
         self._no_scratch = np.empty((1, 1, 1), dtype=HIST)
+        self._no_marks = np.zeros(0, dtype=np.uint8)  # split_batch's partitions: each task merges (no shared marks)
         self.stats: np.ndarray | None = None
         self.rows = self._all_rows
         self.all_rows = True
@@ -235,6 +253,29 @@ class LocalBuilder:
         self._schedules_for: tuple | None = None
         self._followers: list[_Follower] = []
         self._entries = EntryPoints()  # the split kernels', this tree's argument types
+        # the splits made ahead of their turn, by leaf: (leaf_start, leaf_end, boundary) of each set of rows
+        self._pending: dict[int, list[tuple[np.ndarray, np.ndarray, int]]] = {}
+        self._batch_kernel = None  # this tree's split_batch variant (_split_batch)
+        self._ahead_max_rows: int | None = None  # found once a tree (ahead_max_rows)
+
+    @property
+    def splits_ahead(self) -> int:
+        """How many splits a batch (``split``) takes at once to good use (HistogramBuilder): one a thread from
+        BATCH_MIN_THREADS on, else one."""
+        return self.n_threads if self.n_threads >= BATCH_MIN_THREADS else 1
+
+    @property
+    def ahead_max_rows(self) -> int:
+        """The leaves split ahead of their turn have fewer rows: those whose split may go to a batch (_batchable:
+        a node partitioned on one thread whose half is a child _batches_child takes, counted by powers of two).  A
+        larger one's split runs in parallel regions of its own (_split_one), as soon ahead of its turn as in it,
+        and for nothing should its turn never come."""
+        if self._ahead_max_rows is None:
+            rows = 2
+            while rows < PARALLEL_PARTITION_MIN_ROWS and self._batches_child(rows // 2):
+                rows *= 2
+            self._ahead_max_rows = rows if rows > 2 else 0
+        return self._ahead_max_rows
 
     # ------------------------------------------------------------------ per tree
     def begin(self, stats: np.ndarray, rows: np.ndarray | None = None, max_leaves: int = 2,
@@ -248,6 +289,9 @@ class LocalBuilder:
         constant Hessian; where it gets a compact store its histograms are built on two columns."""
         self.stats = stats
         self._entries.clear()
+        self._pending.clear()
+        self._batch_kernel = None
+        self._ahead_max_rows = None
         self.tree_store, self.sample_rows = self.store, None
         self.all_rows = rows is None
         self.packed = None
@@ -451,54 +495,125 @@ class LocalBuilder:
 
     def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None],
               scans: Sequence[ChildScan | None] | None = None) -> None:
-        """HistogramBuilder.split.  A split whose child is built by feature groups runs its scan in the same
-        kernel call (kernels.split_step), without packed GOSS counts."""
+        """HistogramBuilder.split.  Two or more splits of small nodes run in one kernel call, a thread each
+        (kernels.split_step.split_batch: _split_batch); a split whose child is built by feature groups runs its
+        scan in the same kernel call (kernels.split_step.split_step), without packed GOSS counts."""
+        scans = [None] * len(requests) if scans is None else scans
+        batched = self._split_batch(requests, scans)
+        for i, (req, out) in enumerate(zip(requests, outs)):
+            if i not in batched:
+                self._split_one(req, out, scans[i])
+
+    def _child_rows(self, req: SplitRequest, start: int, end: int) -> int:
+        """The rows of the child a split builds: from the grower's count of left rows where it gave it, else half
+        the node's."""
+        if 0 <= req.n_left <= end - start:
+            return req.n_left if req.build == BUILD_LEFT else end - start - req.n_left
+        return (end - start) // 2
+
+    def _split_one(self, req: SplitRequest, out: np.ndarray | None, scan: ChildScan | None) -> None:
+        """One split in its own kernel call (split): the partition, the child's histogram and, where the kernel
+        can, the scan."""
         derived = self.tree_store.derived.shape[0] > 0
         total = self._total if derived else self._no_total
-        for i, (req, out) in enumerate(zip(requests, outs)):
-            scan = None if scans is None else scans[i]
+        start, end = int(self.leaf_start[req.leaf]), int(self.leaf_end[req.leaf])
+        parallel = end - start >= PARALLEL_PARTITION_MIN_ROWS and self.n_threads > 1
+        counts = self._counts[self.n_threads if parallel else 1]
+        rule = req.rule()  # once: the tree's rows, the rows a sample left out and every follower's take it
+        child_rows = self._child_rows(req, start, end)
+        if req.build == BUILD_NONE:
+            schedule, hist, hist_total = 0, self._no_hist, total
+        elif self.packed is not None:
+            schedule, (hist, hist_total) = self._schedule(child_rows), self._packed_buffers(out, total)
+        else:
+            schedule, hist, hist_total = self._schedule(child_rows), out, total
+        job = None
+        # a split that a batch would take (_batchable) runs alone in the two kernels that larger nodes' splits run
+        # as well: a fit that splits in batches then never compiles split_step (10 s on Otto's store, where
+        # split_batch took as long), for the few splits of a small node that come alone
+        if scan is not None and schedule < 0 and self.packed is None and not self._batchable(req, scan, start, end) \
+                and scan.fusable(self._feature_groups().shape[0] - 1):
+            job = scan.job()
+            n_left = self._entries.call(split_step_kernel(job.params), self.tree_store, self.rows, start, end,
+                                        rule, req.build, self.stats, self._feature_groups(), self._tmp,
+                                        self._marks, counts, hist, job, scan.categorical)
+        elif schedule == 0 and not parallel:  # a small node: the kernel without a parallel region
+            n_left = self._entries.call(self._serial_split(), self.tree_store, self.rows, start, end, rule,
+                                        req.build, self.stats, self._tmp, self._marks, hist, hist_total)
+        else:
+            n_left = self._entries.call(split_and_build, self.tree_store, self.rows, start, end, rule, req.build,
+                                        self.stats, schedule, self._feature_groups(), self._tmp, self._marks,
+                                        counts, self._scratch_for(schedule, child_rows), hist, hist_total)
+        if req.build != BUILD_NONE and self.packed is not None:
+            self._unpack(hist, hist_total, out, total)
+        self._split_others(req, rule, start + n_left)
+        if job is not None:
+            scan.finish()
+        elif scan is not None:
+            scan.run()
+
+    def _split_others(self, req: SplitRequest, rule: SplitRule | None, boundary: int) -> None:
+        """After the partition of the tree's rows of a leaf at ``boundary``: the leaf's bounds, and the partition of
+        the rows a sample left out and of every follower's (by ``rule``, req.rule() where None)."""
+        self._divide(self.leaf_start, self.leaf_end, req, boundary)
+        if rule is None and (self.other_rows.shape[0] or self._followers):
+            rule = req.rule()
+        if self.other_rows.shape[0]:
+            self._partition(self.store, self.other_rows, self.other_start, self.other_end, self._tmp, self._marks,
+                            req, rule)
+        for follower in self._followers:
+            self._partition(follower.store, follower.rows, follower.start, follower.end, follower.tmp,
+                            follower.marks, req, rule)
+
+    def _batchable(self, req: SplitRequest, scan: ChildScan | None, start: int, end: int) -> bool:
+        """Whether split_batch takes a split of the rows start:end: a numeric split, with a scan it can run, of a
+        node partitioned on one thread whose child is built on one thread (_batches_child) too."""
+        if scan is None or req.build == BUILD_NONE or req.left_bins is not None or not scan.batchable:
+            return False
+        return end - start < PARALLEL_PARTITION_MIN_ROWS and self._batches_child(self._child_rows(req, start, end))
+
+    def _batches_child(self, child_rows: int) -> bool:
+        """Whether a split whose child has ``child_rows`` goes to a batch: where that child is built on one thread,
+        and on a store with a CSR part where it is built by feature groups.  Such groups each walk every row's
+        entries and leave the partition to the calling thread: two threads made a split of Otto's 1.3x faster at
+        best, a batch of two splits 1.3-1.5x (benchmarks/split_batch.py, CHANGELOG.md stop 65).  Over dense columns
+        the groups share a small split's scan about evenly, and batches made rf1's round slower at two threads
+        (13.0 against 11.3 ms: the Python of the batches, no faster kernels)."""
+        schedule = self._schedule(child_rows)
+        return schedule == 0 or (schedule < 0 and self.tree_store.sparse_indptr.shape[0] > 0)
+
+    def _split_batch(self, requests: Sequence[SplitRequest], scans: Sequence[ChildScan | None]) -> set[int]:
+        """Run the splits of small nodes among ``requests`` in one call of kernels.split_step.split_batch, a task a
+        split, where there are two or more; return the indices of those it ran."""
+        if self.n_threads < 2 or self.packed is not None or len(requests) < 2:
+            return set()
+        chosen, bounds = [], []
+        for i, (req, scan) in enumerate(zip(requests, scans)):
             start, end = int(self.leaf_start[req.leaf]), int(self.leaf_end[req.leaf])
-            parallel = end - start >= PARALLEL_PARTITION_MIN_ROWS and self.n_threads > 1
-            counts = self._counts[self.n_threads if parallel else 1]
-            rule = req.rule()  # once: the tree's rows, the rows a sample left out and every follower's take it
-            child_rows = (end - start) // 2
-            if 0 <= req.n_left <= end - start:
-                child_rows = req.n_left if req.build == BUILD_LEFT else end - start - req.n_left
-            if req.build == BUILD_NONE:
-                schedule, hist, hist_total = 0, self._no_hist, total
-            elif self.packed is not None:
-                schedule, (hist, hist_total) = self._schedule(child_rows), self._packed_buffers(out, total)
-            else:
-                schedule, hist, hist_total = self._schedule(child_rows), out, total
-            job = None
-            if scan is not None and schedule < 0 and self.packed is None \
-                    and scan.fusable(self._feature_groups().shape[0] - 1):
-                job = scan.job()
-                n_left = self._entries.call(split_step_kernel(job.params), self.tree_store, self.rows, start, end,
-                                            rule, req.build, self.stats, self._feature_groups(), self._tmp,
-                                            self._marks, counts, hist, job, scan.categorical)
-            elif schedule == 0 and not parallel:  # a small node: the kernel without a parallel region
-                n_left = self._entries.call(self._serial_split(), self.tree_store, self.rows, start, end, rule,
-                                            req.build, self.stats, self._tmp, self._marks, hist, hist_total)
-            else:
-                n_left = self._entries.call(split_and_build, self.tree_store, self.rows, start, end, rule, req.build,
-                                            self.stats, schedule, self._feature_groups(), self._tmp, self._marks,
-                                            counts, self._scratch_for(schedule, child_rows), hist, hist_total)
-            if req.build != BUILD_NONE and self.packed is not None:
-                self._unpack(hist, hist_total, out, total)
-            self.leaf_end[req.leaf] = start + n_left
-            self.leaf_start[req.new_leaf] = start + n_left
-            self.leaf_end[req.new_leaf] = end
-            if self.other_rows.shape[0]:
-                self._partition(self.store, self.other_rows, self.other_start, self.other_end, self._tmp, self._marks,
-                                req, rule)
-            for follower in self._followers:
-                self._partition(follower.store, follower.rows, follower.start, follower.end, follower.tmp,
-                                follower.marks, req, rule)
-            if job is not None:
-                scan.finish()
-            elif scan is not None:
-                scan.run()
+            if self._batchable(req, scan, start, end):
+                chosen.append(i)
+                bounds.append((start, end, req.feature, req.threshold_bin, req.build, req.default_left))
+        if len(chosen) < 2:
+            return set()
+        batch_scans = [scans[i] for i in chosen]
+        scan_batch = batch_scans[0].batch(batch_scans)
+        if scan_batch is None:
+            return set()
+        columns = np.array(bounds, np.int64).T.copy()  # a contiguous row for each of SplitBatch's arrays
+        n_cols = self.stats.shape[1] if self.tree_store.derived.shape[0] > 0 else 0
+        splits = SplitBatch(start=columns[0], end=columns[1], feature=columns[2], threshold_bin=columns[3],
+                            build=columns[4], default_left=columns[5].astype(np.bool_),
+                            totals=np.empty((len(chosen), n_cols), dtype=HIST), n_left=np.empty(len(chosen), np.int64))
+        params = batch_scans[0].params
+        kernel = self._batch_kernel
+        if kernel is None:  # once a tree: its statistics' width and its scan's kind stay
+            kernel = self._batch_kernel = split_batch_kernel(self._dense_only, self.stats.shape[1], scan_kind(params))
+        self._entries.call(kernel, self.tree_store, self.rows, self.stats, self._tmp, self._no_marks, NO_CATEGORIES,
+                           splits, batch_scans[0].offsets, params, *scan_batch)
+        for i, (start, *_), n_left in zip(chosen, bounds, splits.n_left.tolist()):
+            self._split_others(requests[i], None, start + n_left)
+        batch_scans[0].finish_batch(batch_scans)
+        return set(chosen)
 
     def _partition(self, store: BinnedStore, rows: np.ndarray, leaf_start: np.ndarray, leaf_end: np.ndarray,
                    tmp: np.ndarray, marks: np.ndarray, req: SplitRequest, rule: SplitRule) -> None:
@@ -514,9 +629,21 @@ class LocalBuilder:
         else:
             n_left = self._entries.call(self._serial_split(), store, rows, start, end, rule, BUILD_NONE, self.stats,
                                         tmp, marks, self._no_hist, self._no_total, role="other rows")
-        leaf_end[req.leaf] = start + n_left
-        leaf_start[req.new_leaf] = start + n_left
-        leaf_end[req.new_leaf] = end
+        self._divide(leaf_start, leaf_end, req, start + n_left)
+
+    def _divide(self, leaf_start: np.ndarray, leaf_end: np.ndarray, req: SplitRequest, boundary: int) -> None:
+        """A leaf's rows (leaf_start, leaf_end of a set of rows) up to ``boundary`` stay its own, the others go to
+        the right child; a split ahead of its turn (new_leaf -1) keeps the boundary until ``commit``."""
+        if req.new_leaf < 0:
+            self._pending.setdefault(req.leaf, []).append((leaf_start, leaf_end, boundary))
+        else:
+            _set_boundary(leaf_start, leaf_end, req.leaf, req.new_leaf, boundary)
+
+    def commit(self, leaf: int, new_leaf: int) -> None:
+        """The split of ``leaf`` made ahead of its turn has it: its right rows become ``new_leaf``'s
+        (HistogramBuilder)."""
+        for leaf_start, leaf_end, boundary in self._pending.pop(leaf):
+            _set_boundary(leaf_start, leaf_end, leaf, new_leaf, boundary)
 
     def leaf_segments(self, n_leaves: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rows, leaf_start, leaf_end): leaf l of the last tree holds rows[leaf_start[l]:leaf_end[l]]."""
@@ -532,6 +659,13 @@ class LocalBuilder:
         """As leaf_segments, for the rows of the store ``follow`` returned ``index`` for."""
         follower = self._followers[index]
         return follower.rows, follower.start[:n_leaves], follower.end[:n_leaves]
+
+
+def _set_boundary(leaf_start: np.ndarray, leaf_end: np.ndarray, leaf: int, new_leaf: int, boundary: int) -> None:
+    """Split the rows of ``leaf`` at ``boundary``: those after it become ``new_leaf``'s."""
+    leaf_start[new_leaf] = boundary
+    leaf_end[new_leaf] = leaf_end[leaf]
+    leaf_end[leaf] = boundary
 
 
 def feature_groups(store: BinnedStore, n_groups: int) -> np.ndarray:

@@ -60,12 +60,18 @@ from ..kernels.split import (
     node_score,
     scan_scratch,
 )
-from ..kernels.split_step import ScanJob
+from ..kernels.split_step import ScanBatch, ScanJob
 from .builder import BUILD_LEFT, BUILD_NONE, BUILD_RIGHT, HistogramBuilder, SplitRequest
 from .leaves import StatLayout
 
 #: histogram_pool_size never keeps fewer histograms than this (a split needs its parent's and one more)
 MIN_POOL_HISTOGRAMS = 2
+#: leaf-wise growth looks at most this many leaves in turn for each split it makes ahead of its turn
+#: (TreeGrower._next_in_turn): rf1's trees, whose large leaves come first, looked through up to 127 a split
+AHEAD_LOOKS_PER_SPLIT = 4
+#: splits ahead of their turn are batched into one kernel call (kernels.split_step.split_batch) where the pool's
+#: histograms of a tree fit one array of at most this many bytes (its pages are touched only as used)
+BATCH_BLOCK_BYTES = 2**31
 
 
 class CandidateScorer(Protocol):
@@ -106,26 +112,50 @@ def _finite_or_zero(gain: float) -> float:
 
 
 class HistogramPool:
-    """Reusable histogram buffers of one shape."""
+    """Reusable histogram buffers of one shape.  After ``reserve`` they are slots of one array (``block``), which a
+    kernel that takes many histograms at once (kernels.split_step.split_batch) reads by slot."""
 
     def __init__(self, n_bins: int, n_cols: int):
         self.shape = (n_bins, n_cols)
         self._free: list[np.ndarray] = []
         self.allocated = 0
+        self.block: np.ndarray | None = None  # (slots, n_bins, n_cols)
+        self._views: list[np.ndarray] = []  # the block's slots as the buffers lent
+        self._slots: dict[int, int] = {}  # id of a buffer of the block -> its slot
+        self._unused = 0  # the block's slots from here on were never lent
 
     @property
     def has_free(self) -> bool:
-        return bool(self._free)
+        return bool(self._free) or (self.block is not None and self._unused < self.block.shape[0])
 
     def get(self) -> np.ndarray:
         if self._free:
             return self._free.pop()
         self.allocated += 1
+        if self.block is not None and self._unused < self.block.shape[0]:
+            self._unused += 1
+            return self._views[self._unused - 1]
         return np.empty(self.shape, dtype=HIST)
 
     def put(self, buf: np.ndarray | None) -> None:
         if buf is not None:
             self._free.append(buf)
+
+    def reserve(self, n_slots: int) -> None:
+        """Lend buffers from a block of at least ``n_slots`` from now on, where no buffer is lent (a grower
+        gives every buffer back at the end of its tree).  The block's pages are touched as its slots are used
+        (np.empty), as the separate buffers' were; the buffers lent before are dropped.  Past the block, the
+        pool lends separate buffers again (slot -1)."""
+        if (self.block is not None and self.block.shape[0] >= n_slots) or len(self._free) < self.allocated:
+            return
+        self.block = np.empty((n_slots, *self.shape), dtype=HIST)
+        self._views = [self.block[slot] for slot in range(n_slots)]  # each slot's one view: the buffer lent
+        self._slots = {id(view): slot for slot, view in enumerate(self._views)}
+        self._free, self.allocated, self._unused = [], 0, 0
+
+    def slot(self, buf: np.ndarray) -> int:
+        """The slot of a buffer lent from the block, else -1."""
+        return self._slots.get(id(buf), -1)
 
 
 class HistogramPools:
@@ -147,7 +177,7 @@ class HistogramPools:
 
 class _Leaf:
     __slots__ = ("index", "depth", "total", "hist", "gain", "feature", "bin", "default_left", "left_total",
-                 "parent", "is_left", "scan_mask", "left_bins", "has_missing")
+                 "parent", "is_left", "scan_mask", "left_bins", "has_missing", "ahead")
 
     def __init__(self, index, depth, total, parent, is_left):
         self.index, self.depth, self.total = index, depth, total
@@ -160,6 +190,7 @@ class _Leaf:
         self.scan_mask = None  # features this leaf's children must scan (None: as the tree's mask)
         self.left_bins = None  # a set split: (bins of the feature,) bool, True for the bins going left
         self.has_missing = False  # a scan on the device: the best split's feature has missing values here
+        self.ahead = None  # split ahead of its turn: (left child, right child, default_left) until _commit
 
 
 class ChildScan:
@@ -207,6 +238,40 @@ class ChildScan:
         self.grower._evaluate(self.small, self.large if self.can_large else None, self.mask,
                               subtract=self.can_large, scan_small=self.can_small)
         self._release()
+
+    @property
+    def params(self) -> ScanParams:
+        """The scan's parameters (the grower's)."""
+        return self.grower.params
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """(F + 1,) int64: each feature's bins in the histograms."""
+        return self.grower.offsets
+
+    @property
+    def batchable(self) -> bool:
+        """Whether kernels.split_step.split_batch can run this scan: the grower has batch buffers (_reserve_batch),
+        histograms of the split statistics, no categorical feature, no random_strength noise."""
+        grower = self.grower
+        return grower._batch is not None and grower._scorer is None and grower._categorical is None \
+            and grower._noise_scale == 0
+
+    @staticmethod
+    def batch(scans: list["ChildScan"]) -> tuple[ScanBatch, FeatureSplits, NodeSplits] | None:
+        """The scans of a batch of splits as kernels.split_step.split_batch takes them (split i's in slot i; the
+        outputs of its 2 nodes in rows 2i, 2i + 1), or None where a histogram is not a slot of the pool's block
+        (HistogramPool.reserve)."""
+        return scans[0].grower._scan_batch(scans)
+
+    @staticmethod
+    def finish_batch(scans: list["ChildScan"]) -> None:
+        """Read the results of the batch's scans (``batch``, then the builder's kernel) into the children."""
+        grower = scans[0].grower
+        for i, scan in enumerate(scans):
+            scan._attach()
+            grower._read_scan(scan.small, scan.large if scan.can_large else None, 2 * i, *grower._batch_found)
+            scan._release()
 
     @staticmethod
     def run_together(scans: list["ChildScan"]) -> None:
@@ -264,7 +329,9 @@ class TreeGrower:
         # a grower gives every buffer back at the end of its tree: growers that take turns can share them
         self.pool = self._host_pool = (pools or HistogramPools()).pool(int(self.offsets[-1]), layout.n_cols)
         self._device = None  # the builder's DeviceHistograms while a tree's histograms live on its device
-        hist_bytes = int(self.offsets[-1]) * layout.n_cols * np.dtype(HIST).itemsize
+        hist_bytes = self._hist_bytes = int(self.offsets[-1]) * layout.n_cols * np.dtype(HIST).itemsize
+        self._batch: ScanBatch | None = None  # the buffers of a batch of splits' scans (_reserve_batch)
+        self._batch_found: tuple[FeatureSplits, NodeSplits] | None = None  # and of their results
         self._entries = EntryPoints()
         self._hist_cap = None if config.histogram_pool_bytes < 0 else \
             max(MIN_POOL_HISTOGRAMS, config.histogram_pool_bytes // max(hist_bytes, 1))
@@ -318,13 +385,17 @@ class TreeGrower:
         self._entries.clear()  # the scans' entry points, for this tree's histograms and masks
         self._nodes: list[tuple] = []  # (feature, bin, default_left, gain, count, left bins or None)
         self._children: list[list[int]] = []
+        self._rng = rng
+        self._scorer = scorer
+        self._noise_scale = 0.0
+        ahead = self._splits_ahead(builder) if config.growth_policy != "symmetric" else 1
+        # the most splits of a builder call: a leaf-wise batch, or a depth-wise level; reserved before the root's
+        # histogram, so that every histogram of the tree is in the pool's block
+        self._reserve_batch(ahead if config.growth_policy == "leafwise" or ahead <= 1 else config.num_leaves // 2 + 1)
         root_hist = self.pool.get()
         root = _Leaf(0, 0, builder.root(root_hist), -1, False)
         root.hist = root_hist
         leaves = self._leaves = [root]
-        self._rng = rng
-        self._scorer = scorer
-        self._noise_scale = 0.0
         if config.random_strength > 0:
             if rng is None:
                 raise ValueError("random_strength > 0 needs a random generator (rng)")
@@ -343,11 +414,24 @@ class TreeGrower:
             heap = [(-root.gain, 0, root)] if math.isfinite(root.gain) else []
             while heap and len(leaves) < config.num_leaves:
                 best = heapq.heappop(heap)[2]
-                new = self._split_level(builder, [best], len(leaves))
+                if best.ahead is not None:
+                    best, right = self._commit(builder, best, len(leaves))  # its left child in its place
+                    new = [right]
+                else:
+                    # ``ahead`` small leaves a batch: a large one's split runs alone, in regions of its own
+                    small = best.total[self.layout.count_col] < self._ahead_max_rows
+                    others = [] if ahead <= 1 else self._next_in_turn(
+                        heap, ahead - small, config.num_leaves - len(leaves) - 1, self._ahead_max_rows)
+                    new = self._split_level(builder, [best], len(leaves), others)
                 leaves += new
                 for leaf in (best, *new):
                     if math.isfinite(leaf.gain):
                         heapq.heappush(heap, (-leaf.gain, leaf.index, leaf))
+            for leaf in leaves:  # split ahead, and its turn never came: its children's histograms go back
+                if leaf.ahead is not None:
+                    for child in leaf.ahead[:2]:
+                        self.pool.put(child.hist)
+                    leaf.ahead = None
         else:
             frontier = [root]
             while frontier and len(leaves) < config.num_leaves:
@@ -380,8 +464,52 @@ class TreeGrower:
             return False
         return count >= 2 * config.min_data_in_leaf
 
-    def _split_level(self, builder: HistogramBuilder, to_split: list[_Leaf], n_leaves: int) -> list[_Leaf]:
-        """Split every leaf of ``to_split`` in one request batch; return the new right children."""
+    def _splits_ahead(self, builder: HistogramBuilder) -> int:
+        """How many splits leaf-wise growth sends the builder at once: the leaf whose turn it is and the next ones
+        by gain, split ahead of their turn (the builder's ``splits_ahead``; 1 for a builder that cannot keep a
+        split pending until ``commit``), of fewer rows than its ``ahead_max_rows`` (where it has one).
+
+        A split ahead of its turn gives the tree it would have had in turn: a leaf's split and its children's
+        scans depend on the leaf alone, its children are recorded (numbered, put on the heap) when its turn
+        comes (``_commit``), and the leaves whose turn never comes keep their rows.  Not where a split draws
+        from the generator (random_strength: the draws would follow the builder's order), scores its children
+        from their rows (a scorer: by leaf number) or may have its histogram given up (histogram_pool_size);
+        nor on a device, whose builder has its own batches."""
+        ahead = int(getattr(builder, "splits_ahead", 1))
+        self._ahead_max_rows = float(getattr(builder, "ahead_max_rows", np.inf))
+        if ahead <= 1 or self._ahead_max_rows <= 0 or self.config.random_strength > 0 or self._scorer is not None \
+                or self._hist_cap is not None or self._device is not None:
+            return 1
+        return ahead
+
+    def _next_in_turn(self, heap: list, n: int, splits_left: int, max_rows: float) -> list[_Leaf]:
+        """Up to ``n`` leaves next in turn (by gain, then number) that are not split yet and have fewer than
+        ``max_rows`` rows: from the first AHEAD_LOOKS_PER_SPLIT x n entries of the heap's array (the top of the heap,
+        nearly the first in turn; which leaves go ahead moves time only, never the tree) and, among them, the first
+        ``splits_left`` by rank (a leaf ranked below the splits left in the tree never has its turn)."""
+        if n <= 0 or splits_left <= 0:
+            return []
+        count_col = self.layout.count_col
+        top = sorted(heap[:AHEAD_LOOKS_PER_SPLIT * n])[:splits_left]
+        return [leaf for _, _, leaf in top if leaf.ahead is None and leaf.total[count_col] < max_rows][:n]
+
+    def _commit(self, builder: HistogramBuilder, leaf: _Leaf, new_index: int) -> tuple[_Leaf, _Leaf]:
+        """Record the split of ``leaf``, made ahead of its turn, now that it comes: its left child takes its number
+        and its place among the leaves, the right child gets ``new_index``; the builder's rows follow (``commit``).
+        Return the two children."""
+        left, right, default_left = leaf.ahead
+        leaf.ahead = None
+        node = self._record_node(leaf, new_index, default_left, float(leaf.total[self.layout.count_col]))
+        left.parent = right.parent = node
+        right.index = new_index
+        self._leaves[leaf.index] = left
+        builder.commit(leaf.index, new_index)
+        return left, right
+
+    def _split_level(self, builder: HistogramBuilder, to_split: list[_Leaf], n_leaves: int,
+                     ahead: list[_Leaf] = ()) -> list[_Leaf]:
+        """Split every leaf of ``to_split`` in one request batch, and those of ``ahead`` ahead of their turn
+        (_splits_ahead); return the new right children of ``to_split``."""
         dropped = [leaf for leaf in to_split if leaf.hist is None]
         if dropped:  # their histograms went to stay within histogram_pool_size: build them again
             outs = [self._take_hist(to_split) for _ in dropped]
@@ -395,6 +523,11 @@ class TreeGrower:
             requests.append(request)
             outs.append(out)
             rights.append(right)
+            scans.append(scan)
+        for leaf in ahead:
+            request, out, scan = self._split_ahead(leaf)
+            requests.append(request)
+            outs.append(out)
             scans.append(scan)
         builder.split(requests, outs, scans)  # it runs each split's scan of the children (ChildScan)
         return rights
@@ -415,7 +548,30 @@ class TreeGrower:
     def _split_leaf(self, leaf: _Leaf, new_index: int, pinned: list[_Leaf]):
         """Record the split of ``leaf`` (it becomes the left child); return the right child, the
         builder request, the buffer for the smaller child's histogram and what to scan afterwards."""
-        config, count_col = self.config, self.layout.count_col
+        left_count, right_count, default_left = self._sides(leaf)
+        mask = leaf.scan_mask
+        right, request_fields, parent_hist, left_bins = self._record_split(
+            leaf, new_index, default_left, float(leaf.total[self.layout.count_col]))
+        last = new_index + 1 == self.config.num_leaves
+        request, out, scan = self._child_request(leaf, right, request_fields, left_bins, parent_hist, mask,
+                                                 left_count, right_count, last, pinned)
+        return right, request, out, scan
+
+    def _split_ahead(self, leaf: _Leaf):
+        """The request, the smaller child's buffer and the children's scan of the split of ``leaf`` ahead of its
+        turn (_splits_ahead): children of their own, which _commit records when the turn comes."""
+        left_count, right_count, default_left = self._sides(leaf)
+        left = _Leaf(leaf.index, leaf.depth + 1, leaf.left_total, -1, True)
+        right = _Leaf(-1, leaf.depth + 1, leaf.total - leaf.left_total, -1, False)
+        leaf.ahead = (left, right, default_left)
+        parent_hist, leaf.hist = leaf.hist, None
+        request_fields = (leaf.index, -1, leaf.feature, leaf.bin, default_left)
+        return self._child_request(left, right, request_fields, leaf.left_bins, parent_hist, leaf.scan_mask,
+                                   left_count, right_count, False, [leaf])
+
+    def _sides(self, leaf: _Leaf) -> tuple[float, float, bool]:
+        """(rows going left, rows going right, whether missing values go left) of the split of ``leaf``."""
+        count_col = self.layout.count_col
         count, left_count = float(leaf.total[count_col]), float(leaf.left_total[count_col])
         right_count = count - left_count  # as right.total[count_col]: the same float64 difference
         default_left = leaf.default_left
@@ -423,20 +579,25 @@ class TreeGrower:
                                            leaf.hist[self.offsets[leaf.feature + 1] - 1, count_col] > 0):
             # no missing value seen here: send future ones to the larger side
             default_left = left_count >= right_count
-        right, request_fields, parent_hist, left_bins = self._record_split(leaf, new_index, default_left, count)
-        mask = leaf.scan_mask
+        return left_count, right_count, default_left
+
+    def _child_request(self, left: _Leaf, right: _Leaf, request_fields: tuple, left_bins, parent_hist: np.ndarray,
+                       mask: np.ndarray, left_count: float, right_count: float, last: bool, pinned: list[_Leaf]):
+        """The builder request of a split into ``left`` and ``right``, the buffer for the smaller child's
+        histogram and the children's scan (none where the tree is full after it, ``last``, or no child can
+        split)."""
         left_small = left_count <= right_count
-        small, large = (leaf, right) if left_small else (right, leaf)
+        small, large = (left, right) if left_small else (right, left)
         small_count, large_count = (left_count, right_count) if left_small else (right_count, left_count)
         can_small = self._can_split(small.depth, small_count)
         can_large = self._can_split(large.depth, large_count)
-        if new_index + 1 == config.num_leaves or not (can_small or can_large):
+        if last or not (can_small or can_large):
             self.pool.put(parent_hist)
-            return right, SplitRequest(*request_fields, BUILD_NONE, left_bins, int(left_count)), None, None
+            return SplitRequest(*request_fields, BUILD_NONE, left_bins, int(left_count)), None, None
         out = self._take_hist(pinned)
         build = BUILD_LEFT if left_small else BUILD_RIGHT
         request = SplitRequest(*request_fields, build, left_bins, int(left_count))
-        return right, request, out, ChildScan(self, small, large, out, parent_hist, can_small, can_large, mask)
+        return request, out, ChildScan(self, small, large, out, parent_hist, can_small, can_large, mask)
 
     def _record_split(self, leaf: _Leaf, new_index: int, default_left: bool, count: float):
         """Record the split of ``leaf`` (``count`` rows) as a node; ``leaf`` becomes the left child (its
@@ -444,11 +605,7 @@ class TreeGrower:
         split's set of bins going left (None for a numeric split)."""
         f, left_total = leaf.feature, leaf.left_total
         right_total = leaf.total - left_total
-        node = len(self._nodes)
-        self._nodes.append((f, leaf.bin, default_left, leaf.gain, count, leaf.left_bins))
-        self._children.append([~leaf.index, ~new_index])
-        if leaf.parent >= 0:
-            self._children[leaf.parent][0 if leaf.is_left else 1] = node
+        node = self._record_node(leaf, new_index, default_left, count)
         # the direction the tree records: the partition of rows outside the histograms (a sample's
         # left-out rows, another worker's) must agree with it
         request_fields = (leaf.index, new_index, f, leaf.bin, default_left)
@@ -459,6 +616,16 @@ class TreeGrower:
         leaf.gain = -np.inf
         leaf.left_bins = None
         return right, request_fields, parent_hist, left_bins
+
+    def _record_node(self, leaf: _Leaf, new_index: int, default_left: bool, count: float) -> int:
+        """Record the split of ``leaf`` (``count`` rows) as the tree's next node, its children leaves ``leaf.index``
+        and ``new_index``; return the node's number."""
+        node = len(self._nodes)
+        self._nodes.append((leaf.feature, leaf.bin, default_left, leaf.gain, count, leaf.left_bins))
+        self._children.append([~leaf.index, ~new_index])
+        if leaf.parent >= 0:
+            self._children[leaf.parent][0 if leaf.is_left else 1] = node
+        return node
 
     # ------------------------------------------------------------------ symmetric trees
     def _grow_symmetric(self, builder: HistogramBuilder, root: _Leaf) -> list[_Leaf]:
@@ -572,19 +739,57 @@ class TreeGrower:
                            self._active, noise, self._per_feature, self._best)
         self._read_scan(first, second)
 
-    def _scan_inputs(self, first: _Leaf, second: _Leaf | None, scan_small: bool) -> tuple[int, np.ndarray]:
+    def _scan_inputs(self, first: _Leaf, second: _Leaf | None, scan_small: bool, totals: np.ndarray | None = None,
+                     active: np.ndarray | None = None) -> tuple[int, np.ndarray]:
         """Set the scan's node sums and active nodes (``first`` unless not ``scan_small`` or too small to split,
-        and ``second``); return (the number of nodes, the random_strength noise on the features' scores)."""
-        totals = self._totals
+        and ``second``) in ``totals`` and ``active`` (by default the grower's own); return (the number of nodes,
+        the random_strength noise on the features' scores)."""
+        totals = self._totals if totals is None else totals
         totals[0] = first.total
         if second is not None:
             totals[1] = second.total
-        active = self._active
+        active = self._active if active is None else active
         active[0] = scan_small and self._can_split(first.depth, first.total[self.layout.count_col])
         active[1] = second is not None
         if self._noise_scale > 0:
             return (1 if second is None else 2), self._rng.normal(0.0, self._noise_scale, self._no_noise.shape)
         return (1 if second is None else 2), self._no_noise
+
+    def _scan_batch(self, scans: list[ChildScan]) -> tuple[ScanBatch, FeatureSplits, NodeSplits] | None:
+        """ChildScan.batch: the batch's scans in the slots of the grower's batch buffers (_reserve_batch)."""
+        batch, pool = self._batch, self.pool
+        if batch is None or len(scans) > batch.out_slot.shape[0]:
+            return None
+        for i, scan in enumerate(scans):
+            out_slot = pool.slot(scan.small_hist)
+            parent_slot = pool.slot(scan.parent_hist) if scan.can_large else out_slot
+            if out_slot < 0 or parent_slot < 0:
+                return None
+            batch.out_slot[i], batch.parent_slot[i], batch.subtract[i] = out_slot, parent_slot, scan.can_large
+            batch.n_nodes[i], _ = self._scan_inputs(scan.small, scan.large if scan.can_large else None,
+                                                    scan.can_small, batch.totals[2 * i:2 * i + 2], batch.active[i])
+            batch.masks[i] = scan.mask
+        return (batch._replace(hists=pool.block), *self._batch_found)
+
+    def _reserve_batch(self, ahead: int) -> None:
+        """Buffers for batches of up to ``ahead`` splits (kernels.split_step.split_batch; the builder's calls of a
+        depth-wise level too), and the pool's histograms in one block (HistogramPool.reserve) where that block
+        takes at most BATCH_BLOCK_BYTES; else no batch."""
+        n_slots = self.config.num_leaves + ahead + 1  # a leaf's histogram each, and the children of a batch
+        if ahead <= 1 or n_slots * self._hist_bytes > BATCH_BLOCK_BYTES:
+            self._batch = None
+            return
+        self.pool.reserve(n_slots)
+        if self._batch is not None and self._batch.out_slot.shape[0] >= ahead:
+            return
+        n_features, n_cols = self.offsets.shape[0] - 1, self.layout.n_cols
+        self._batch = ScanBatch(
+            hists=self.pool.block, out_slot=np.zeros(ahead, np.int64), parent_slot=np.zeros(ahead, np.int64),
+            subtract=np.zeros(ahead, np.bool_), n_nodes=np.zeros(ahead, np.int64),
+            active=np.zeros((ahead, 2), np.bool_),
+            totals=np.zeros((2 * ahead, n_cols)), masks=np.zeros((ahead, n_features), np.bool_),
+            scratch=np.empty((ahead, self._scan_scratch.shape[1])), noise=self._no_noise)
+        self._batch_found = (FeatureSplits.allocate(2 * ahead, n_features), NodeSplits.allocate(2 * ahead, n_cols))
 
     def _scan_on_device(self, pairs: list[tuple]) -> None:
         """_evaluate for a batch of (first, second, mask, subtract, scan_small) on the device: every node in one
@@ -612,12 +817,16 @@ class TreeGrower:
                 n_bins = int(self.offsets[leaf.feature + 1] - self.offsets[leaf.feature])
                 leaf.left_bins = found.left_bins[i, :n_bins].copy() if leaf.bin < 0 else None
 
-    def _read_scan(self, first: _Leaf, second: _Leaf | None) -> None:
-        """Each scanned node's best split and the features its children must scan, from the scan's outputs."""
-        best, categorical = self._best, self._categorical
+    def _read_scan(self, first: _Leaf, second: _Leaf | None, row: int = 0, per_feature: FeatureSplits | None = None,
+                   best: NodeSplits | None = None) -> None:
+        """Each scanned node's best split and the features its children must scan, from the scan's outputs (rows
+        ``row`` and ``row + 1`` of ``per_feature`` and ``best``; by default the grower's own)."""
+        categorical = self._categorical
+        per_feature = self._per_feature if per_feature is None else per_feature
+        best = self._best if best is None else best
         n_nodes = 1 if second is None else 2
-        for i, leaf in enumerate((first, second)[:n_nodes]):
-            leaf.scan_mask = self._per_feature.splittable[i].copy()
+        for i, leaf in enumerate((first, second)[:n_nodes], start=row):
+            leaf.scan_mask = per_feature.splittable[i].copy()
             leaf.gain = float(best.gain[i])
             if math.isfinite(leaf.gain):
                 leaf.feature, leaf.bin = int(best.feature[i]), int(best.threshold_bin[i])

@@ -341,6 +341,17 @@ class TrainingShard:
     def histograms(self, leaves: Sequence[int], outs: Sequence[np.ndarray]) -> None:
         self.builder.histograms(leaves, outs)
 
+    @property
+    def splits_ahead(self) -> int:
+        return self.builder.splits_ahead
+
+    @property
+    def ahead_max_rows(self) -> int:
+        return self.builder.ahead_max_rows
+
+    def commit(self, leaf: int, new_leaf: int) -> None:
+        self.builder.commit(leaf, new_leaf)
+
     # ------------------------------------------------------------------ finishing a tree
     def leaf_sums(self, n_leaves: int) -> np.ndarray:
         """(n_leaves, C) sums of the full statistics over each leaf's rows (for leaf values when

@@ -1,0 +1,104 @@
+"""Leaf-wise growth splits the next leaves in turn ahead of their turn, and the local builder runs a batch of small
+nodes' splits in one kernel call, a task a split (kernels.split_step.split_batch; depth-wise levels too): the trees
+are those of one split at a time, bit for bit, for every kind of scan, both growth policies, a store with a CSR
+part, samples (the rows left out partitioned along), validation sets followed, and splits ahead of their turn
+that never have it."""
+import numpy as np
+import pytest
+
+import multigrove as mg
+from multigrove.boosting import builder as builders
+from multigrove.boosting import grower as growers
+
+
+def _data(rng, n, n_outputs, csr=False):
+    X = rng.normal(size=(n, 10))
+    X[rng.random(X.shape) < 0.03] = np.nan
+    if csr:  # most features zero but in a few rows: a CSR part of the store, whose zero bins are derived
+        X[:, 5:] = np.where(rng.random((n, 5)) < 0.1, rng.integers(1, 9, size=(n, 5)), 0.0)
+    signal = np.nan_to_num(X[:, 1]) + np.nan_to_num(X[:, 2] * X[:, 3])
+    return X, np.column_stack([signal + j * np.nan_to_num(X[:, 4 + j % 5]) + rng.normal(scale=0.3, size=n)
+                               for j in range(n_outputs)])
+
+
+CASES = {
+    "one output": ({"objective": "regression"}, 1, False),
+    "sketch's shared Hessian": ({"objective": "regression"}, 6, False),
+    "top-k leaves": ({"objective": "regression", "sketch": "none", "leaf_sparsity": 2}, 4, False),
+    "a Hessian per output": ({"objective": "multiclass", "num_class": 3, "sketch": "none"}, 1, False),
+    "depth-wise levels": ({"objective": "regression", "growth_policy": "depthwise", "max_depth": 6}, 3, False),
+    "CSR part": ({"objective": "regression"}, 3, True),
+    "bagging": ({"objective": "regression", "bagging_fraction": 0.7, "bagging_freq": 1}, 3, False),
+    "GOSS, one output": ({"objective": "regression", "data_sample_strategy": "goss"}, 1, False),
+    "validation set followed": ({"objective": "regression"}, 3, True),  # a CSR part: followed, not walked
+    "deterministic": ({"objective": "regression", "deterministic": True}, 3, True),
+}
+
+
+def _fit(params, X, y, valid=None):
+    sets = [] if valid is None else [mg.Dataset(*valid)]
+    booster = mg.train({"verbosity": -1, "num_threads": 2, "num_leaves": 48, "min_data_in_leaf": 5, **params},
+                       mg.Dataset(X, y), 10, valid_sets=sets)
+    return booster.model_to_string(), booster.predict(X)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_trees_are_those_of_one_split_at_a_time(rng, monkeypatch, name):
+    params, n_outputs, csr = CASES[name]
+    X, Y = _data(rng, 9000, n_outputs, csr)  # two threads: 90,000 cells
+    y = Y[:, 0] if n_outputs == 1 else Y
+    if params.get("objective") == "multiclass":
+        y = np.digitize(Y[:, 0], np.quantile(Y[:, 0], [1 / 3, 2 / 3]))
+    valid = (X[:1000], y[:1000]) if name == "validation set followed" else None
+    batches, ahead, commits = [], [], []
+    split_batch, split, commit = builders.LocalBuilder._split_batch, builders.LocalBuilder.split, \
+        builders.LocalBuilder.commit
+
+    def spy_batch(self, requests, scans):
+        ran = split_batch(self, requests, scans)
+        batches.append(len(ran))
+        return ran
+
+    def spy_split(self, requests, outs, scans=None):
+        ahead.extend(req.new_leaf < 0 for req in requests)
+        return split(self, requests, outs, scans)
+
+    def spy_commit(self, leaf, new_leaf):
+        commits.append(leaf)
+        return commit(self, leaf, new_leaf)
+    monkeypatch.setattr(builders.LocalBuilder, "_split_batch", spy_batch)
+    monkeypatch.setattr(builders.LocalBuilder, "split", spy_split)
+    monkeypatch.setattr(builders.LocalBuilder, "commit", spy_commit)
+    monkeypatch.setattr(builders.LocalBuilder, "splits_ahead", 6)  # more than the threads: some turns never come
+    followed, follow = [], builders.LocalBuilder.follow
+    monkeypatch.setattr(builders.LocalBuilder, "follow", lambda self, store: followed.append(1) or follow(self, store))
+    model, predicted = _fit(params, X, y, valid)
+    assert bool(followed) == (valid is not None)  # the validation rows partitioned along
+    assert sum(batches) > 20  # small nodes' splits ran in batches
+    if params.get("growth_policy") != "depthwise":
+        assert 0 < len(commits) < sum(ahead)  # splits ahead of their turn: most had it, some never
+    monkeypatch.setattr(builders.LocalBuilder, "splits_ahead", 1)
+    monkeypatch.setattr(growers.ChildScan, "batchable", property(lambda self: False))  # depth-wise: no batch
+    batches.clear()
+    ahead.clear()
+    one_at_a_time, predicted_one = _fit(params, X, y, valid)
+    assert sum(batches) == 0 and not any(ahead)
+    assert model == one_at_a_time
+    np.testing.assert_array_equal(predicted, predicted_one)
+
+
+@pytest.mark.parametrize("params", [{"random_strength": 1.0, "seed": 3}, {"categorical_feature": [0]},
+                                    {"histogram_pool_size": 1}])
+def test_no_split_ahead_where_it_would_change_the_tree(rng, monkeypatch, params):
+    """random_strength's draws follow the order of the splits, a categorical feature's sets are scanned into the
+    grower's own buffers, and histogram_pool_size may give up a leaf's histogram: one split at a time there."""
+    X, Y = _data(rng, 9000, 2)
+    X[:, 0] = rng.integers(0, 12, size=X.shape[0])
+    ahead, split = [], builders.LocalBuilder.split
+
+    def spy_split(self, requests, outs, scans=None):
+        ahead.extend(req.new_leaf < 0 for req in requests)
+        return split(self, requests, outs, scans)
+    monkeypatch.setattr(builders.LocalBuilder, "split", spy_split)
+    _fit({"objective": "regression", **params}, X, Y)
+    assert ahead and (not any(ahead) or "categorical_feature" in params)
