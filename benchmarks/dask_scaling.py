@@ -9,6 +9,7 @@ and bytes the workers sent back per tree.
 
     python benchmarks/dask_scaling.py --out benchmarks/results/dask_scaling.jsonl
     python benchmarks/dask_scaling.py --only defaults --repeats 5   # the goal's case, interleaved repeats
+    python benchmarks/dask_scaling.py --only defaults --splits-ahead 0 1 --repeats 3   # splits a round trip: A/B
 """
 import argparse
 import sys
@@ -47,6 +48,7 @@ def run_multigrove(client, X, Y, params, rounds, warm, label, out):
     traffic = booster.dask_traffic
     local, dist = local_clock.steady(warm), dist_clock.steady(warm)
     emit({"benchmark": "dask_scaling", "library": "multigrove", "task": label, "rows": X.shape[0],
+          "splits_ahead": mgd.DistributedRows.splits_ahead,
           "outputs": 1 if Y.ndim == 1 else Y.shape[1], "params": params, "local_s_per_round": local,
           "dask_s_per_round": dist, "ratio": dist / local,
           "round_trips_per_tree": traffic["round_trips"] / booster.num_trees(),
@@ -114,6 +116,9 @@ def main():
                     help="interleaved repeats of each multigrove case (one process, then the cluster)")
     ap.add_argument("--only", choices=["defaults", "depthwise"],
                     help="run only the defaults case (16 targets) or only the depth-wise case")
+    ap.add_argument("--splits-ahead", type=int, nargs="+", default=[0],
+                    help="DistributedRows.splits_ahead, each in turn within a repeat (0: its default; 1: a split a "
+                         "round trip)")
     a = ap.parse_args()
     from distributed import Client, LocalCluster
 
@@ -129,9 +134,13 @@ def main():
                  ({}, "one target", Y[:, 0])]
         if a.only:
             cases = [cases[0] if a.only == "defaults" else cases[2]]
+        import multigrove.dask as mgd
+        default_ahead = mgd.DistributedRows.splits_ahead
         for params, label, targets in cases:
             for _ in range(a.repeats):
-                run_multigrove(client, X, targets, params, a.rounds, a.warm, label, a.out)
+                for ahead in a.splits_ahead:
+                    mgd.DistributedRows.splits_ahead = ahead or default_ahead
+                    run_multigrove(client, X, targets, params, a.rounds, a.warm, label, a.out)
         if not a.only:
             run_lightgbm(client, X, Y[:, 0], a.rounds, a.warm, a.out)
 
