@@ -99,9 +99,9 @@ COMPACT_MAX_FRACTION = 0.5
 
 #: leaf-wise growth splits leaves ahead of their turn, and the builder runs small nodes' splits in batches (a task a
 #: split, kernels.split_step.split_batch), from this many threads on.  At two threads the batches' kernels saved
-#: about what their Python cost (Otto's round 23.5 against 24.6 ms a round, rf1's level; CHANGELOG.md stop 65):
-#: a batch of two splits took 1.3-1.5x less than one thread, where a split shared out by feature groups took up
-#: to 1.3x less (benchmarks/split_batch.py).  With more threads a small node's split shares out worse and a
+#: about what their Python cost (Otto's quiet rounds 22.5-23.8 ms a split at a time, 24.4-24.7 in batches; rf1's
+#: level; CHANGELOG.md stop 65), though a batch of two of Otto's small splits took 0.63-0.86 of the time of the
+#: two shared out by feature groups one after the other (benchmarks/split_batch.py).  With more threads a small node's split shares out worse and a
 #: batch holds more of them: on 16 cores Otto ran 114 small splits a round on one thread, 17.1 of a 31.9 ms
 #: round (stop 61).  The 16-core machine is to measure it (round_profile.py and scaling.py's --splits-ahead 1).
 BATCH_MIN_THREADS = 3
