@@ -101,9 +101,10 @@ COMPACT_MAX_FRACTION = 0.5
 #: split, kernels.split_step.split_batch), from this many threads on.  At two threads the batches' kernels saved
 #: about what their Python cost (Otto's quiet rounds 22.5-23.8 ms a split at a time, 24.4-24.7 in batches; rf1's
 #: level; CHANGELOG.md stop 65), though a batch of two of Otto's small splits took 0.63-0.86 of the time of the
-#: two shared out by feature groups one after the other (benchmarks/split_batch.py).  With more threads a small node's split shares out worse and a
-#: batch holds more of them: on 16 cores Otto ran 114 small splits a round on one thread, 17.1 of a 31.9 ms
-#: round (stop 61).  The 16-core machine is to measure it (round_profile.py and scaling.py's --splits-ahead 1).
+#: two shared out by feature groups one after the other (benchmarks/split_batch.py).  With more threads a small
+#: node's split shares out worse and a batch holds more of them: on 16 cores Otto ran 114 small splits a round on
+#: one thread, 17.1 of a 31.9 ms round (stop 61).  The 16-core machine is to measure it (round_profile.py's and
+#: scaling.py's --splits-ahead 1).
 BATCH_MIN_THREADS = 3
 
 #: deterministic=True: row chunks per histogram whatever the number of threads (the chunks' private
@@ -171,10 +172,9 @@ class HistogramBuilder(Protocol):
 
     # A builder may also offer ``splits_ahead`` (int) and ``commit``: leaf-wise growth then sends it up to that
     # many splits at once, those after the first ahead of their turn (``new_leaf`` -1; leaves of fewer rows than
-    # its ``ahead_max_rows``, where it has one).  Such a split partitions
-    # its leaf's rows and builds and scans its child as any, but the leaf keeps all its rows until
-    # ``commit(leaf, new_leaf)`` gives the right ones their number; a split whose turn never comes is never
-    # committed.  (grower.TreeGrower._splits_ahead)
+    # its ``ahead_max_rows``, where it has one).  Such a split partitions its leaf's rows and builds and scans its
+    # child as any, but the leaf keeps all its rows until ``commit(leaf, new_leaf)`` gives the right ones their
+    # number; a split whose turn never comes is never committed.  (grower.TreeGrower._splits_ahead)
 
 
 def run_scans(scans: Sequence[ChildScan | None] | None) -> None:
@@ -575,10 +575,10 @@ class LocalBuilder:
     def _batches_child(self, child_rows: int) -> bool:
         """Whether a split whose child has ``child_rows`` goes to a batch: where that child is built on one thread,
         and on a store with a CSR part where it is built by feature groups.  Such groups each walk every row's
-        entries and leave the partition to the calling thread: two threads made a split of Otto's 1.3x faster at
-        best, a batch of two splits 1.3-1.5x (benchmarks/split_batch.py, CHANGELOG.md stop 65).  Over dense columns
-        the groups share a small split's scan about evenly, and batches made rf1's round slower at two threads
-        (13.0 against 11.3 ms: the Python of the batches, no faster kernels)."""
+        entries and leave the partition to the calling thread: two threads made a small split of Otto's 1.0-1.25x
+        faster than one, a batch of two splits 1.2-1.8x (benchmarks/split_batch.py, CHANGELOG.md stop 65).  Over
+        dense columns the groups share a small split's scan about evenly, and batches made rf1's round slower at
+        two threads (12.9-13.4 against 11.0-11.7 ms: the Python of the batches, no faster kernels)."""
         schedule = self._schedule(child_rows)
         return schedule == 0 or (schedule < 0 and self.tree_store.sparse_indptr.shape[0] > 0)
 
