@@ -32,6 +32,7 @@ CASES = {
     "GOSS, one output": ({"objective": "regression", "data_sample_strategy": "goss"}, 1, False),
     "validation set followed": ({"objective": "regression"}, 3, True),  # a CSR part: followed, not walked
     "deterministic": ({"objective": "regression", "deterministic": True}, 3, True),
+    "a tree per output": ({"objective": "regression", "multi_strategy": "one_vs_all"}, 3, False),
 }
 
 
