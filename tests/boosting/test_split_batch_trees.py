@@ -88,18 +88,48 @@ def test_trees_are_those_of_one_split_at_a_time(rng, monkeypatch, name):
     np.testing.assert_array_equal(predicted, predicted_one)
 
 
-@pytest.mark.parametrize("params", [{"random_strength": 1.0, "seed": 3}, {"categorical_feature": [0]},
-                                    {"histogram_pool_size": 1}])
+@pytest.mark.parametrize("params", [{"random_strength": 1.0, "seed": 3}, {"histogram_pool_size": 1}])
 def test_no_split_ahead_where_it_would_change_the_tree(rng, monkeypatch, params):
-    """random_strength's draws follow the order of the splits, a categorical feature's sets are scanned into the
-    grower's own buffers, and histogram_pool_size may give up a leaf's histogram: one split at a time there."""
+    """random_strength's draws follow the order of the scans, and histogram_pool_size may give up the histogram of
+    a leaf split ahead: one split at a time there, whatever the builder offers."""
     X, Y = _data(rng, 9000, 2)
-    X[:, 0] = rng.integers(0, 12, size=X.shape[0])
     ahead, split = [], builders.LocalBuilder.split
 
     def spy_split(self, requests, outs, scans=None):
         ahead.extend(req.new_leaf < 0 for req in requests)
         return split(self, requests, outs, scans)
     monkeypatch.setattr(builders.LocalBuilder, "split", spy_split)
+    monkeypatch.setattr(builders.LocalBuilder, "splits_ahead", 6)
     _fit({"objective": "regression", **params}, X, Y)
-    assert ahead and (not any(ahead) or "categorical_feature" in params)
+    assert ahead and not any(ahead)
+    ahead.clear()
+    _fit({"objective": "regression"}, X, Y)
+    assert any(ahead)  # the same data without them: splits ahead
+
+
+def test_categorical_features_split_ahead_one_split_a_call(rng, monkeypatch):
+    """A tree with categorical features splits ahead of the turn, but its scans run one split at a time (their sets
+    go to the grower's own buffers): the same trees as one split at a time, and no batch."""
+    X, Y = _data(rng, 9000, 2)
+    X[:, 0] = rng.integers(0, 12, size=X.shape[0])
+    params = {"objective": "regression", "categorical_feature": [0]}
+    ahead, batches = [], []
+    split, split_batch = builders.LocalBuilder.split, builders.LocalBuilder._split_batch
+
+    def spy_split(self, requests, outs, scans=None):
+        ahead.extend(req.new_leaf < 0 for req in requests)
+        return split(self, requests, outs, scans)
+
+    def spy_batch(self, requests, scans):
+        ran = split_batch(self, requests, scans)
+        batches.append(len(ran))
+        return ran
+    monkeypatch.setattr(builders.LocalBuilder, "split", spy_split)
+    monkeypatch.setattr(builders.LocalBuilder, "_split_batch", spy_batch)
+    monkeypatch.setattr(builders.LocalBuilder, "splits_ahead", 6)
+    model, predicted = _fit(params, X, Y)
+    assert any(ahead) and sum(batches) == 0
+    monkeypatch.setattr(builders.LocalBuilder, "splits_ahead", 1)
+    one_at_a_time, predicted_one = _fit(params, X, Y)
+    assert model == one_at_a_time
+    np.testing.assert_array_equal(predicted, predicted_one)
