@@ -11,6 +11,11 @@ Python between the histogram and the scan: on rf1's nodes (64 features x 198 bin
 two threads) the build and the scan took 54 us against 59 one after the other (CHANGELOG.md, stop 60).  The
 sums and the scan are those of the two kernels, bit for bit: a bin is summed in row order by one task, and each
 feature is scanned by the same code.
+
+Many small splits in one kernel call (``split_batch``): the same three steps for each split of a batch, one split a
+task on one thread, through the serial kernels (``partition.split_and_build_serial``, ``split.best_splits_serial``).
+Leaf-wise growth sends such batches from several threads on (``boosting.builder.BATCH_MIN_THREADS``), where a small
+node's split shares out worse over threads than a batch shares out its splits.
 """
 from typing import NamedTuple
 
