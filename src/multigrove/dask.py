@@ -310,8 +310,8 @@ class DistributedRows:
     #: candidate scorer, are refused by multigrove.dask)
     candidate_scorer = None
     #: leaf-wise growth sends this many splits a round trip, those after the first ahead of their turn
-    #: (grower.TreeGrower._splits_ahead; the trees are the same): a tree of Otto's 127 leaves took 126 round trips
-    #: one split at a time, 54 with four (at eight, 21 % more splits were made for their turn that never came)
+    #: (grower.TreeGrower._splits_ahead; the trees are the same): 300,000 x 50 with 16 targets on two workers took
+    #: 133 round trips a tree one split at a time, 43 with four (benchmarks/dask_scaling.py, CHANGELOG.md stop 65)
     splits_ahead = DASK_SPLITS_AHEAD
 
     def __init__(self, actors: ShardActors, layout: StatLayout, n_rows: int, n_bins: int):

@@ -504,9 +504,9 @@ class LocalBuilder:
             if i not in batched:
                 self._split_one(req, out, scans[i])
 
-    def _child_rows(self, req: SplitRequest, start: int, end: int) -> int:
-        """The rows of the child a split builds: from the grower's count of left rows where it gave it, else half
-        the node's."""
+    def _child_row_count(self, req: SplitRequest, start: int, end: int) -> int:
+        """The number of rows of the child a split builds: from the grower's count of left rows where it gave it,
+        else half the node's."""
         if 0 <= req.n_left <= end - start:
             return req.n_left if req.build == BUILD_LEFT else end - start - req.n_left
         return (end - start) // 2
@@ -520,7 +520,7 @@ class LocalBuilder:
         parallel = end - start >= PARALLEL_PARTITION_MIN_ROWS and self.n_threads > 1
         counts = self._counts[self.n_threads if parallel else 1]
         rule = req.rule()  # once: the tree's rows, the rows a sample left out and every follower's take it
-        child_rows = self._child_rows(req, start, end)
+        child_rows = self._child_row_count(req, start, end)
         if req.build == BUILD_NONE:
             schedule, hist, hist_total = 0, self._no_hist, total
         elif self.packed is not None:
@@ -570,7 +570,8 @@ class LocalBuilder:
         node partitioned on one thread whose child is built on one thread (_batches_child) too."""
         if scan is None or req.build == BUILD_NONE or req.left_bins is not None or not scan.batchable:
             return False
-        return end - start < PARALLEL_PARTITION_MIN_ROWS and self._batches_child(self._child_rows(req, start, end))
+        return end - start < PARALLEL_PARTITION_MIN_ROWS \
+            and self._batches_child(self._child_row_count(req, start, end))
 
     def _batches_child(self, child_rows: int) -> bool:
         """Whether a split whose child has ``child_rows`` goes to a batch: where that child is built on one thread,

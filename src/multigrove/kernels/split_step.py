@@ -224,13 +224,13 @@ def _split_task(i, store, rows, stats, tmp, no_marks, no_categories, splits, off
 
 @njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def split_batch(store, rows, stats, tmp, no_marks, no_categories, splits, offsets, p, scans, per_feature, best):
-    """Split the small nodes of ``splits`` (SplitBatch) in parallel, one task a split: each partitions its rows
-    (as partition_rows, without marks: ``no_marks`` is empty), builds its smaller child's histogram
-    (build_histogram_serial) and scans both children (split.best_split_per_feature and choose_node_splits), all on
-    one thread.  Leaf-wise growth splits the next leaves in turn together (grower.TreeGrower._splits_ahead): one
-    parallel region for a batch of splits whose work is each too small to share out (Otto's splits of a few
-    hundred rows, about 140 us on one thread, gained 1.3x from two threads sharing each).  A task's sums and
-    scan are those of the serial kernels, bit for bit.  OUT rows (their segments), tmp scratch, splits.n_left,
+    """Split the small nodes of ``splits`` (SplitBatch) in parallel, one task a split: each partitions its rows and
+    builds its smaller child's histogram (partition.split_and_build_serial, without marks: ``no_marks`` is empty,
+    since the tasks' features would share them) and scans both children (split.best_splits_serial), all on one
+    thread.  Leaf-wise growth splits the next leaves in turn together (grower.TreeGrower._splits_ahead): one
+    parallel region for a batch of splits whose work is each too small to share out (two threads made one of
+    Otto's small splits 1.0-1.25x faster than one, a batch of two 1.2-1.8x: benchmarks/split_batch.py).  A task's
+    sums and scan are those of the serial kernels, bit for bit.  OUT rows (their segments), tmp scratch, splits.n_left,
     splits.totals, scans.hists' slots; per_feature (FeatureSplits) and best (NodeSplits) of 2m nodes, split i's
     children in rows 2i and 2i + 1."""
     for i in prange(splits.start.shape[0]):

@@ -93,7 +93,6 @@ class BinnedStore(NamedTuple):
         return int(self.offsets[-1])
 
 
-
 @njit(cache=True, nogil=True, error_model="numpy")
 def fill_row_index(csc_indptr, csc_rows, csc_index, words, ranks):
     """The row index of every feature with ``csc_index[f] >= 0`` (see the module docstring).
