@@ -133,3 +133,21 @@ def test_categorical_features_split_ahead_one_split_a_call(rng, monkeypatch):
     one_at_a_time, predicted_one = _fit(params, X, Y)
     assert model == one_at_a_time
     np.testing.assert_array_equal(predicted, predicted_one)
+
+
+def test_a_batch_has_buffers_for_the_leaf_in_turn_and_the_others(rng, monkeypatch):
+    """A leaf in turn of ahead_max_rows rows or more goes with ``splits_ahead`` others (grower._next_in_turn), and its
+    split may still be one a batch takes (that bound is a power of two): every batch's scans find buffers
+    (TreeGrower._scan_batch), none falls back to one split a call for want of them."""
+    X, Y = _data(rng, 9000, 3)
+    scanned, scan_batch = [], growers.TreeGrower._scan_batch
+
+    def spy_scan_batch(self, scans):
+        found = scan_batch(self, scans)
+        scanned.append((len(scans), found is not None))
+        return found
+    monkeypatch.setattr(growers.TreeGrower, "_scan_batch", spy_scan_batch)
+    monkeypatch.setattr(builders.LocalBuilder, "splits_ahead", 6)
+    _fit({"objective": "regression"}, X, Y)
+    assert max(size for size, _ in scanned) == 7  # the leaf in turn and six others, in one batch
+    assert all(found for _, found in scanned)

@@ -389,9 +389,12 @@ class TreeGrower:
         self._scorer = scorer
         self._noise_scale = 0.0
         ahead = self._splits_ahead(builder) if config.growth_policy != "symmetric" else 1
-        # the most splits of a builder call: a leaf-wise batch, or a depth-wise level; reserved before the root's
-        # histogram, so that every histogram of the tree is in the pool's block
-        self._reserve_batch(ahead if config.growth_policy == "leafwise" or ahead <= 1 else config.num_leaves // 2 + 1)
+        # the most splits of a builder call: a leaf-wise batch (the leaf in turn and ``ahead`` others: _next_in_turn
+        # sends ``ahead`` others with a leaf of ahead_max_rows or more, which may yet go to the batch, as that bound
+        # is a power of two), or a depth-wise level; reserved before the root's histogram, so that every histogram of
+        # the tree is in the pool's block
+        self._reserve_batch(1 if ahead <= 1 else ahead + 1 if config.growth_policy == "leafwise"
+                            else config.num_leaves // 2 + 1)
         root_hist = self.pool.get()
         root = _Leaf(0, 0, builder.root(root_hist), -1, False)
         root.hist = root_hist
