@@ -11,12 +11,14 @@
 # processes (a fresh machine otherwise compiles inside the first timed task: 59 s at stop 61), then runs the
 # steps in order, each under `timeout` within one deadline of BUDGET seconds; each step writes its records
 # to $OUT as soon as it has them, so a step cut short leaves what it measured.  Steps (default: all, in this
-# order): compile gpu_check scaling otto_cpu gpu gpu_full otto_gpu profile_cpu profile_gpu splits.  gpu_check compares
-# the CUDA trees with the CPU's on the card (benchmarks/gpu_check.py), and compiles the CUDA kernels into the
-# cache before the timed GPU steps.  splits times Otto's splits by node size at 16 threads and a small node's
-# split in one call against two (benchmarks/split_sizes.py, split_step.py: stop 63's schedules on 16 cores).
-# scaling runs Otto's store three ways: the defaults (sparse threshold 0.5), 0.8 and every feature dense; which
-# shares out best on 16 threads is what this 2-core host could not tell (stop 64, benchmarks/store_threshold.py).
+# order): compile gpu_check scaling batches otto_cpu gpu gpu_full otto_gpu profile_cpu profile_gpu splits python.
+# gpu_check compares the CUDA trees with the CPU's on the card (benchmarks/gpu_check.py), and compiles the CUDA
+# kernels into the cache before the timed GPU steps.  splits times Otto's splits by node size at 16 threads and a
+# small node's split in one call against two (benchmarks/split_sizes.py, split_step.py: stop 63's schedules on 16
+# cores).  python times the grower's Python a split at 16 threads, in batches, and a scan's reads after sweeps of
+# the cache (benchmarks/split_python.py, stop 66).  scaling runs Otto's store three ways: the defaults (sparse
+# threshold 0.5), 0.8 and every feature dense; which shares out best on 16 threads is what this 2-core host could
+# not tell (stop 64, benchmarks/store_threshold.py).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -64,7 +66,7 @@ from importlib.metadata import version; print('numba', numba.__version__, 'numba
 'numpy', numpy.__version__)"; } > "$OUT/machine.txt" 2>&1
     local steps=("$@")
     [ ${#steps[@]} -eq 0 ] && steps=(compile gpu_check scaling batches otto_cpu gpu gpu_full otto_gpu profile_cpu \
-                                     profile_gpu splits)
+                                     profile_gpu splits python)
     for s in "${steps[@]}"; do
         case $s in
             compile) step 150 compile python3 -m multigrove compile --processes 16 ;;
@@ -87,6 +89,9 @@ from importlib.metadata import version; print('numba', numba.__version__, 'numba
             splits) step 45 splits bash -c "python3 benchmarks/split_sizes.py --threads 16 --rounds 20 --label device16 \
                         --out $OUT/split_sizes.jsonl && python3 benchmarks/split_step.py --trials 100 --label device16 \
                         --out $OUT/split_step.jsonl" ;;
+            python) step 40 python bash -c "python3 benchmarks/split_python.py --part in_situ --threads 16 --rounds 15 \
+                        --label device16 --out $OUT/split_python.jsonl && python3 benchmarks/split_python.py --part cache \
+                        --label device16 --out $OUT/split_python.jsonl" ;;
             *) echo "unknown step $s" >&2; exit 2 ;;
         esac
     done

@@ -1,0 +1,139 @@
+#!/usr/bin/env python
+"""What the grower's Python costs a split, where it runs: between kernels that have evicted its data from the cache.
+
+Two measurements:
+
+``--part in_situ``: Otto (``GroveClassifier()`` defaults, ``--rounds`` rounds after three of warm-up) with the
+grower's per-split Python methods wrapped by clocks: microseconds a call and milliseconds a round of each, at
+``--threads`` and ``--splits-ahead``.  For an A/B of two checkouts run it twice, once with
+``PYTHONPATH=<other checkout>/src``; a method one checkout lacks is left out.  The clock costs about 0.2 us a call.
+
+``--part cache``: the reads of one node's scan outputs into a leaf (what ``TreeGrower._read_scan`` does: a copy of
+the node's feature mask, its gain, feature, bin, missing direction and left sums) timed alone, after a pass over
+an array of 0 to 16 MB each time.  A split of Otto's store reads its rows' entries and statistics and reads and
+writes histograms of 162 KB each (4,053 bins x 5 statistic columns), and the interpreter's data is no longer all
+in the cache when the Python after it runs.
+
+    python benchmarks/split_python.py --part cache --out benchmarks/results/split_python.jsonl
+    python benchmarks/split_python.py --part in_situ --threads 2 --splits-ahead 8 --label now \
+        --out benchmarks/results/split_python.jsonl
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _common import SPLITS_AHEAD_HELP, emit, set_splits_ahead  # noqa: E402
+
+#: the grower's methods that run once or twice a split (a ChildScan static method marked by its class)
+PER_SPLIT = ("TreeGrower._read_scan", "TreeGrower._sides", "TreeGrower._record_split", "TreeGrower._split_leaf",
+             "TreeGrower._split_ahead", "TreeGrower._commit", "TreeGrower._next_in_turn", "TreeGrower._scan_batch",
+             "ChildScan.finish_batch")
+SWEEP_MB = (0, 1, 4, 16)
+
+
+def in_situ(threads: int, rounds: int, splits_ahead: int | None) -> dict:
+    import numba
+
+    import multigrove as mg
+    from multigrove.boosting import grower
+    from multigrove.datasets import load_otto
+    numba.set_num_threads(threads)
+    set_splits_ahead(splits_ahead)
+    X, y = load_otto()
+
+    def fit(n_rounds: int) -> None:
+        mg.GroveClassifier(n_estimators=n_rounds, early_stopping=False, num_threads=threads, verbosity=-1).fit(X, y)
+
+    fit(3)
+    clocks: dict[str, list[int]] = {}
+    for qualified in PER_SPLIT:
+        owner_name, name = qualified.split(".")
+        owner = getattr(grower, owner_name)
+        method = owner.__dict__.get(name)
+        if method is None:
+            continue
+        static = isinstance(method, staticmethod)
+        func = method.__func__ if static else method
+        clock = clocks[qualified] = [0, 0]
+
+        def timed(*args, _func=func, _clock=clock):
+            start = time.perf_counter_ns()
+            result = _func(*args)
+            _clock[0] += time.perf_counter_ns() - start
+            _clock[1] += 1
+            return result
+        setattr(owner, name, staticmethod(timed) if static else timed)
+    start = time.perf_counter()
+    fit(rounds)
+    seconds = time.perf_counter() - start
+    return {"part": "in_situ", "threads": threads, "rounds": rounds, "splits_ahead": splits_ahead,
+            "ms_per_round": 1e3 * seconds / rounds,
+            "methods": {name: {"us_per_call": ns / max(calls, 1) / 1e3, "calls_per_round": calls / rounds,
+                               "ms_per_round": ns / 1e6 / rounds} for name, (ns, calls) in clocks.items()}}
+
+
+class _Leaf:
+    __slots__ = ("scan_mask", "gain", "feature", "bin", "default_left", "left_total")
+
+
+def cache(trials: int) -> dict:
+    from multigrove.kernels.split import FeatureSplits, NodeSplits
+    per_feature, best = FeatureSplits.allocate(2, 93), NodeSplits.allocate(2, 19)
+    best.gain[:] = 1.0
+    leaf = _Leaf()
+
+    def read(i: int = 0) -> None:
+        leaf.scan_mask = per_feature.splittable[i].copy()
+        leaf.gain = float(best.gain[i])
+        if math.isfinite(leaf.gain):
+            leaf.feature, leaf.bin = int(best.feature[i]), int(best.threshold_bin[i])
+            leaf.default_left = bool(best.default_left[i])
+            leaf.left_total = best.left_sums[i].copy()
+
+    us = {}
+    for mb in SWEEP_MB:
+        swept = np.ones(mb * 2**20 // 8)
+        times = []
+        for _ in range(trials):
+            swept += 1.0  # every line of the array read and written
+            start = time.perf_counter_ns()
+            read()
+            times.append(time.perf_counter_ns() - start)
+        us[str(mb)] = float(np.median(times)) / 1e3
+    return {"part": "cache", "trials": trials, "us_after_sweep_mb": us}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--part", choices=("in_situ", "cache"), default="in_situ")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=25)
+    ap.add_argument("--splits-ahead", type=int, default=None, help=SPLITS_AHEAD_HELP)
+    ap.add_argument("--trials", type=int, default=2000, help="--part cache: reads timed after each sweep size")
+    ap.add_argument("--label", default="")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    rec = in_situ(args.threads, args.rounds, args.splits_ahead) if args.part == "in_situ" else cache(args.trials)
+    rec = {"bench": "split_python", "label": args.label, **rec}
+    if args.part == "in_situ":
+        print(f"{rec['ms_per_round']:.1f} ms a round; per split (us a call, ms a round):")
+        for name, m in rec["methods"].items():
+            print(f"  {name:28s} {m['us_per_call']:7.2f} us x {m['calls_per_round']:6.1f} = "
+                  f"{m['ms_per_round']:5.2f} ms")
+        print(f"  all of them: {sum(m['ms_per_round'] for m in rec['methods'].values()):.2f} ms a round")
+    else:
+        print("reading a node's scan outputs, median us, after a pass over an array of: " +
+              ", ".join(f"{mb} MB {us:.2f}" for mb, us in rec["us_after_sweep_mb"].items()))
+    emit(rec, args.out)
+
+
+if __name__ == "__main__":
+    main()
