@@ -5,8 +5,9 @@ Two measurements:
 
 ``--part in_situ``: Otto (``GroveClassifier()`` defaults, ``--rounds`` rounds after three of warm-up) with the
 grower's per-split Python methods wrapped by clocks: microseconds a call and milliseconds a round of each, at
-``--threads`` and ``--splits-ahead``.  For an A/B of two checkouts run it twice, once with
-``PYTHONPATH=<other checkout>/src``; a method one checkout lacks is left out.  The clock costs about 0.2 us a call.
+``--threads`` and ``--splits-ahead``; and the builder's splits a round run in batches and one a call.  For an
+A/B of two checkouts run it twice, once with ``PYTHONPATH=<other checkout>/src``; a method one checkout lacks is
+left out.  The clock costs about 0.2 us a call.
 
 ``--part cache``: the reads of one node's scan outputs into a leaf (what ``TreeGrower._read_scan`` does: a copy of
 the node's feature mask, its gain, feature, bin, missing direction and left sums) timed alone, after a pass over
@@ -71,13 +72,35 @@ def in_situ(threads: int, rounds: int, splits_ahead: int | None) -> dict:
             _clock[1] += 1
             return result
         setattr(owner, name, staticmethod(timed) if static else timed)
+    splits = _count_splits()
     start = time.perf_counter()
     fit(rounds)
     seconds = time.perf_counter() - start
     return {"part": "in_situ", "threads": threads, "rounds": rounds, "splits_ahead": splits_ahead,
             "ms_per_round": 1e3 * seconds / rounds,
+            "splits_per_round": {name: count / rounds for name, count in splits.items()},
             "methods": {name: {"us_per_call": ns / max(calls, 1) / 1e3, "calls_per_round": calls / rounds,
                                "ms_per_round": ns / 1e6 / rounds} for name, (ns, calls) in clocks.items()}}
+
+
+def _count_splits() -> dict[str, int]:
+    """Count the local builder's splits from now on: run in batches (kernels.split_step.split_batch), and one a
+    call; and its batches."""
+    from multigrove.boosting.builder import LocalBuilder
+    counts = {"in_batches": 0, "one_a_call": 0, "batches": 0}
+    split_batch, split_one = LocalBuilder._split_batch, LocalBuilder._split_one
+
+    def counted_batch(self, requests, scans):
+        ran = split_batch(self, requests, scans)
+        counts["in_batches"] += len(ran)
+        counts["batches"] += bool(ran)
+        return ran
+
+    def counted_one(self, *args):
+        counts["one_a_call"] += 1
+        return split_one(self, *args)
+    LocalBuilder._split_batch, LocalBuilder._split_one = counted_batch, counted_one
+    return counts
 
 
 class _Leaf:
@@ -129,6 +152,7 @@ def main() -> None:
             print(f"  {name:28s} {m['us_per_call']:7.2f} us x {m['calls_per_round']:6.1f} = "
                   f"{m['ms_per_round']:5.2f} ms")
         print(f"  all of them: {sum(m['ms_per_round'] for m in rec['methods'].values()):.2f} ms a round")
+        print("splits a round: " + ", ".join(f"{name} {n:.1f}" for name, n in rec["splits_per_round"].items()))
     else:
         print("reading a node's scan outputs, median us, after a pass over an array of: " +
               ", ".join(f"{mb} MB {us:.2f}" for mb, us in rec["us_after_sweep_mb"].items()))
