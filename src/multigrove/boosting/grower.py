@@ -845,8 +845,9 @@ class TreeGrower:
         """_read_scan for the scans of a batch of splits: pair i's nodes from rows 2i and 2i + 1 of ``per_feature``
         and ``best``.  Each output is read in one call for the whole batch (as lists, one copy): after the kernels
         the interpreter's data is out of the cache, and each NumPy call then costs a microsecond or more (a batch's
-        reads took 27-36 us against 48-52 read node by node, Otto at two threads with 8 splits ahead; a lone
-        split's two nodes were read no faster so).  No categorical feature in a batch."""
+        reads took 23-30 us against 40-47 read node by node, Otto at two threads with 8 splits ahead,
+        benchmarks/split_python.py; a lone split's two nodes were read no faster so).  No categorical feature in a
+        batch."""
         n_rows = 2 * len(pairs)
         gains = best.gain[:n_rows].tolist()
         masks = per_feature.splittable[:n_rows].copy()
