@@ -9,7 +9,7 @@ grower's per-split Python methods wrapped by clocks: microseconds a call and mil
 A/B of two checkouts run it twice, once with ``PYTHONPATH=<other checkout>/src``; a method one checkout lacks is
 left out.  The clock costs about 0.2 us a call.
 
-``--part cache``: the reads of one node's scan outputs into a leaf (what ``TreeGrower._read_scan`` does: a copy of
+``--part cache``: the reads of one node's scan outputs into a leaf (``TreeGrower._read_scan`` of one node: a copy of
 the node's feature mask, its gain, feature, bin, missing direction and left sums) timed alone, after a pass over
 an array of 0 to 16 MB each time.  A split of Otto's store reads its rows' entries and statistics and reads and
 writes histograms of 162 KB each (4,053 bins x 5 statistic columns), and the interpreter's data is no longer all
@@ -22,7 +22,6 @@ in the cache when the Python after it runs.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
@@ -103,23 +102,20 @@ def _count_splits() -> dict[str, int]:
     return counts
 
 
-class _Leaf:
-    __slots__ = ("scan_mask", "gain", "feature", "bin", "default_left", "left_total")
-
-
 def cache(trials: int) -> dict:
-    from multigrove.kernels.split import FeatureSplits, NodeSplits
-    per_feature, best = FeatureSplits.allocate(2, 93), NodeSplits.allocate(2, 19)
-    best.gain[:] = 1.0
-    leaf = _Leaf()
+    from types import SimpleNamespace
 
-    def read(i: int = 0) -> None:
-        leaf.scan_mask = per_feature.splittable[i].copy()
-        leaf.gain = float(best.gain[i])
-        if math.isfinite(leaf.gain):
-            leaf.feature, leaf.bin = int(best.feature[i]), int(best.threshold_bin[i])
-            leaf.default_left = bool(best.default_left[i])
-            leaf.left_total = best.left_sums[i].copy()
+    from multigrove.boosting.grower import TreeGrower, _Leaf
+    from multigrove.kernels.split import FeatureSplits, NodeSplits
+    best = NodeSplits.allocate(2, 5)
+    best.gain[:] = 1.0
+    # the grower's own method, on a stand-in holding what it reads: a scan's outputs (Otto's 93 features, 5
+    # statistic columns) and no categorical feature
+    grower = SimpleNamespace(_categorical=None, _per_feature=FeatureSplits.allocate(2, 93), _best=best)
+    leaf = _Leaf(0, 0, np.zeros(5), 0.0, -1, False)
+
+    def read() -> None:
+        TreeGrower._read_scan(grower, leaf, None)
 
     us = {}
     for mb in SWEEP_MB:

@@ -104,8 +104,9 @@ COMPACT_MAX_FRACTION = 0.5
 #: two shared out by feature groups one after the other (benchmarks/split_batch.py).  With more threads a small
 #: node's split shares out worse and a batch holds more of them: on 16 cores Otto ran 114 small splits a round on
 #: one thread, 17.1 of a 31.9 ms round (stop 61).  The 16-core machine is to measure it (round_profile.py's and
-#: scaling.py's --splits-ahead 1).  Stop 66, with the batches' Python trimmed: at two threads still no shorter
-#: (Otto's quiet rounds 40-50 ms one at a time, 45-58 with 2, 4 or 8 splits ahead; BENCHMARKS.md).
+#: scaling.py's --splits-ahead 1).  Stop 66, with the batches' Python trimmed: at two threads level (Otto, the
+#: settings alternated in one process: 1.010-1.025x the round one split at a time with 2, 4 or 8 splits ahead,
+#: benchmarks/splits_ahead_ab.py).
 BATCH_MIN_THREADS = 3
 
 #: deterministic=True: row chunks per histogram whatever the number of threads (the chunks' private
