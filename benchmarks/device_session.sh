@@ -11,7 +11,9 @@
 # processes (a fresh machine otherwise compiles inside the first timed task: 59 s at stop 61), then runs the
 # steps in order, each under `timeout` within one deadline of BUDGET seconds; each step writes its records
 # to $OUT as soon as it has them, so a step cut short leaves what it measured.  Steps (default: all, in this
-# order): compile gpu_check scaling batches otto_cpu gpu gpu_full otto_gpu profile_cpu profile_gpu splits python.
+# order): compile gpu_check scaling batches ahead_ab otto_cpu gpu gpu_full otto_gpu profile_cpu profile_gpu splits
+# python.  ahead_ab alternates Otto's fits at 16 threads one split at a time, 16 and 4 ahead in one process
+# (benchmarks/splits_ahead_ab.py, stop 66).
 # gpu_check compares the CUDA trees with the CPU's on the card (benchmarks/gpu_check.py), and compiles the CUDA
 # kernels into the cache before the timed GPU steps.  splits times Otto's splits by node size at 16 threads and a
 # small node's split in one call against two (benchmarks/split_sizes.py, split_step.py: stop 63's schedules on 16
@@ -65,8 +67,8 @@ run() {
 from importlib.metadata import version; print('numba', numba.__version__, 'numba-cuda', version('numba-cuda'), \
 'numpy', numpy.__version__)"; } > "$OUT/machine.txt" 2>&1
     local steps=("$@")
-    [ ${#steps[@]} -eq 0 ] && steps=(compile gpu_check scaling batches otto_cpu gpu gpu_full otto_gpu profile_cpu \
-                                     profile_gpu splits python)
+    [ ${#steps[@]} -eq 0 ] && steps=(compile gpu_check scaling batches ahead_ab otto_cpu gpu gpu_full otto_gpu \
+                                     profile_cpu profile_gpu splits python)
     for s in "${steps[@]}"; do
         case $s in
             compile) step 150 compile python3 -m multigrove compile --processes 16 ;;
@@ -76,6 +78,8 @@ from importlib.metadata import version; print('numba', numba.__version__, 'numba
             batches) step 60 batches bash -c "python3 benchmarks/scaling.py --tasks otto --threads 4 8 16 --budget 0.5 \
                          --splits-ahead 1 --out $OUT/scaling.jsonl && NUMBA_NUM_THREADS=16 python3 \
                          benchmarks/split_batch.py --trials 60 --label device16 --out $OUT/split_batch.jsonl" ;;
+            ahead_ab) step 60 ahead_ab python3 benchmarks/splits_ahead_ab.py --threads 16 --splits-ahead 1 16 4 \
+                          --fits 8 --label device16 --out "$OUT/splits_ahead_ab.jsonl" ;;
             otto_cpu) step 60 otto_cpu python3 benchmarks/otto_time_to_target.py --systems lgbm,mg --repeats 1 \
                           --threads 16 --out "$OUT/otto_cpu.jsonl" ;;
             gpu) step 130 gpu python3 benchmarks/gpu.py --rounds 10 --tasks c200_sketch single targets16 \
