@@ -13,7 +13,7 @@
 # to $OUT as soon as it has them, so a step cut short leaves what it measured.  Steps (default: all, in this
 # order): compile gpu_check scaling batches ahead_ab otto_cpu gpu gpu_full otto_gpu profile_cpu profile_gpu splits
 # python.  ahead_ab alternates Otto's fits at 16 threads one split at a time, 16 and 4 ahead in one process
-# (benchmarks/splits_ahead_ab.py, stop 66).
+# (benchmarks/alternate.py, stop 66).
 # gpu_check compares the CUDA trees with the CPU's on the card (benchmarks/gpu_check.py), and compiles the CUDA
 # kernels into the cache before the timed GPU steps.  splits times Otto's splits by node size at 16 threads and a
 # small node's split in one call against two (benchmarks/split_sizes.py, split_step.py: stop 63's schedules on 16
@@ -78,8 +78,8 @@ from importlib.metadata import version; print('numba', numba.__version__, 'numba
             batches) step 60 batches bash -c "python3 benchmarks/scaling.py --tasks otto --threads 4 8 16 --budget 0.5 \
                          --splits-ahead 1 --out $OUT/scaling.jsonl && NUMBA_NUM_THREADS=16 python3 \
                          benchmarks/split_batch.py --trials 60 --label device16 --out $OUT/split_batch.jsonl" ;;
-            ahead_ab) step 60 ahead_ab python3 benchmarks/splits_ahead_ab.py --threads 16 --splits-ahead 1 16 4 \
-                          --fits 8 --label device16 --out "$OUT/splits_ahead_ab.jsonl" ;;
+            ahead_ab) step 60 ahead_ab python3 benchmarks/alternate.py --threads 16 --splits-ahead 1 16 4 \
+                          --fits 8 --label device16 --out "$OUT/alternate.jsonl" ;;
             otto_cpu) step 60 otto_cpu python3 benchmarks/otto_time_to_target.py --systems lgbm,mg --repeats 1 \
                           --threads 16 --out "$OUT/otto_cpu.jsonl" ;;
             gpu) step 130 gpu python3 benchmarks/gpu.py --rounds 10 --tasks c200_sketch single targets16 \

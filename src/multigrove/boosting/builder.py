@@ -106,7 +106,7 @@ COMPACT_MAX_FRACTION = 0.5
 #: one thread, 17.1 of a 31.9 ms round (stop 61).  The 16-core machine is to measure it (round_profile.py's and
 #: scaling.py's --splits-ahead 1).  Stop 66, with the batches' Python trimmed: at two threads level (Otto, the
 #: settings alternated in one process: 1.010-1.025x the round one split at a time with 2, 4 or 8 splits ahead,
-#: benchmarks/splits_ahead_ab.py).
+#: benchmarks/alternate.py).
 BATCH_MIN_THREADS = 3
 
 #: deterministic=True: row chunks per histogram whatever the number of threads (the chunks' private

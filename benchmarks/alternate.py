@@ -1,0 +1,92 @@
+#!/usr/bin/env python
+"""Otto's rounds (``GroveClassifier()`` defaults) under settings alternated fit by fit in one process: each thread
+count of ``--threads`` with each ``splits_ahead`` of ``--splits-ahead`` (the local builder's batches of splits), in
+turn, ``--fits`` turns of ``--rounds`` rounds a fit.
+
+On this shared 2-core VM the load of other tenants drifts over minutes, and two processes run one after the other
+(``round_profile.py``, which profiles each thread count in a process of its own) can differ by more than what they
+compare.  Here the settings take turns fit by fit, so that each sees the same drifts; a fit's rounds after its
+first two are timed (the first ones allocate the tree's buffers).  Printed per setting: the median and the 10th
+percentile (the quiet rounds) of all its rounds, and each turn's median round over the first setting's (median of
+the turns and their range).  With one and two threads, the serial share of a one-thread round by Amdahl's law,
+2 t2 / t1 - 1, from each turn's medians (issue 43's goal: at most 10 %).
+
+    python benchmarks/alternate.py --threads 1 2 --fits 20 --out benchmarks/results/alternate.jsonl
+    python benchmarks/alternate.py --threads 2 --splits-ahead 1 2 4 8 --fits 30 --out benchmarks/results/alternate.jsonl
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _common import RoundTimer, emit, set_splits_ahead  # noqa: E402
+
+#: rounds of each fit left out of its times
+SKIP_ROUNDS = 2
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--splits-ahead", type=int, nargs="+", default=[None],
+                    help="the local builder's splits_ahead (default: its own, by the thread count)")
+    ap.add_argument("--fits", type=int, default=12, help="turns: each setting fits once a turn")
+    ap.add_argument("--rounds", type=int, default=12)
+    ap.add_argument("--label", default="")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    import numba
+
+    import multigrove as mg
+    from multigrove.boosting.builder import LocalBuilder
+    from multigrove.datasets import load_otto
+    X, y = load_otto()
+    default_ahead = LocalBuilder.splits_ahead
+
+    def fit(threads: int, splits_ahead: int | None) -> list[float]:
+        numba.set_num_threads(threads)
+        LocalBuilder.splits_ahead = default_ahead
+        set_splits_ahead(splits_ahead)
+        timer = RoundTimer()
+        mg.GroveClassifier(n_estimators=args.rounds, early_stopping=False, num_threads=threads,
+                           verbosity=-1).fit(X, y, callbacks=[timer])
+        return np.diff(timer.ts)[SKIP_ROUNDS - 1:].tolist()
+
+    settings = list(itertools.product(args.threads, args.splits_ahead))
+    for setting in settings:  # compile every setting's kernels before the timed turns
+        fit(*setting)
+    rounds: dict[tuple, list[float]] = {s: [] for s in settings}
+    turn_medians: dict[tuple, list[float]] = {s: [] for s in settings}
+    for _ in range(args.fits):
+        for setting in settings:
+            times = fit(*setting)
+            rounds[setting] += times
+            turn_medians[setting].append(float(np.median(times)))
+    first = settings[0]
+    for setting in settings:
+        ratio = np.array(turn_medians[setting]) / np.array(turn_medians[first])
+        rec = {"bench": "alternate", "label": args.label, "threads": setting[0], "splits_ahead": setting[1],
+               "fits": args.fits, "rounds_per_fit": args.rounds, "ms_median": 1e3 * float(np.median(rounds[setting])),
+               "ms_quiet": 1e3 * float(np.percentile(rounds[setting], 10)),
+               "vs_first_median": float(np.median(ratio)), "vs_first_range": [float(ratio.min()), float(ratio.max())]}
+        one = (1, setting[1])
+        if setting[0] == 2 and one in turn_medians:
+            shares = 2 * np.array(turn_medians[setting]) / np.array(turn_medians[one]) - 1
+            rec["serial_share_median"], rec["serial_share_range"] = float(np.median(shares)), \
+                [float(shares.min()), float(shares.max())]
+        print(f"{setting[0]} threads, splits ahead {setting[1] or 'default'}: median {rec['ms_median']:.1f} ms a "
+              f"round, quiet {rec['ms_quiet']:.1f}; a turn's median over {first}'s: {rec['vs_first_median']:.3f} "
+              f"({rec['vs_first_range'][0]:.3f}-{rec['vs_first_range'][1]:.3f})"
+              + (f"; serial share {100 * rec['serial_share_median']:.0f} % ({100 * rec['serial_share_range'][0]:.0f}"
+                 f"-{100 * rec['serial_share_range'][1]:.0f} %)" if "serial_share_median" in rec else ""))
+        emit(rec, args.out)
+
+
+if __name__ == "__main__":
+    main()
