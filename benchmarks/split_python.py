@@ -5,9 +5,10 @@ Two measurements:
 
 ``--part in_situ``: Otto (``GroveClassifier()`` defaults, ``--rounds`` rounds after three of warm-up) with the
 grower's per-split Python methods wrapped by clocks: microseconds a call and milliseconds a round of each, at
-``--threads`` and ``--splits-ahead``; and the builder's splits a round run in batches and one a call.  For an
-A/B of two checkouts run it twice, once with ``PYTHONPATH=<other checkout>/src``; a method one checkout lacks is
-left out.  The clock costs about 0.2 us a call.
+``--threads`` and ``--splits-ahead``; the builder's splits a round run in batches and one a call; and a batch's
+builder call split into its kernel and the Python around it.  For an A/B of two checkouts run it twice, once with
+``PYTHONPATH=<other checkout>/src``; a method one checkout lacks is left out.  The clock costs about 0.2 us a
+call.
 
 ``--part cache``: the reads of one node's scan outputs into a leaf (``TreeGrower._read_scan`` of one node: a copy of
 the node's feature mask, its gain, feature, bin, missing direction and left sums) timed alone, after a pass over
@@ -77,20 +78,28 @@ def in_situ(threads: int, rounds: int, splits_ahead: int | None) -> dict:
     seconds = time.perf_counter() - start
     return {"part": "in_situ", "threads": threads, "rounds": rounds, "splits_ahead": splits_ahead,
             "ms_per_round": 1e3 * seconds / rounds,
-            "splits_per_round": {name: count / rounds for name, count in splits.items()},
+            "splits_per_round": {name: splits[name] / rounds for name in ("in_batches", "one_a_call", "batches")},
+            # a batch's Python (the builder's and the grower's in the builder call) and its kernel, us a batch
+            "batch_us": {"python": (splits["batch_ns"] - splits["batch_kernel_ns"]) / max(splits["batches"], 1) / 1e3,
+                         "kernel": splits["batch_kernel_ns"] / max(splits["batches"], 1) / 1e3},
             "methods": {name: {"us_per_call": ns / max(calls, 1) / 1e3, "calls_per_round": calls / rounds,
                                "ms_per_round": ns / 1e6 / rounds} for name, (ns, calls) in clocks.items()}}
 
 
-def _count_splits() -> dict[str, int]:
+def _count_splits() -> dict[str, float]:
     """Count the local builder's splits from now on: run in batches (kernels.split_step.split_batch), and one a
-    call; and its batches."""
+    call; its batches; and the nanoseconds of the batches' builder calls (``_split_batch``, the scans' reads
+    included) and of their kernel."""
     from multigrove.boosting.builder import LocalBuilder
-    counts = {"in_batches": 0, "one_a_call": 0, "batches": 0}
-    split_batch, split_one = LocalBuilder._split_batch, LocalBuilder._split_one
+    from multigrove.kernels._variants import EntryPoints
+    counts = {"in_batches": 0, "one_a_call": 0, "batches": 0, "batch_ns": 0, "batch_kernel_ns": 0}
+    split_batch, split_one, call = LocalBuilder._split_batch, LocalBuilder._split_one, EntryPoints.call
 
     def counted_batch(self, requests, scans):
+        start = time.perf_counter_ns()
         ran = split_batch(self, requests, scans)
+        if ran:
+            counts["batch_ns"] += time.perf_counter_ns() - start
         counts["in_batches"] += len(ran)
         counts["batches"] += bool(ran)
         return ran
@@ -98,7 +107,14 @@ def _count_splits() -> dict[str, int]:
     def counted_one(self, *args):
         counts["one_a_call"] += 1
         return split_one(self, *args)
-    LocalBuilder._split_batch, LocalBuilder._split_one = counted_batch, counted_one
+
+    def clocked_call(self, kernel, *args, **kwargs):
+        start = time.perf_counter_ns()
+        result = call(self, kernel, *args, **kwargs)
+        if getattr(kernel, "__name__", "").startswith("split_batch"):
+            counts["batch_kernel_ns"] += time.perf_counter_ns() - start
+        return result
+    LocalBuilder._split_batch, LocalBuilder._split_one, EntryPoints.call = counted_batch, counted_one, clocked_call
     return counts
 
 
@@ -149,6 +165,8 @@ def main() -> None:
                   f"{m['ms_per_round']:5.2f} ms")
         print(f"  all of them: {sum(m['ms_per_round'] for m in rec['methods'].values()):.2f} ms a round")
         print("splits a round: " + ", ".join(f"{name} {n:.1f}" for name, n in rec["splits_per_round"].items()))
+        print(f"a batch: {rec['batch_us']['python']:.1f} us of Python in the builder's call (its scans' reads "
+              f"included), {rec['batch_us']['kernel']:.1f} us of kernel")
     else:
         print("reading a node's scan outputs, median us, after a pass over an array of: " +
               ", ".join(f"{mb} MB {us:.2f}" for mb, us in rec["us_after_sweep_mb"].items()))
