@@ -1,7 +1,9 @@
 #!/usr/bin/env python
-"""Otto's rounds (``GroveClassifier()`` defaults) under settings alternated fit by fit in one process: each thread
-count of ``--threads`` with each ``splits_ahead`` of ``--splits-ahead`` (the local builder's batches of splits), in
-turn, ``--fits`` turns of ``--rounds`` rounds a fit.
+"""A task's rounds under settings alternated fit by fit in one process: each thread count of ``--threads`` with each
+``splits_ahead`` of ``--splits-ahead`` (the local builder's batches of splits), in turn, ``--fits`` turns of
+``--rounds`` rounds a fit.  Tasks (``--task``): ``otto``, ``GroveClassifier()`` defaults on Otto's 61,878 rows;
+``regression_1m``, one output on the shared harness's 1,000,000 x 50, 255 bins, 32 leaves, lambda 1 (issue 17's
+setting; the Dataset binned once).
 
 On this shared 2-core VM the load of other tenants drifts over minutes, and two processes run one after the other
 (``round_profile.py``, which profiles each thread count in a process of its own) can differ by more than what they
@@ -12,6 +14,7 @@ the turns and their range).  With one and two threads, the serial share of a one
 2 t2 / t1 - 1, from each turn's medians (issue 43's goal: at most 10 %).
 
     python benchmarks/alternate.py --threads 1 2 --fits 20 --out benchmarks/results/alternate.jsonl
+    python benchmarks/alternate.py --task regression_1m --threads 1 2 --fits 10 --out benchmarks/results/alternate.jsonl
     python benchmarks/alternate.py --threads 2 --splits-ahead 1 2 4 8 --fits 30 --out benchmarks/results/alternate.jsonl
 """
 from __future__ import annotations
@@ -25,7 +28,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import RoundTimer, emit, set_splits_ahead  # noqa: E402
+from _common import RoundTimer, emit, regression_data, set_splits_ahead  # noqa: E402
 
 #: rounds of each fit left out of its times
 SKIP_ROUNDS = 2
@@ -33,6 +36,7 @@ SKIP_ROUNDS = 2
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--task", choices=("otto", "regression_1m"), default="otto")
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--splits-ahead", type=int, nargs="+", default=[None],
                     help="the local builder's splits_ahead (default: its own, by the thread count)")
@@ -46,7 +50,11 @@ def main() -> None:
     import multigrove as mg
     from multigrove.boosting.builder import LocalBuilder
     from multigrove.datasets import load_otto
-    X, y = load_otto()
+    if args.task == "otto":
+        X, y = load_otto()
+    else:
+        X, _, y, _ = regression_data(1_250_000)  # the harness's 80 % train: 1,000,000 rows
+        train_set = mg.Dataset(X, y)
     default_ahead = LocalBuilder.splits_ahead
 
     def fit(threads: int, splits_ahead: int | None) -> list[float]:
@@ -54,8 +62,12 @@ def main() -> None:
         LocalBuilder.splits_ahead = default_ahead
         set_splits_ahead(splits_ahead)
         timer = RoundTimer()
-        mg.GroveClassifier(n_estimators=args.rounds, early_stopping=False, num_threads=threads,
-                           verbosity=-1).fit(X, y, callbacks=[timer])
+        if args.task == "otto":
+            mg.GroveClassifier(n_estimators=args.rounds, early_stopping=False, num_threads=threads,
+                               verbosity=-1).fit(X, y, callbacks=[timer])
+        else:
+            mg.train({"learning_rate": 0.1, "num_leaves": 32, "lambda_l2": 1.0, "max_bin": 255, "num_threads": threads,
+                      "verbosity": -1}, train_set, args.rounds, callbacks=[timer])
         return np.diff(timer.ts)[SKIP_ROUNDS - 1:].tolist()
 
     settings = list(itertools.product(args.threads, args.splits_ahead))
@@ -71,7 +83,8 @@ def main() -> None:
     first = settings[0]
     for setting in settings:
         ratio = np.array(turn_medians[setting]) / np.array(turn_medians[first])
-        rec = {"bench": "alternate", "label": args.label, "threads": setting[0], "splits_ahead": setting[1],
+        rec = {"bench": "alternate", "label": args.label, "task": args.task, "threads": setting[0],
+               "splits_ahead": setting[1],
                "fits": args.fits, "rounds_per_fit": args.rounds, "ms_median": 1e3 * float(np.median(rounds[setting])),
                "ms_quiet": 1e3 * float(np.percentile(rounds[setting], 10)),
                "vs_first_median": float(np.median(ratio)), "vs_first_range": [float(ratio.min()), float(ratio.max())]}
