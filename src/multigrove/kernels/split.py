@@ -990,7 +990,6 @@ class ScanKernels(NamedTuple):
     choose: object        # choose_node_splits
     best_splits: object
     best_splits_serial: object
-    per_feature_serial: object  # best_split_per_feature on the calling thread
 
 
 def _scan_kernels(suffix: str, scan, score) -> ScanKernels:
@@ -1004,7 +1003,7 @@ def _scan_kernels(suffix: str, scan, score) -> ScanKernels:
                        variant(best_splits, suffix, parallel=True, best_split_per_feature=per_feature[0],
                                choose_node_splits=choose),
                        variant(best_splits, f"{suffix}_serial", best_split_per_feature=per_feature[1],
-                               choose_node_splits=choose), per_feature[1])
+                               choose_node_splits=choose))
 
 
 # The scan's variants (kernels._variants), so that a fit compiles only the scan it runs: one output
@@ -1016,16 +1015,15 @@ best_splits_serial = variant(best_splits, "serial", best_split_per_feature=best_
 _dense_node_score = variant(node_score, "dense", SCAN_KIND=SCAN_OWN_HESSIANS)  # no top-k branch
 #: the scan's kernels by scan_kind ("any": this module's own)
 SCAN_KERNELS = {
-    "any": ScanKernels(_scan_tasks, best_split_per_feature, choose_node_splits, best_splits, best_splits_serial,
-                       best_split_per_feature_serial),
+    "any": ScanKernels(_scan_tasks, best_split_per_feature, choose_node_splits, best_splits, best_splits_serial),
     "one_output": _scan_kernels("one_output", scan_one_output, one_output_node_score),
     "shared": _scan_kernels("shared", variant(scan_feature, "shared", SCAN_KIND=SCAN_SHARED_HESSIAN),
                             _dense_node_score),
     "own": _scan_kernels("own", variant(scan_feature, "own", SCAN_KIND=SCAN_OWN_HESSIANS), _dense_node_score),
 }
-best_splits_one_output, best_splits_one_output_serial = SCAN_KERNELS["one_output"][3:5]
-best_splits_shared, best_splits_shared_serial = SCAN_KERNELS["shared"][3:5]
-best_splits_own, best_splits_own_serial = SCAN_KERNELS["own"][3:5]
+best_splits_one_output, best_splits_one_output_serial = SCAN_KERNELS["one_output"][3:]
+best_splits_shared, best_splits_shared_serial = SCAN_KERNELS["shared"][3:]
+best_splits_own, best_splits_own_serial = SCAN_KERNELS["own"][3:]
 add_split_gains_serial = variant(add_split_gains, "serial")
 segment_sums_serial = variant(segment_sums, "serial")
 
