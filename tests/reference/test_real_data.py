@@ -108,7 +108,7 @@ def test_pure_defaults_vs_catboost_defaults(name):
     ours = loss(mg.GroveRegressor(num_threads=2).fit(Xtr, Ytr).predict(Xte))
     theirs = loss(cb.CatBoostRegressor(loss_function="MultiRMSE", thread_count=PEER_THREADS, verbose=0,
                                        allow_writing_files=False).fit(Xtr, Ytr).predict(Xte))
-    per_target = loss(np.column_stack([lgb.LGBMRegressor(n_jobs=PEER_THREADS, verbose=-1).fit(Xtr, Ytr[:, j]).predict(Xte)
-                                       for j in range(Y.shape[1])]))
+    per_target = loss(np.column_stack([lgb.LGBMRegressor(n_jobs=PEER_THREADS, verbose=-1).fit(Xtr, Ytr[:, j])
+                                       .predict(Xte) for j in range(Y.shape[1])]))
     print(f"{name}: multigrove {ours:.4f} | CatBoost {theirs:.4f} | LightGBM per target {per_target:.4f}")
     assert ours <= 1.02 * theirs and ours <= per_target
