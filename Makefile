@@ -27,7 +27,7 @@ lint: $(STAMP)
 # The suite's two workers share two cores, each with up to two threads: OMP_WAIT_POLICY=passive puts an idle
 # OpenMP thread (Numba's and the peers') to sleep rather than spin on the core the other worker needs (the suite
 # took 324 s against 403 s spinning, warm caches, this 2-core host)
-# About 16 minutes from a fresh clone on a 2-core machine, install included (CI's limit is 20)
+# About 13 minutes from a fresh clone on a 2-core machine, install included (CI's limit is 20)
 test: lint
 	$(VENV)/bin/multigrove compile
 	OMP_WAIT_POLICY=passive NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q -p no:cacheprovider -n 2

@@ -41,6 +41,32 @@ def test_multiclass_learns_and_metrics_match_sklearn(mc):
     assert bst.num_trees() == 30 and bst.current_iteration() == 30
 
 
+def test_weighted_metrics_of_a_large_validation_set_match_sklearn():
+    """The metrics' weighted sums over 12,000 validation rows (more than NumPy's BLAS runs on its own threads:
+    they are a multiply and a sum, metrics._weighted_sum) equal scikit-learn's weighted metrics."""
+    from sklearn.metrics import log_loss, mean_squared_error
+    rng = np.random.default_rng(3)
+    X, y = make_multiclass(14000, 6, 3, seed=3)
+    w = rng.uniform(0.5, 2.0, 12000)
+    ds = mg.Dataset(X[:2000], y[:2000])
+    hist = {}
+    bst = mg.train({"objective": "multiclass", "metric": ["multi_logloss", "multi_error"], "verbosity": -1}, ds, 5,
+                   valid_sets=[mg.Dataset(X[2000:], y[2000:], weight=w, reference=ds)],
+                   callbacks=[mg.record_evaluation(hist)])
+    P = bst.predict(X[2000:])
+    assert hist["valid_0"]["multi_logloss"][-1] == pytest.approx(log_loss(y[2000:], P, sample_weight=w), rel=1e-12)
+    assert hist["valid_0"]["multi_error"][-1] == pytest.approx(
+        np.average(P.argmax(1) != y[2000:], weights=w), rel=1e-12)
+    X, Y = make_multioutput_regression(14000, 6, 3, seed=4)
+    ds = mg.Dataset(X[:2000], Y[:2000])
+    hist = {}
+    bst = mg.train({"objective": "regression", "metric": ["l2"], "verbosity": -1}, ds, 5,
+                   valid_sets=[mg.Dataset(X[2000:], Y[2000:], weight=w, reference=ds)],
+                   callbacks=[mg.record_evaluation(hist)])
+    assert hist["valid_0"]["l2"][-1] == pytest.approx(
+        mean_squared_error(Y[2000:], bst.predict(X[2000:]), sample_weight=w), rel=1e-12)
+
+
 def test_one_tree_per_round_predicts_all_outputs(reg):
     Xtr, Ytr, Xte, Yte = reg
     bst = mg.train({"objective": "regression", "num_leaves": 15}, mg.Dataset(Xtr, Ytr), 50)
