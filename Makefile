@@ -26,12 +26,13 @@ lint: $(STAMP)
 # float rules and IndexError on every out-of-range access); then the documentation, whose examples run.
 # The suite's two workers share two cores, each with up to two threads: OMP_WAIT_POLICY=passive puts an idle
 # OpenMP thread (Numba's and the peers') to sleep rather than spin on the core the other worker needs (the suite
-# took 324 s against 403 s spinning, warm caches, this 2-core host)
-# About 13 minutes from a fresh clone on a 2-core machine, install included (CI's limit is 20)
+# took 324 s against 403 s spinning, warm caches, this 2-core host); the interpreted leg in two workers too (33 s
+# against 55 s in one).  About 13 to 15 minutes from a fresh clone on a 2-core machine, install included (CI's
+# limit is 20)
 test: lint
 	$(VENV)/bin/multigrove compile
 	OMP_WAIT_POLICY=passive NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q -p no:cacheprovider -n 2
-	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -p no:cacheprovider tests/kernels
+	OMP_WAIT_POLICY=passive NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -p no:cacheprovider -n 2 tests/kernels
 	$(MAKE) docs
 
 # the kernel tests compiled with Numba's bounds checks, in a cache of their own so that the checked code never
