@@ -12,9 +12,9 @@
 # steps in order, each under `timeout` within one deadline of BUDGET seconds; each step writes its records
 # to $OUT as soon as it has them, so a step cut short leaves what it measured.  Steps (default: all, in this
 # order): compile gpu_check scaling batches ahead_ab blas otto_cpu gpu gpu_full otto_gpu profile_cpu profile_gpu
-# splits python.  blas times Otto's rounds at 16 threads with a 12,376-row validation set, its metric's sums
-# without BLAS against a BLAS dot product whose pool then spins beside the kernels (benchmarks/blas_threads.py,
-# stop 67).  ahead_ab alternates Otto's fits at 16 threads one split at a time, 16 and 4 ahead in one process
+# splits python.  blas times Otto's rounds at 16 threads with a 12,376-row validation set, and GroveRegressor's
+# defaults on 200,000 rows (20,000 held out), their metric's sums without BLAS against a BLAS dot product whose
+# pool then spins beside the kernels (benchmarks/blas_threads.py, stop 67).  ahead_ab alternates Otto's fits at 16 threads one split at a time, 16 and 4 ahead in one process
 # (benchmarks/alternate.py, stop 66).
 # gpu_check compares the CUDA trees with the CPU's on the card (benchmarks/gpu_check.py), and compiles the CUDA
 # kernels into the cache before the timed GPU steps.  splits times Otto's splits by node size at 16 threads and a
@@ -82,8 +82,9 @@ from importlib.metadata import version; print('numba', numba.__version__, 'numba
                          benchmarks/split_batch.py --trials 60 --label device16 --out $OUT/split_batch.jsonl" ;;
             ahead_ab) step 60 ahead_ab python3 benchmarks/alternate.py --threads 16 --splits-ahead 1 16 4 \
                           --fits 8 --label device16 --out "$OUT/alternate.jsonl" ;;
-            blas) step 60 blas python3 benchmarks/blas_threads.py --threads 16 --fits 3 --rounds 20 --label device16 \
-                      --out "$OUT/blas_threads.jsonl" ;;
+            blas) step 75 blas bash -c "python3 benchmarks/blas_threads.py --threads 16 --fits 3 --rounds 20 \
+                      --label device16 --out $OUT/blas_threads.jsonl && python3 benchmarks/blas_threads.py --threads 16 \
+                      --task regression_defaults --rounds 60 --fits 2 --label device16 --out $OUT/blas_threads.jsonl" ;;
             otto_cpu) step 60 otto_cpu python3 benchmarks/otto_time_to_target.py --systems lgbm,mg --repeats 1 \
                           --threads 16 --out "$OUT/otto_cpu.jsonl" ;;
             gpu) step 130 gpu python3 benchmarks/gpu.py --rounds 10 --tasks c200_sketch single targets16 \
