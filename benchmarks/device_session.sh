@@ -14,8 +14,8 @@
 # order): compile gpu_check scaling batches ahead_ab blas otto_cpu gpu gpu_full otto_gpu profile_cpu profile_gpu
 # splits python.  blas times Otto's rounds at 16 threads with a 12,376-row validation set, and GroveRegressor's
 # defaults on 200,000 rows (20,000 held out), their metric's sums without BLAS against a BLAS dot product whose
-# pool then spins beside the kernels (benchmarks/blas_threads.py, stop 67).  ahead_ab alternates Otto's fits at 16 threads one split at a time, 16 and 4 ahead in one process
-# (benchmarks/alternate.py, stop 66).
+# pool then spins beside the kernels (benchmarks/blas_threads.py, stop 67).  ahead_ab alternates Otto's fits at
+# 16 threads one split at a time, 16 and 4 ahead in one process (benchmarks/alternate.py, stop 66).
 # gpu_check compares the CUDA trees with the CPU's on the card (benchmarks/gpu_check.py), and compiles the CUDA
 # kernels into the cache before the timed GPU steps.  splits times Otto's splits by node size at 16 threads and a
 # small node's split in one call against two (benchmarks/split_sizes.py, split_step.py: stop 63's schedules on 16
