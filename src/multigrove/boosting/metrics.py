@@ -30,8 +30,8 @@ class MetricPart(NamedTuple):
 
 def _weighted_sum(weights: np.ndarray, per_row: np.ndarray) -> float:
     """sum_i w_i v_i, without BLAS: NumPy's BLAS runs a dot product of more than 10,000 rows on its own threads,
-    which then spin for a while beside the next round's kernels and take their cores (an Otto fit on two threads
-    with 12,376 validation rows: 2.0 s of CPU spent by that pool in a 7.2 s fit)."""
+    which then spin for a while beside the next round's kernels and take their cores (Otto's rounds at two threads
+    with 12,376 validation rows took 2.6x as long with a dot product; benchmarks/blas_threads.py)."""
     return float(np.multiply(weights, per_row).sum())
 
 
