@@ -28,17 +28,20 @@ class MetricPart(NamedTuple):
     root: bool          # report the square root of num / den
 
 
-def _weighted_sum(weights: np.ndarray, per_row: np.ndarray) -> float:
-    """sum_i w_i v_i, without BLAS: NumPy's BLAS runs a dot product of more than 10,000 rows on its own threads,
-    which then spin for a while beside the next round's kernels and take their cores (Otto's rounds at two threads
-    with 12,376 validation rows took 2.6x as long with a dot product; benchmarks/blas_threads.py)."""
-    return float(np.multiply(weights, per_row).sum())
+def _weighted_sum(weights: np.ndarray | None, per_row: np.ndarray) -> float:
+    """sum_i w_i v_i (every w_i 1 for None), without BLAS: NumPy's BLAS runs a dot product of more than 10,000 rows
+    on its own threads, which then spin for a while beside the next round's kernels and take their cores (Otto's
+    rounds at two threads with 12,376 validation rows took 2.6x as long with a dot product;
+    benchmarks/blas_threads.py)."""
+    return float(per_row.sum() if weights is None else np.multiply(weights, per_row).sum())
 
 
 def _part(name, per_row, w, higher=False, root=False, den_per_row=None) -> MetricPart:
-    weights = np.ones(per_row.shape[0]) if w is None else w
-    den = weights.sum() if den_per_row is None else _weighted_sum(weights, den_per_row)
-    return MetricPart(name, _weighted_sum(weights, per_row), float(den), higher, root)
+    if den_per_row is not None:
+        den = _weighted_sum(w, den_per_row)
+    else:
+        den = float(per_row.shape[0] if w is None else w.sum())
+    return MetricPart(name, _weighted_sum(w, per_row), den, higher, root)
 
 
 def _class_indicator(y: np.ndarray, n_classes: int) -> sp.csr_matrix:
