@@ -21,17 +21,48 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import RoundTimer, emit, regression_data, set_splits_ahead  # noqa: E402
+from _common import RoundTimer, emit, regression_data, set_splits_ahead, thread_cpu_seconds  # noqa: E402
 
 #: rounds of each fit left out of its times
 SKIP_ROUNDS = 2
+
+
+class CpuRoundTimer(RoundTimer):
+    """A RoundTimer that also reads every thread's CPU seconds (thread_cpu_seconds) at the end of each round."""
+
+    def __init__(self):
+        super().__init__()
+        self.cpu: list[dict[int, float]] = []
+
+    def __call__(self, env) -> None:
+        super().__call__(env)
+        self.cpu.append(thread_cpu_seconds())
+
+
+def cpu_split(before: dict[int, float], after: dict[int, float], threads: int) -> tuple[float | None, float]:
+    """(the serial share of a one-thread round, the CPU seconds of the ``threads`` threads) from the CPU the
+    threads ran between two readings.  With ``threads`` threads the calling thread runs the serial part and its
+    share of the parallel one, each other thread its share: serial = main - mean(others), and the one-thread
+    round = the CPU of all of them.  The others are the ``threads`` - 1 busiest threads besides this one (NumPy's
+    idle BLAS threads are left out).  Meaningful where a waiting thread sleeps (OMP_WAIT_POLICY=passive): a
+    spinning one charges its wait.  Their CPU seconds over one thread's for the same rounds tell how much slower
+    each thread ran beside the others (memory traffic, cache, the regions' start and end)."""
+    main = threading.get_native_id()
+    spent = {tid: cpu - before.get(tid, 0.0) for tid, cpu in after.items()}
+    others = sorted((cpu for tid, cpu in spent.items() if tid != main), reverse=True)[:threads - 1]
+    total = spent.get(main, 0.0) + sum(others)
+    if threads < 2 or len(others) < threads - 1 or total <= 0:
+        return None, total
+    return (spent.get(main, 0.0) - sum(others) / len(others)) / total, total
 
 
 def main() -> None:
@@ -57,27 +88,36 @@ def main() -> None:
         train_set = mg.Dataset(X, y)
     default_ahead = LocalBuilder.splits_ahead
 
-    def fit(threads: int, splits_ahead: int | None) -> list[float]:
+    def fit(threads: int, splits_ahead: int | None) -> tuple[list[float], tuple[float | None, float]]:
         numba.set_num_threads(threads)
         LocalBuilder.splits_ahead = default_ahead
         set_splits_ahead(splits_ahead)
-        timer = RoundTimer()
+        timer = CpuRoundTimer()
         if args.task == "otto":
             mg.GroveClassifier(n_estimators=args.rounds, early_stopping=False, num_threads=threads,
                                verbosity=-1).fit(X, y, callbacks=[timer])
         else:
             mg.train({"learning_rate": 0.1, "num_leaves": 32, "lambda_l2": 1.0, "max_bin": 255, "num_threads": threads,
                       "verbosity": -1}, train_set, args.rounds, callbacks=[timer])
-        return np.diff(timer.ts)[SKIP_ROUNDS - 1:].tolist()
+        return np.diff(timer.ts)[SKIP_ROUNDS - 1:].tolist(), \
+            cpu_split(timer.cpu[SKIP_ROUNDS - 1], timer.cpu[-1], threads)
 
     settings = list(itertools.product(args.threads, args.splits_ahead))
     for setting in settings:  # compile every setting's kernels before the timed turns
         fit(*setting)
     rounds: dict[tuple, list[float]] = {s: [] for s in settings}
     turn_medians: dict[tuple, list[float]] = {s: [] for s in settings}
+    # the threads' CPU is read only where waiting threads sleep: a spinning thread's CPU is mostly its wait
+    passive = os.environ.get("OMP_WAIT_POLICY", "").lower() == "passive"
+    cpu_shares: dict[tuple, list[float]] = {s: [] for s in settings}
+    cpu_rounds: dict[tuple, list[float]] = {s: [] for s in settings}  # CPU seconds of all its threads a round
     for _ in range(args.fits):
         for setting in settings:
-            times = fit(*setting)
+            times, (cpu_share, cpu_total) = fit(*setting)
+            if passive:
+                cpu_rounds[setting].append(cpu_total / len(times))
+                if cpu_share is not None:
+                    cpu_shares[setting].append(cpu_share)
             rounds[setting] += times
             turn_medians[setting].append(float(np.median(times)))
     first = settings[0]
@@ -93,11 +133,20 @@ def main() -> None:
             shares = 2 * np.array(turn_medians[setting]) / np.array(turn_medians[one]) - 1
             rec["serial_share_median"], rec["serial_share_range"] = float(np.median(shares)), \
                 [float(shares.min()), float(shares.max())]
+        if cpu_shares[setting]:
+            rec["cpu_serial_share_median"] = float(np.median(cpu_shares[setting]))
+            rec["cpu_serial_share_range"] = [float(min(cpu_shares[setting])), float(max(cpu_shares[setting]))]
+        if cpu_rounds[setting]:
+            rec["cpu_ms_per_round"] = 1e3 * float(np.median(cpu_rounds[setting]))
         print(f"{setting[0]} threads, splits ahead {setting[1] or 'default'}: median {rec['ms_median']:.1f} ms a "
               f"round, quiet {rec['ms_quiet']:.1f}; a turn's median over {first}'s: {rec['vs_first_median']:.3f} "
               f"({rec['vs_first_range'][0]:.3f}-{rec['vs_first_range'][1]:.3f})"
               + (f"; serial share {100 * rec['serial_share_median']:.0f} % ({100 * rec['serial_share_range'][0]:.0f}"
-                 f"-{100 * rec['serial_share_range'][1]:.0f} %)" if "serial_share_median" in rec else ""))
+                 f"-{100 * rec['serial_share_range'][1]:.0f} %)" if "serial_share_median" in rec else "")
+              + (f"; by the threads' CPU {100 * rec['cpu_serial_share_median']:.0f} % "
+                 f"({100 * rec['cpu_serial_share_range'][0]:.0f}-{100 * rec['cpu_serial_share_range'][1]:.0f} %)"
+                 if "cpu_serial_share_median" in rec else "")
+              + (f"; CPU of its threads {rec['cpu_ms_per_round']:.1f} ms a round" if "cpu_ms_per_round" in rec else ""))
         emit(rec, args.out)
 
 

@@ -30,24 +30,13 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import RoundTimer, emit  # noqa: E402
+from _common import RoundTimer, emit, thread_cpu_seconds  # noqa: E402
 
 #: rounds of each fit left out of its times
 SKIP_ROUNDS = 2
 #: seconds between two fits: a BLAS thread still spinning after one fit's last dot product would charge the next
 #: fit with its CPU time (0.11 s of the variant without BLAS, in a first version without the pause)
 PAUSE_S = 1.0
-
-
-def thread_cpu_seconds() -> dict[int, float]:
-    """User plus system CPU seconds of each thread of this process (/proc/self/task)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    seconds = {}
-    for tid in os.listdir("/proc/self/task"):
-        with open(f"/proc/self/task/{tid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        seconds[int(tid)] = (int(fields[11]) + int(fields[12])) / tick
-    return seconds
 
 
 def task_fit(task: str, threads: int, rounds: int):

@@ -11,8 +11,10 @@
 # processes (a fresh machine otherwise compiles inside the first timed task: 59 s at stop 61), then runs the
 # steps in order, each under `timeout` within one deadline of BUDGET seconds; each step writes its records
 # to $OUT as soon as it has them, so a step cut short leaves what it measured.  Steps (default: all, in this
-# order): compile gpu_check scaling batches ahead_ab blas otto_cpu gpu gpu_full otto_gpu profile_cpu profile_gpu
-# splits python.  blas times Otto's rounds at 16 threads with a 12,376-row validation set, and GroveRegressor's
+# order): compile gpu_check scaling batches ahead_ab cpu_share blas otto_cpu gpu gpu_full otto_gpu profile_cpu
+# profile_gpu splits python.  cpu_share reads Otto's serial share at 16 threads from the CPU time of each thread,
+# its waiting threads asleep (OMP_WAIT_POLICY=passive; benchmarks/alternate.py, stop 68), and what a region costs
+# there with its threads asleep and after a gap of Python (benchmarks/region_cost.py).  blas times Otto's rounds at 16 threads with a 12,376-row validation set, and GroveRegressor's
 # defaults on 200,000 rows (20,000 held out), their metric's sums without BLAS against a BLAS dot product whose
 # pool then spins beside the kernels (benchmarks/blas_threads.py, stop 67).  ahead_ab alternates Otto's fits at
 # 16 threads one split at a time, 16 and 4 ahead in one process (benchmarks/alternate.py, stop 66).
@@ -69,7 +71,7 @@ run() {
 from importlib.metadata import version; print('numba', numba.__version__, 'numba-cuda', version('numba-cuda'), \
 'numpy', numpy.__version__)"; } > "$OUT/machine.txt" 2>&1
     local steps=("$@")
-    [ ${#steps[@]} -eq 0 ] && steps=(compile gpu_check scaling batches ahead_ab blas otto_cpu gpu gpu_full \
+    [ ${#steps[@]} -eq 0 ] && steps=(compile gpu_check scaling batches ahead_ab cpu_share blas otto_cpu gpu gpu_full \
                                      otto_gpu profile_cpu profile_gpu splits python)
     for s in "${steps[@]}"; do
         case $s in
@@ -82,6 +84,9 @@ from importlib.metadata import version; print('numba', numba.__version__, 'numba
                          benchmarks/split_batch.py --trials 60 --label device16 --out $OUT/split_batch.jsonl" ;;
             ahead_ab) step 60 ahead_ab python3 benchmarks/alternate.py --threads 16 --splits-ahead 1 16 4 \
                           --fits 8 --label device16 --out "$OUT/alternate.jsonl" ;;
+            cpu_share) step 50 cpu_share bash -c "OMP_WAIT_POLICY=passive python3 benchmarks/alternate.py --threads 1 16 \
+                           --fits 3 --label device16_passive --out $OUT/alternate.jsonl && python3 benchmarks/region_cost.py \
+                           --threads 16 --calls 500 --out $OUT/region_cost.jsonl" ;;
             blas) step 75 blas bash -c "python3 benchmarks/blas_threads.py --threads 16 --fits 3 --rounds 20 \
                       --label device16 --out $OUT/blas_threads.jsonl && python3 benchmarks/blas_threads.py --threads 16 \
                       --task regression_defaults --rounds 60 --fits 2 --label device16 --out $OUT/blas_threads.jsonl" ;;

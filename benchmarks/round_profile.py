@@ -94,7 +94,8 @@ class KernelClock:
         module-level dict, alone or in a NamedTuple (the serial variants by store and width:
         kernels.partition.SERIAL_SPLITS and kernels.histogram.SERIAL_HISTOGRAMS, which the builder looks up per
         split; kernels.split.SCAN_KERNELS and kernels.split_step.SPLIT_STEPS by kind of scan; left unwrapped,
-        their time was counted as Python); the number of kernels replaced."""
+        their time was counted as Python), and every tuple of dispatchers a package class holds (a loss's round_pass);
+        the number of kernels replaced."""
         from numba.core.dispatcher import Dispatcher
         modules = [module for module_name, module in list(sys.modules.items())
                    if module_name.startswith("multigrove") and module is not None]
@@ -107,8 +108,16 @@ class KernelClock:
         bundles = [(table, key, value) for table in tables for key, value in list(table.items())
                    if isinstance(value, tuple) and hasattr(value, "_replace")
                    and any(isinstance(item, Dispatcher) for item in value)]
+        # class attributes holding a tuple of dispatchers (a loss's round_pass: its parallel and serial one-pass
+        # kernels of the gradients, kernels.objective.round_rows); left unwrapped, Otto's 3-4 ms a round of that
+        # parallel region were counted as Python
+        classes = {id(cls): cls for module in modules for cls in list(vars(module).values())
+                   if isinstance(cls, type) and cls.__module__.startswith("multigrove")}
+        held = [(cls, attr, value) for cls in classes.values() for attr, value in list(vars(cls).items())
+                if type(value) is tuple and any(isinstance(item, Dispatcher) for item in value)]
         kernels = [kernel for _, _, kernel in found] + [item for _, _, bundle in bundles for item in bundle
                                                         if isinstance(item, Dispatcher)]
+        kernels += [item for _, _, value in held for item in value if isinstance(item, Dispatcher)]
         # which kernels enter parallel regions, read from their globals before any is replaced
         parallel = {id(kernel): enters_regions(kernel) for kernel in kernels}
         wrapped: dict[int, object] = {}
@@ -120,6 +129,8 @@ class KernelClock:
         for table, key, bundle in bundles:
             table[key] = bundle._replace(**{name: wrapped[id(item)] for name, item in bundle._asdict().items()
                                             if isinstance(item, Dispatcher)})
+        for cls, attr, value in held:
+            setattr(cls, attr, tuple(wrapped[id(item)] if isinstance(item, Dispatcher) else item for item in value))
         return len(wrapped)
 
 

@@ -39,6 +39,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=300)
     ap.add_argument("--groups", type=int, default=0, help="feature groups of the one call (0: one a thread)")
+    ap.add_argument("--node-rows", type=int, nargs="+", default=list(NODE_ROWS), help="the nodes' sizes")
     ap.add_argument("--label", default="mg")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
@@ -67,7 +68,7 @@ def main() -> None:
         split_step_kernel(params)
     tmp, marks, counts = np.empty(n, np.int32), np.zeros(n, np.uint8), np.zeros(1, np.int64)
     sparse_features = np.flatnonzero(store.feature_kind == 2)
-    for node_rows in NODE_ROWS:
+    for node_rows in args.node_rows:
         seconds = {"one call": [], "two calls": []}
         for _ in range(args.trials):
             rows = np.sort(rng.choice(n, node_rows, replace=False)).astype(np.int32)
