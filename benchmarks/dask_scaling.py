@@ -10,6 +10,7 @@ and bytes the workers sent back per tree.
     python benchmarks/dask_scaling.py --out benchmarks/results/dask_scaling.jsonl
     python benchmarks/dask_scaling.py --only defaults --repeats 5   # the goal's case, interleaved repeats
     python benchmarks/dask_scaling.py --only defaults --splits-ahead 0 1 --repeats 3   # splits a round trip: A/B
+    python benchmarks/dask_scaling.py --rows 300000 --only defaults --rank-shares 1.0 0.4   # leaves sent ahead: A/B
 """
 import argparse
 import sys
@@ -39,6 +40,7 @@ def run_multigrove(client, X, Y, params, rounds, warm, label, out):
 
     import multigrove as mg
     import multigrove.dask as mgd
+    from multigrove.boosting import grower
     local_clock, dist_clock = Clock(), Clock()
     mg.train({**params, "num_threads": 2}, mg.Dataset(X, Y), rounds, callbacks=[local_clock])
     chunks = (X.shape[0] // 4,)
@@ -48,7 +50,7 @@ def run_multigrove(client, X, Y, params, rounds, warm, label, out):
     traffic = booster.dask_traffic
     local, dist = local_clock.steady(warm), dist_clock.steady(warm)
     emit({"benchmark": "dask_scaling", "library": "multigrove", "task": label, "rows": X.shape[0],
-          "splits_ahead": mgd.DistributedRows.splits_ahead,
+          "splits_ahead": mgd.DistributedRows.splits_ahead, "ahead_rank_share": grower.AHEAD_RANK_SHARE,
           "outputs": 1 if Y.ndim == 1 else Y.shape[1], "params": params, "local_s_per_round": local,
           "dask_s_per_round": dist, "ratio": dist / local,
           "round_trips_per_tree": traffic["round_trips"] / booster.num_trees(),
@@ -119,6 +121,9 @@ def main():
     ap.add_argument("--splits-ahead", type=int, nargs="+", default=[0],
                     help="DistributedRows.splits_ahead, each in turn within a repeat (0: its default; 1: a split a "
                          "round trip)")
+    ap.add_argument("--rank-shares", type=float, nargs="+", default=[0.0],
+                    help="grower.AHEAD_RANK_SHARE, each in turn within a repeat (0: its default): the leaves split "
+                         "ahead of their turn come from ranks within that share of the splits left")
     a = ap.parse_args()
     from distributed import Client, LocalCluster
 
@@ -135,12 +140,15 @@ def main():
         if a.only:
             cases = [cases[0] if a.only == "defaults" else cases[2]]
         import multigrove.dask as mgd
-        default_ahead = mgd.DistributedRows.splits_ahead
+        from multigrove.boosting import grower
+        default_ahead, default_share = mgd.DistributedRows.splits_ahead, grower.AHEAD_RANK_SHARE
         for params, label, targets in cases:
             for _ in range(a.repeats):
                 for ahead in a.splits_ahead:
-                    mgd.DistributedRows.splits_ahead = ahead or default_ahead
-                    run_multigrove(client, X, targets, params, a.rounds, a.warm, label, a.out)
+                    for share in a.rank_shares:
+                        mgd.DistributedRows.splits_ahead = ahead or default_ahead
+                        grower.AHEAD_RANK_SHARE = share or default_share
+                        run_multigrove(client, X, targets, params, a.rounds, a.warm, label, a.out)
         if not a.only:
             run_lightgbm(client, X, Y[:, 0], a.rounds, a.warm, a.out)
 

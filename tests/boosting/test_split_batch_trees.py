@@ -75,7 +75,7 @@ def test_trees_are_those_of_one_split_at_a_time(rng, monkeypatch, name):
     monkeypatch.setattr(builders.LocalBuilder, "follow", lambda self, store: followed.append(1) or follow(self, store))
     model, predicted = _fit(params, X, y, valid)
     assert bool(followed) == (valid is not None)  # the validation rows partitioned along
-    assert sum(batches) > 20  # small nodes' splits ran in batches
+    assert sum(batches) > 10  # small nodes' splits ran in batches (12 to 441 splits in these cases)
     if params.get("growth_policy") != "depthwise":
         assert 0 < len(commits) < sum(ahead)  # splits ahead of their turn: most had it, some never
     monkeypatch.setattr(builders.LocalBuilder, "splits_ahead", 1)
@@ -148,6 +148,38 @@ def test_a_batch_has_buffers_for_the_leaf_in_turn_and_the_others(rng, monkeypatc
         return found
     monkeypatch.setattr(growers.TreeGrower, "_scan_batch", spy_scan_batch)
     monkeypatch.setattr(builders.LocalBuilder, "splits_ahead", 6)
-    _fit({"objective": "regression"}, X, Y)
+    # 255 leaves: six others ranked within grower.AHEAD_RANK_SHARE of the splits left, with the leaf in turn
+    _fit({"objective": "regression", "num_leaves": 255}, X, Y)
     assert max(size for size, _ in scanned) == 7  # the leaf in turn and six others, in one batch
     assert all(found for _, found in scanned)
+
+
+def _heap_of(gains, counts, ahead=()):
+    """A heap of leaves as TreeGrower keeps it: (-gain, number, leaf), leaf ``i`` of gains[i] and counts[i] rows,
+    those of ``ahead`` already split ahead of their turn."""
+    import heapq
+    heap = []
+    for i, (gain, count) in enumerate(zip(gains, counts)):
+        leaf = growers._Leaf(i, 1, np.zeros(2), float(count), -1, False)
+        leaf.gain = gain
+        if i in ahead:
+            leaf.ahead = (None, None, False)
+        heapq.heappush(heap, (-gain, i, leaf))
+    return heap
+
+
+@pytest.mark.parametrize("splits_left", [1, 5, 10, 40])
+def test_leaves_go_ahead_from_the_first_ranks_of_the_splits_left(splits_left):
+    """grower._next_in_turn takes the leaves next in turn, by gain then number, from ranks within AHEAD_RANK_SHARE of
+    the splits left (at least the first), skipping those split ahead already and those of max_rows rows or more."""
+    gains = [float(g) for g in range(40, 0, -1)]  # leaf i ranks i-th
+    counts = [100] * 40
+    counts[2] = 5000  # too large to go ahead
+    heap = _heap_of(gains, counts, ahead={1})
+    grower = object.__new__(growers.TreeGrower)
+    chosen = grower._next_in_turn(heap, 8, splits_left, 1000.0)
+    ranks = max(1, int(growers.AHEAD_RANK_SHARE * splits_left))
+    expected = [i for i in range(min(ranks, 40)) if i not in (1, 2)][:8]
+    assert [leaf.index for leaf in chosen] == expected
+    assert grower._next_in_turn(heap, 0, splits_left, 1000.0) == []
+    assert grower._next_in_turn(heap, 8, 0, 1000.0) == []

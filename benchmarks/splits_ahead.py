@@ -1,0 +1,140 @@
+#!/usr/bin/env python
+"""Leaf-wise growth's splits ahead of their turn: how many a tree makes, how many have their turn, how many never
+do, and the batches they run in, for each rank share (``grower.AHEAD_RANK_SHARE``: a leaf goes ahead only from a
+rank within that share of the splits left in the tree).
+
+A split whose turn never comes partitions its leaf's rows, builds and scans a child and is given up: work and
+Python for nothing.  The counts are the same on any machine for a thread count (the schedule that decides which
+split goes to a batch depends on it, not on timing), so the 16 threads of a 16-core machine are counted here with
+``NUMBA_NUM_THREADS=16`` on two cores.  ``--time`` also times the rounds, the shares alternated fit by fit in this
+process (the median round of each fit, over the first share's).
+
+    NUMBA_NUM_THREADS=16 python benchmarks/splits_ahead.py --task otto scm20d rf1 --threads 16 \
+        --out benchmarks/results/splits_ahead.jsonl
+    python benchmarks/splits_ahead.py --task otto --threads 2 --splits-ahead 16 --time --fits 8 \
+        --out benchmarks/results/splits_ahead.jsonl
+
+Tasks: ``otto`` -- ``GroveClassifier()`` defaults on the 61,878 Otto rows; ``rf1`` and ``scm20d`` --
+``GroveRegressor()`` defaults on the accuracy panel's training rows (``MULTIGROVE_DATA``).  No early stopping: a
+fixed number of rounds, after three of warm-up.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _common import SPLITS_AHEAD_HELP, RoundTimer, emit, set_splits_ahead  # noqa: E402
+
+#: rounds of each fit left out of its times (the first ones allocate the tree's buffers)
+SKIP_ROUNDS = 2
+
+
+def task_fit(task: str, threads: int):
+    """fit(n_rounds, callbacks) for the task."""
+    import multigrove as mg
+    if task == "otto":
+        from multigrove.datasets import load_otto
+        X, y = load_otto()
+        model = mg.GroveClassifier
+    else:
+        from accuracy_panel import load
+        _, X, y, _, _ = load(task)
+        model = mg.GroveRegressor
+
+    def fit(n_rounds: int, callbacks=()) -> None:
+        model(n_estimators=n_rounds, early_stopping=False, num_threads=threads, verbosity=-1).fit(
+            X, y, callbacks=list(callbacks))
+    return fit
+
+
+class Counts:
+    """Counts of the grower's splits ahead (_split_ahead), of those that had their turn (_commit) and of the builder's
+    batches (LocalBuilder._split_batch), by wrapping the three methods."""
+
+    def __init__(self):
+        from multigrove.boosting import builder, grower
+        self.ahead = self.committed = self.batches = self.batched = 0
+        split_ahead, commit, split_batch = (grower.TreeGrower._split_ahead, grower.TreeGrower._commit,
+                                            builder.LocalBuilder._split_batch)
+
+        def counted_ahead(grower_self, leaf):
+            self.ahead += 1
+            return split_ahead(grower_self, leaf)
+
+        def counted_commit(grower_self, builder_, leaf, new_index):
+            self.committed += 1
+            return commit(grower_self, builder_, leaf, new_index)
+
+        def counted_batch(builder_self, requests, scans):
+            ran = split_batch(builder_self, requests, scans)
+            if ran:
+                self.batches += 1
+                self.batched += len(ran)
+            return ran
+        grower.TreeGrower._split_ahead, grower.TreeGrower._commit = counted_ahead, counted_commit
+        builder.LocalBuilder._split_batch = counted_batch
+
+    def reset(self) -> None:
+        self.ahead = self.committed = self.batches = self.batched = 0
+
+    def per_tree(self, trees: int) -> dict:
+        return {"ahead": self.ahead / trees, "committed": self.committed / trees,
+                "never_in_turn": (self.ahead - self.committed) / trees, "batches": self.batches / trees,
+                "splits_in_batches": self.batched / trees}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--task", nargs="+", default=["otto"], choices=["otto", "rf1", "scm20d"])
+    ap.add_argument("--threads", type=int, default=2, help="num_threads (above the cores: NUMBA_NUM_THREADS too)")
+    ap.add_argument("--shares", type=float, nargs="+", default=[1.0, 0.4], help="AHEAD_RANK_SHARE values")
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--splits-ahead", type=int, help=SPLITS_AHEAD_HELP)
+    ap.add_argument("--time", action="store_true", help="also time the rounds, the shares alternated fit by fit")
+    ap.add_argument("--fits", type=int, default=6, help="with --time: turns of the shares")
+    ap.add_argument("--label", default="mg")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+
+    import numba
+
+    from multigrove.boosting import grower
+    numba.set_num_threads(args.threads)
+    set_splits_ahead(args.splits_ahead)
+    counts = Counts()
+    for task in args.task:
+        fit = task_fit(task, args.threads)
+        fit(3)
+        rounds: dict[float, list[float]] = {share: [] for share in args.shares}
+        for share in args.shares:
+            grower.AHEAD_RANK_SHARE = share
+            counts.reset()
+            fit(args.rounds)
+            emit({"bench": "splits_ahead", "label": args.label, "task": task, "threads": args.threads,
+                  "splits_ahead": args.splits_ahead, "share": share, "rounds": args.rounds,
+                  "per_tree": {k: round(v, 2) for k, v in counts.per_tree(args.rounds).items()}}, args.out)
+        if not args.time:
+            continue
+        for _ in range(args.fits):
+            for share in args.shares:
+                grower.AHEAD_RANK_SHARE = share
+                timer = RoundTimer()
+                fit(args.rounds + SKIP_ROUNDS, [timer])
+                rounds[share].append(float(np.median(np.diff(timer.ts[SKIP_ROUNDS - 1:]))))
+        first = np.array(rounds[args.shares[0]])
+        for share, seconds in rounds.items():
+            ratio = np.array(seconds) / first
+            emit({"bench": "splits_ahead", "label": args.label, "task": task, "threads": args.threads,
+                  "splits_ahead": args.splits_ahead, "share": share, "fits": args.fits,
+                  "ms_per_round_median": round(1e3 * float(np.median(seconds)), 2),
+                  "vs_first_share": [round(float(np.median(ratio)), 3), round(float(ratio.min()), 3),
+                                     round(float(ratio.max()), 3)]}, args.out)
+
+
+if __name__ == "__main__":
+    main()
