@@ -107,15 +107,14 @@ def main() -> None:
                     rows, hists = nodes.rows.copy(), np.empty((2 * m, store.total_bins, WIDTH))
                     hists[1::2] = nodes.parents
                     found, best = FeatureSplits.allocate(2 * m, n_features), NodeSplits.allocate(2 * m, WIDTH)
-                    splits = SplitBatch(nodes.bounds[:-1].copy(), nodes.bounds[1:].copy(),
-                                        np.array([r.feature for r in nodes.rules], np.int64),
-                                        np.array([r.threshold_bin for r in nodes.rules], np.int64),
-                                        np.ones(m, np.bool_), np.array(nodes.builds, np.int64),
+                    splits = SplitBatch(np.array([(nodes.bounds[i], nodes.bounds[i + 1], rule.feature,
+                                                   rule.threshold_bin, 1, nodes.builds[i])
+                                                  for i, rule in enumerate(nodes.rules)], np.int64),
                                         np.empty((m, WIDTH)), np.empty(m, np.int64))
                     slots = np.arange(0, 2 * m, 2)
-                    scans = ScanBatch(hists, slots, slots + 1, np.ones(m, np.bool_), np.full(m, 2),
-                                      np.ones((m, 2), np.bool_), nodes.totals, np.ones((m, n_features), np.bool_),
-                                      np.empty((m, scratch_width)), noise)
+                    scans = ScanBatch(hists, np.column_stack([slots, slots + 1, np.ones(m), np.full(m, 2)]).astype(
+                                          np.int64), np.ones((m, 2), np.bool_), nodes.totals,
+                                      np.ones((m, n_features), np.bool_), np.empty((m, scratch_width)), noise)
                     started = time.perf_counter()  # the kernels' time (the batch's arrays are the builder's work)
                     if way == "batch":
                         batch(store, rows, stats, tmp, np.zeros(0, np.uint8), np.zeros(0, np.bool_), splits,

@@ -213,11 +213,16 @@ def test_split_batch_equals_each_split_then_its_scan(problem, n_splits):
     hists = np.full((2 * m, store.total_bins, C), np.nan)  # split i builds in slot 2i; its parent is in 2i + 1
     hists[1::2] = parents
     out_slot = np.arange(0, 2 * m, 2)
-    splits = SplitBatch(bounds[:-1].copy(), bounds[1:].copy(), features.astype(np.int64), thresholds, default_left,
-                        builds.astype(np.int64), np.empty((m, sums)), np.empty(m, np.int64))
-    scans = ScanBatch(hists, out_slot, np.where(n_nodes == 2, out_slot + 1, out_slot), n_nodes == 2,
-                      n_nodes.astype(np.int64), active, totals, masks, np.empty((m, scan_scratch(C, params).shape[1])),
-                      np.zeros((2, F)))
+    splits = SplitBatch(np.column_stack([bounds[:-1], bounds[1:], features, thresholds, default_left,
+                                         builds]).astype(np.int64),  # SPLIT_* columns
+                        np.empty((m, sums)), np.empty(m, np.int64))
+    scan_plan = np.column_stack([out_slot, np.where(n_nodes == 2, out_slot + 1, out_slot), n_nodes == 2, n_nodes])
+    spare = 2  # the grower's buffers may hold more rows than the batch has splits: rows the kernel must not read
+    scans = ScanBatch(hists, np.vstack([scan_plan, np.full((spare, 4), -1)]).astype(np.int64),
+                      np.vstack([active, np.ones((spare, 2), np.bool_)]),
+                      np.vstack([totals, np.full((2 * spare, C), np.nan)]),
+                      np.vstack([masks, np.ones((spare, F), np.bool_)]),
+                      np.empty((m + spare, scan_scratch(C, params).shape[1])), np.zeros((2, F)))
     found, best = FeatureSplits.allocate(2 * m, F), NodeSplits.allocate(2 * m, C)
     split_batch_kernel(dense, C, kind)(store, got_rows, stats, np.empty(store.n_rows, np.int32), np.zeros(0, np.uint8),
                                        np.zeros(0, np.bool_), splits, offsets, params, scans, found, best)

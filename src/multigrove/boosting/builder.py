@@ -258,6 +258,8 @@ class LocalBuilder:
         # the splits made ahead of their turn, by leaf: (leaf_start, leaf_end, boundary) of each set of rows
         self._pending: dict[int, list[tuple[np.ndarray, np.ndarray, int]]] = {}
         self._batch_kernel = None  # this tree's split_batch variant (_split_batch)
+        self._batch_totals: np.ndarray | None = None  # SplitBatch's outputs (_batch_outputs)
+        self._batch_n_left = np.empty(0, np.int64)
         self._ahead_max_rows: int | None = None  # found once a tree (ahead_max_rows)
 
     @property
@@ -595,18 +597,14 @@ class LocalBuilder:
             start, end = int(self.leaf_start[req.leaf]), int(self.leaf_end[req.leaf])
             if self._batchable(req, scan, start, end):
                 chosen.append(i)
-                bounds.append((start, end, req.feature, req.threshold_bin, req.build, req.default_left))
+                bounds.append((start, end, req.feature, req.threshold_bin, req.default_left, req.build))  # SPLIT_*
         if len(chosen) < 2:
             return set()
         batch_scans = [scans[i] for i in chosen]
         scan_batch = batch_scans[0].batch(batch_scans)
         if scan_batch is None:
             return set()
-        columns = np.array(bounds, np.int64).T.copy()  # a contiguous row for each of SplitBatch's arrays
-        n_cols = self.stats.shape[1] if self.tree_store.derived.shape[0] > 0 else 0
-        splits = SplitBatch(start=columns[0], end=columns[1], feature=columns[2], threshold_bin=columns[3],
-                            build=columns[4], default_left=columns[5].astype(np.bool_),
-                            totals=np.empty((len(chosen), n_cols), dtype=HIST), n_left=np.empty(len(chosen), np.int64))
+        splits = SplitBatch(np.array(bounds, np.int64), *self._batch_outputs(len(chosen)))
         params = batch_scans[0].params
         kernel = self._batch_kernel
         if kernel is None:  # once a tree: its statistics' width and its scan's kind stay
@@ -617,6 +615,17 @@ class LocalBuilder:
             self._split_others(requests[i], None, start + n_left)
         batch_scans[0].finish_batch(batch_scans)
         return set(chosen)
+
+    def _batch_outputs(self, n_splits: int) -> tuple[np.ndarray, np.ndarray]:
+        """SplitBatch's outputs for a batch of ``n_splits``: the built children's sums (a row each; no columns where
+        the store derives no default bin) and the left rows, views of buffers kept while the tree's statistics
+        keep their width (begin)."""
+        n_cols = self.stats.shape[1] if self.tree_store.derived.shape[0] > 0 else 0
+        totals = self._batch_totals
+        if totals is None or totals.shape[0] < n_splits or totals.shape[1] != n_cols:
+            totals = self._batch_totals = np.empty((max(n_splits, 2 * self.n_threads), n_cols), dtype=HIST)
+            self._batch_n_left = np.empty(totals.shape[0], np.int64)
+        return totals[:n_splits], self._batch_n_left[:n_splits]
 
     def _partition(self, store: BinnedStore, rows: np.ndarray, leaf_start: np.ndarray, leaf_end: np.ndarray,
                    tmp: np.ndarray, marks: np.ndarray, req: SplitRequest, rule: SplitRule) -> None:

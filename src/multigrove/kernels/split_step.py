@@ -175,31 +175,34 @@ def split_step_kernel(p: ScanParams):
     return SPLIT_STEPS[scan_kind(p)]
 
 
+#: columns of SplitBatch.plan: each split's rows are rows[start:end] of the tree's rows; its numeric rule
+#: (kernels.partition.SplitRule: feature, threshold bin, missing values left when 1); the child whose histogram it
+#: builds (1 left, 2 right)
+SPLIT_START, SPLIT_END, SPLIT_FEATURE, SPLIT_THRESHOLD, SPLIT_DEFAULT_LEFT, SPLIT_BUILD = range(6)
+#: columns of ScanBatch.plan: the slot split i builds its smaller child in; the slot of its parent, the larger
+#: child's on exit; 1 to turn the parent's histogram into the larger child's; the nodes it scans (2: both
+#: children, 1: the smaller only)
+SCAN_OUT_SLOT, SCAN_PARENT_SLOT, SCAN_SUBTRACT, SCAN_N_NODES = range(4)
+
+
 class SplitBatch(NamedTuple):
-    """Splits of small nodes, one a task of split_batch: arrays (m,) but ``totals``."""
-    start: np.ndarray         # int64: each split's rows are rows[start:end] of the tree's rows
-    end: np.ndarray           # int64
-    feature: np.ndarray       # int64: the numeric split rule (kernels.partition.SplitRule)
-    threshold_bin: np.ndarray  # int64
-    default_left: np.ndarray  # bool
-    build: np.ndarray         # int64: the child whose histogram is built (1 left, 2 right)
+    """Splits of small nodes, one a task of split_batch.  A split's numbers travel as one row of ``plan``, which the
+    builder fills from a list in one call (six arrays took a call each: about 7 us a batch)."""
+    plan: np.ndarray          # (m, 6) int64: SPLIT_* columns
     totals: np.ndarray        # (m, C) or (m, 0): the built child's sums, where the store derives default bins
-    n_left: np.ndarray        # int64, OUT: each split's left rows
+    n_left: np.ndarray        # (m,) int64, OUT: each split's left rows
 
 
 class ScanBatch(NamedTuple):
     """The children's scans of a SplitBatch: split i's smaller child is node 2i, its larger one 2i + 1 (their
     results in a FeatureSplits and a NodeSplits of 2m nodes beside it: a parallel loop takes a tuple of arrays,
-    not a tuple of tuples)."""
+    not a tuple of tuples).  Its arrays may hold more rows than the batch has splits."""
     hists: np.ndarray         # (S, total_bins, C): the histograms the splits read and write, by slot
-    out_slot: np.ndarray      # (m,) int64: the slot split i builds its smaller child in
-    parent_slot: np.ndarray   # (m,) int64: the slot of split i's parent, the larger child's on exit
-    subtract: np.ndarray      # (m,) bool: turn the parent's histogram into the larger child's
-    n_nodes: np.ndarray       # (m,) int64: the nodes split i scans (2: both children; 1: the smaller only)
-    active: np.ndarray        # (m, 2) bool: the nodes to scan
-    totals: np.ndarray        # (2m, C): the children's sums
-    masks: np.ndarray         # (m, F) bool: the features each split's children scan
-    scratch: np.ndarray       # (m, W): a split.scan_scratch row per split
+    plan: np.ndarray          # (>= m, 4) int64: SCAN_* columns
+    active: np.ndarray        # (>= m, 2) bool: the nodes to scan
+    totals: np.ndarray        # (>= 2m, C): the children's sums
+    masks: np.ndarray         # (>= m, F) bool: the features each split's children scan
+    scratch: np.ndarray       # (>= m, W): a split.scan_scratch row per split
     noise: np.ndarray         # (2, F): zeros (a batch draws no random_strength noise)
 
 
@@ -208,13 +211,14 @@ def _split_task(i, store, rows, stats, tmp, no_marks, no_categories, splits, off
     """split_batch's task i: split i of ``splits`` and the scan of its children, on the calling thread, by the serial
     kernels a split of one thread calls (partition.split_and_build_serial, split.best_splits_serial: the same
     compiled code, and no second compilation of it)."""
-    s0, s1 = splits.start[i], splits.end[i]
-    rule = SplitRule(splits.feature[i], splits.threshold_bin[i], splits.default_left[i], no_categories)
-    out = scans.hists[scans.out_slot[i]]
-    splits.n_left[i] = split_and_build_serial(store, rows, s0, s1, rule, splits.build[i], stats, tmp[s0:s1], no_marks,
-                                              out, splits.totals[i])
+    plan, scan = splits.plan, scans.plan
+    s0, s1 = plan[i, SPLIT_START], plan[i, SPLIT_END]
+    rule = SplitRule(plan[i, SPLIT_FEATURE], plan[i, SPLIT_THRESHOLD], plan[i, SPLIT_DEFAULT_LEFT] != 0, no_categories)
+    out = scans.hists[scan[i, SCAN_OUT_SLOT]]
+    splits.n_left[i] = split_and_build_serial(store, rows, s0, s1, rule, plan[i, SPLIT_BUILD], stats, tmp[s0:s1],
+                                              no_marks, out, splits.totals[i])
     n0, n1 = 2 * i, 2 * i + 2
-    best_splits_serial(out, scans.hists[scans.parent_slot[i]], scans.n_nodes[i], scans.subtract[i],
+    best_splits_serial(out, scans.hists[scan[i, SCAN_PARENT_SLOT]], scan[i, SCAN_N_NODES], scan[i, SCAN_SUBTRACT] != 0,
                        scans.totals[n0:n1], offsets, scans.masks[i], p, None, scans.scratch[i:i + 1], scans.active[i],
                        scans.noise, FeatureSplits(found.gain[n0:n1], found.threshold_bin[n0:n1],
                                                   found.default_left[n0:n1], found.splittable[n0:n1]),
@@ -233,7 +237,7 @@ def split_batch(store, rows, stats, tmp, no_marks, no_categories, splits, offset
     sums and scan are those of the serial kernels, bit for bit.  OUT rows (their segments), tmp scratch, splits.n_left,
     splits.totals, scans.hists' slots; per_feature (FeatureSplits) and best (NodeSplits) of 2m nodes, split i's
     children in rows 2i and 2i + 1."""
-    for i in prange(splits.start.shape[0]):
+    for i in prange(splits.plan.shape[0]):
         _split_task(i, store, rows, stats, tmp, no_marks, no_categories, splits, offsets, p, scans, per_feature, best)
 
 
