@@ -16,13 +16,13 @@ shorten); the table gives it per part and for the round.
     python benchmarks/round_profile.py --task regression_1m --repeats 3 --out benchmarks/results/round_profile.jsonl
     python benchmarks/round_profile.py --task rf1 --repeats 3 --out benchmarks/results/round_profile.jsonl
 
-Tasks: ``otto`` -- ``GroveClassifier()`` defaults on the 61,878 Otto rows (no early stopping: a fixed
-number of rounds); ``regression_1m`` -- one output, 1,000,000 x 50 of the shared harness, 255 bins, 32
-leaves, lambda 1 (issue 17's setting); ``rf1`` -- ``GroveRegressor()`` defaults on the accuracy panel's rf1
-training rows (6,843 x 64, 8 targets, ``MULTIGROVE_DATA``), a dense store whose splits build their children
-by feature groups.  The clock wrapper costs about a microsecond a call: the unprofiled
-seconds per round are given too, as the median round and as the quiet rounds (QUIET_PERCENTILE), the speed-up of
-which is the code's on a shared machine.
+Tasks: ``otto`` -- ``GroveClassifier()`` defaults on the 61,878 Otto rows (no early stopping: a fixed number of
+rounds); ``regression_1m`` -- one output, 1,000,000 x 50 of the shared harness, 255 bins, 32 leaves, lambda 1
+(issue 17's setting); ``rf1`` -- ``GroveRegressor()`` defaults on the accuracy panel's rf1 training rows (6,843 x
+64, 8 targets, ``MULTIGROVE_DATA``), a dense store whose splits build their children by feature groups; ``scm20d``
+-- the same on scm20d's training rows. The clock wrapper costs about a microsecond a call: the unprofiled seconds
+per round are given too, as the median round and as the quiet rounds (QUIET_PERCENTILE), the speed-up of which is
+the code's on a shared machine.
 """
 from __future__ import annotations
 
@@ -151,16 +151,20 @@ def _regression(n_rounds: int, threads: int, callback, params: dict):
     mg.train(settings, mg.Dataset(Xtr, ytr), n_rounds, callbacks=[callback])
 
 
-def _rf1(n_rounds: int, threads: int, callback, params: dict):
-    from accuracy_panel import load
+def _panel_regressor(name: str):
+    """The task of ``GroveRegressor()`` defaults on the accuracy panel's training rows of ``name``."""
+    def fit(n_rounds: int, threads: int, callback, params: dict):
+        from accuracy_panel import load
 
-    import multigrove as mg
-    _, Xtr, Ytr, _, _ = load("rf1")
-    mg.GroveRegressor(n_estimators=n_rounds, early_stopping=False, num_threads=threads,
-                      verbosity=-1, **params).fit(Xtr, Ytr, callbacks=[callback])
+        import multigrove as mg
+        _, Xtr, Ytr, _, _ = load(name)
+        mg.GroveRegressor(n_estimators=n_rounds, early_stopping=False, num_threads=threads,
+                          verbosity=-1, **params).fit(Xtr, Ytr, callbacks=[callback])
+    return fit
 
 
-TASKS = {"otto": _otto, "regression_1m": _regression, "rf1": _rf1}
+TASKS = {"otto": _otto, "regression_1m": _regression, "rf1": _panel_regressor("rf1"),
+         "scm20d": _panel_regressor("scm20d")}
 
 
 def worker(task: str, threads: int, warm: int, rounds: int, params: dict, splits_ahead: int | None = None) -> dict:

@@ -14,8 +14,8 @@ process (the median round of each fit, over the first share's).
     python benchmarks/splits_ahead.py --task otto --threads 2 --splits-ahead 16 --time --fits 8 \
         --out benchmarks/results/splits_ahead.jsonl
 
-Tasks: ``otto`` -- ``GroveClassifier()`` defaults on the 61,878 Otto rows; ``rf1`` and ``scm20d`` --
-``GroveRegressor()`` defaults on the accuracy panel's training rows (``MULTIGROVE_DATA``).  No early stopping: a
+Tasks: round_profile.py's ``otto`` (``GroveClassifier()`` defaults on the 61,878 Otto rows), ``rf1`` and ``scm20d``
+(``GroveRegressor()`` defaults on the accuracy panel's training rows, ``MULTIGROVE_DATA``).  No early stopping: a
 fixed number of rounds, after three of warm-up.
 """
 from __future__ import annotations
@@ -29,26 +29,16 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import SPLITS_AHEAD_HELP, RoundTimer, emit, set_splits_ahead  # noqa: E402
+from round_profile import TASKS  # noqa: E402
 
 #: rounds of each fit left out of its times (the first ones allocate the tree's buffers)
 SKIP_ROUNDS = 2
 
 
 def task_fit(task: str, threads: int):
-    """fit(n_rounds, callbacks) for the task."""
-    import multigrove as mg
-    if task == "otto":
-        from multigrove.datasets import load_otto
-        X, y = load_otto()
-        model = mg.GroveClassifier
-    else:
-        from accuracy_panel import load
-        _, X, y, _, _ = load(task)
-        model = mg.GroveRegressor
-
-    def fit(n_rounds: int, callbacks=()) -> None:
-        model(n_estimators=n_rounds, early_stopping=False, num_threads=threads, verbosity=-1).fit(
-            X, y, callbacks=list(callbacks))
+    """fit(n_rounds, callback) for the task (round_profile.TASKS, at its defaults)."""
+    def fit(n_rounds: int, callback=lambda env: None) -> None:
+        TASKS[task](n_rounds, threads, callback, {})
     return fit
 
 
@@ -124,7 +114,7 @@ def main() -> None:
             for share in args.shares:
                 grower.AHEAD_RANK_SHARE = share
                 timer = RoundTimer()
-                fit(args.rounds + SKIP_ROUNDS, [timer])
+                fit(args.rounds + SKIP_ROUNDS, timer)
                 rounds[share].append(float(np.median(np.diff(timer.ts[SKIP_ROUNDS - 1:]))))
         first = np.array(rounds[args.shares[0]])
         for share, seconds in rounds.items():

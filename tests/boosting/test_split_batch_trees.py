@@ -3,6 +3,8 @@ nodes' splits in one kernel call, a task a split (kernels.split_step.split_batch
 are those of one split at a time, bit for bit, for every kind of scan, both growth policies, a store with a CSR
 part, samples (the rows left out partitioned along), validation sets followed, and splits ahead of their turn
 that never have it."""
+import heapq
+
 import numpy as np
 import pytest
 
@@ -157,7 +159,6 @@ def test_a_batch_has_buffers_for_the_leaf_in_turn_and_the_others(rng, monkeypatc
 def _heap_of(gains, counts, ahead=()):
     """A heap of leaves as TreeGrower keeps it: (-gain, number, leaf), leaf ``i`` of gains[i] and counts[i] rows,
     those of ``ahead`` already split ahead of their turn."""
-    import heapq
     heap = []
     for i, (gain, count) in enumerate(zip(gains, counts)):
         leaf = growers._Leaf(i, 1, np.zeros(2), float(count), -1, False)

@@ -618,8 +618,8 @@ class LocalBuilder:
 
     def _batch_outputs(self, n_splits: int) -> tuple[np.ndarray, np.ndarray]:
         """SplitBatch's outputs for a batch of ``n_splits``: the built children's sums (a row each; no columns where
-        the store derives no default bin) and the left rows, views of buffers kept while the tree's statistics
-        keep their width (begin)."""
+        the store derives no default bin) and the left rows, views of buffers made anew where a batch is larger or
+        the width of the sums differs."""
         n_cols = self.stats.shape[1] if self.tree_store.derived.shape[0] > 0 else 0
         totals = self._batch_totals
         if totals is None or totals.shape[0] < n_splits or totals.shape[1] != n_cols:

@@ -756,17 +756,19 @@ class TreeGrower:
                            self._active, noise, self._per_feature, self._best)
         self._read_scan(first, second)
 
-    def _scan_inputs(self, first: _Leaf, second: _Leaf | None, scan_small: bool, totals: np.ndarray | None = None,
-                     active: np.ndarray | None = None) -> tuple[int, np.ndarray]:
-        """Set the scan's node sums and active nodes (``first`` unless not ``scan_small`` or too small to split,
-        and ``second``) in ``totals`` and ``active`` (by default the grower's own); return (the number of nodes,
-        the random_strength noise on the features' scores)."""
-        totals = self._totals if totals is None else totals
+    def _first_active(self, first: _Leaf, scan_small: bool) -> bool:
+        """Whether a scan scans its first node (a split's smaller child): where asked and the node can split."""
+        return scan_small and self._can_split(first.depth, first.count)
+
+    def _scan_inputs(self, first: _Leaf, second: _Leaf | None, scan_small: bool) -> tuple[int, np.ndarray]:
+        """Set the scan's node sums and active nodes (``first`` where _first_active, and ``second``) in the grower's
+        ``_totals`` and ``_active``; return (the number of nodes, the random_strength noise on the features'
+        scores)."""
+        totals, active = self._totals, self._active
         totals[0] = first.total
         if second is not None:
             totals[1] = second.total
-        active = self._active if active is None else active
-        active[0] = scan_small and self._can_split(first.depth, first.count)
+        active[0] = self._first_active(first, scan_small)
         active[1] = second is not None
         if self._noise_scale > 0:
             return (1 if second is None else 2), self._rng.normal(0.0, self._noise_scale, self._no_noise.shape)
@@ -781,18 +783,14 @@ class TreeGrower:
         plan, active, totals, masks = [], [], [], []
         for scan in scans:
             out_slot = pool.slot(scan.small_hist)
-            small = scan.small
-            if scan.can_large:
-                parent_slot = pool.slot(scan.parent_hist)
-                plan.append((out_slot, parent_slot, 1, 2))  # SCAN_* columns: both children, the larger subtracted
-                totals += (small.total, scan.large.total)
-            else:
-                parent_slot = out_slot
-                plan.append((out_slot, out_slot, 0, 1))
-                totals += (small.total, small.total)  # the second node is not scanned
+            parent_slot = pool.slot(scan.parent_hist) if scan.can_large else out_slot
             if out_slot < 0 or parent_slot < 0:
                 return None
-            active.append((scan.can_small and self._can_split(small.depth, small.count), scan.can_large))
+            # SCAN_* columns: with the larger child, both children scanned, the larger by subtraction
+            plan.append((out_slot, parent_slot, int(scan.can_large), 2 if scan.can_large else 1))
+            second = scan.large if scan.can_large else scan.small  # without it, sums the kernel does not read
+            totals += (scan.small.total, second.total)
+            active.append((self._first_active(scan.small, scan.can_small), scan.can_large))
             masks.append(scan.mask)
         n_splits = len(scans)
         batch.plan[:n_splits] = plan
@@ -890,7 +888,7 @@ class TreeGrower:
         """_evaluate with the scorer's candidate gains (the histograms hold the Hessian and count only)."""
         if subtract:
             np.subtract(second.hist, first.hist, out=second.hist)
-        first_active = scan_small and self._can_split(first.depth, first.count)
+        first_active = self._first_active(first, scan_small)
         for leaf, active in ((first, first_active), (second, True)):
             if leaf is not None:
                 self._choose_scored(leaf, mask, active)
