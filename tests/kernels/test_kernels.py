@@ -739,6 +739,27 @@ def test_segment_sums_and_topk_sum_equal_numpy(seed, n, topk):
     assert topk_sum(v, n, topk, np.empty(topk)) == pytest.approx(np.sort(v)[::-1][:topk].sum(), rel=1e-12)
 
 
+@SETTINGS
+@given(st.integers(0, 2**31 - 1), st.integers(0, 40), st.integers(1, 6))
+def test_segment_labels_equal_a_loop_over_the_segments(seed, n, n_segments):
+    """The leaf of each row from rows grouped by leaf, against a loop of slices; overlapping segments (a later
+    one wins), gaps (rows in none keep -1) and empty segments included."""
+    from multigrove.boosting.shard import leaf_map
+    from multigrove.kernels.split import segment_labels
+    rng = np.random.default_rng(seed)
+    rows = rng.permutation(n).astype(np.int32)
+    start = rng.integers(0, n + 1, n_segments).astype(np.int64)
+    end = np.minimum(start + rng.integers(0, n + 1, n_segments), n).astype(np.int64)
+    want = np.full(n, -1, np.int32)
+    for s in range(n_segments):
+        want[rows[start[s]:end[s]]] = s
+    got = np.full(n, -1, np.int32)
+    segment_labels(rows, start, end, got)
+    np.testing.assert_array_equal(got, want)
+    no_rows = (np.zeros(0, np.int32), np.zeros(n_segments, np.int64), np.zeros(n_segments, np.int64))
+    np.testing.assert_array_equal(leaf_map(n, [(rows, start, end), no_rows], n_segments), want)
+
+
 def test_an_output_without_curvature_scores_zero_instead_of_dividing_by_zero():
     """lambda_l2 = 0 and an output whose Hessians are all 0 on one side (saturated probabilities):
     its G^2 / H term is 0 (its leaf value is 0 too), the others decide the split."""

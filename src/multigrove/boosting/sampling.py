@@ -82,8 +82,8 @@ def bayesian_weights(n_rows: int, temperature: float, rng: np.random.Generator) 
     return np.power(-np.log(u), temperature).astype(np.float32)
 
 
-def feature_mask(n_features: int, fraction: float, rng: np.random.Generator) -> np.ndarray | None:
-    """Features one tree may split on (None: all)."""
+def feature_mask(n_features: int, fraction: float, rng: np.random.Generator | None) -> np.ndarray | None:
+    """Features one tree may split on (None: all); ``rng`` is read only for a fraction below 1."""
     if fraction >= 1.0:
         return None
     mask = np.zeros(n_features, np.bool_)

@@ -20,7 +20,7 @@ from ..kernels._variants import pick
 from ..kernels.partition import add_leaf_values, add_leaf_values_serial
 from ..kernels.predict import predict_store, predict_store_serial, predict_store_serial_dense
 from ..kernels.sampling import scale_rows, scale_rows_by
-from ..kernels.split import segment_sums, segment_sums_serial
+from ..kernels.split import segment_labels, segment_sums, segment_sums_serial
 from ..kernels.store import BinnedStore, dense_only
 from .builder import LocalBuilder, PackedCounts, SplitRequest
 from .leaves import StatLayout
@@ -42,10 +42,8 @@ def leaf_map(n_rows: int, segments: list, n_leaves: int) -> np.ndarray:
     rows[start[l]:end[l]]); -1 for a row in none."""
     leaf_of = np.full(n_rows, -1, np.int32)
     for rows, start, end in segments:
-        counts = end - start
-        if counts.sum():
-            member = np.concatenate([rows[a:b] for a, b in zip(start, end)])
-            leaf_of[member] = np.repeat(np.arange(n_leaves, dtype=np.int32), counts)
+        if rows.shape[0]:
+            segment_labels(rows, start[:n_leaves], end[:n_leaves], leaf_of)
     return leaf_of
 
 
