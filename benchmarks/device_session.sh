@@ -19,7 +19,8 @@
 # pool then spins beside the kernels (benchmarks/blas_threads.py, stop 67).  ahead_ab alternates Otto's fits at
 # 16 threads one split at a time, 16 and 4 ahead in one process (benchmarks/alternate.py, stop 66).  rank_share
 # alternates Otto's fits at 16 threads with leaves split ahead from any rank within the splits left and from the
-# first 40 % of them (benchmarks/splits_ahead.py, stop 69).
+# first 40 % of them (benchmarks/splits_ahead.py, stop 69).  profile_gpu profiles GPU rounds, and Otto's leaf-wise
+# rounds on the GPU with one split a builder call and with 16 (CudaBuilder.splits_ahead, stop 70).
 # gpu_check compares the CUDA trees with the CPU's on the card (benchmarks/gpu_check.py), and compiles the CUDA
 # kernels into the cache before the timed GPU steps.  splits times Otto's splits by node size at 16 threads and a
 # small node's split in one call against two (benchmarks/split_sizes.py, split_step.py: stop 63's schedules on 16
@@ -103,7 +104,8 @@ from importlib.metadata import version; print('numba', numba.__version__, 'numba
                           --out "$OUT/gpu.jsonl" ;;
             profile_cpu) step 60 profile_cpu python3 benchmarks/round_profile.py --task otto --threads 1 16 \
                              --repeats 1 --warm 5 --rounds 20 --label device16 --out "$OUT/round_profile.jsonl" ;;
-            profile_gpu) step 40 profile_gpu python3 benchmarks/gpu_profile.py c200_sketch single ;;
+            profile_gpu) step 70 profile_gpu bash -c "python3 benchmarks/gpu_profile.py c200_sketch single && python3 \
+                             benchmarks/gpu_profile.py otto --splits-ahead 1 16 --rounds 5" ;;
             splits) step 45 splits bash -c "python3 benchmarks/split_sizes.py --threads 16 --rounds 20 --label device16 \
                         --out $OUT/split_sizes.jsonl && python3 benchmarks/split_step.py --trials 100 --label device16 \
                         --out $OUT/split_step.jsonl" ;;

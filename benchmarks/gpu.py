@@ -84,6 +84,18 @@ def _multigrove(task, X, y, threads):
     return lambda rounds: mg.train(params, data, rounds)
 
 
+def otto_fit(scale: float):
+    """fit(rounds) of Otto's training rows (benchmarks/otto.py's split; ``scale``: their share, at least 300) at
+    multigrove's defaults on the GPU, leaf-wise (gpu_profile.py, gpu_traffic.py)."""
+    from otto import split
+
+    import multigrove as mg
+    X, y = split()[:2]
+    n = max(300, int(len(y) * scale))
+    params = dict(objective="multiclass", num_class=9, device_type="cuda", verbosity=-1)
+    return lambda rounds: mg.train(params, mg.Dataset(X[:n], y[:n]), rounds)
+
+
 def _pyboost(task, X, y):
     from py_boost import GradientBoosting, SketchBoost
     common = dict(lr=0.1, max_depth=6, lambda_l2=1.0, min_data_in_leaf=10, es=0, verbose=100000)

@@ -9,6 +9,7 @@ seconds a round do.  Needs a GPU (or ``NUMBA_ENABLE_CUDASIM=1`` and ``--scale`` 
 check of the script).
 
     python benchmarks/gpu_profile.py c200_sketch single targets16 otto
+    python benchmarks/gpu_profile.py otto --splits-ahead 1 16 --rounds 5
 """
 from __future__ import annotations
 
@@ -57,22 +58,14 @@ def time_calls(spent: dict, calls: dict) -> None:
         wrap(cuda_histograms.DeviceHistograms, name, "scans." + name)
 
 
-def _otto_fit(scale: float):
-    """Otto's training rows (benchmarks/otto.py's split) at multigrove's defaults, leaf-wise, on the GPU."""
-    from otto import split
-
-    import multigrove as mg
-    X, y = split()[:2]
-    n = max(300, int(len(y) * scale))
-    params = dict(objective="multiclass", num_class=9, device_type="cuda", verbosity=-1)
-    return lambda rounds: mg.train(params, mg.Dataset(X[:n], y[:n]), rounds)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tasks", nargs="+", choices=gpu.TASKS)
     ap.add_argument("--scale", type=float, default=1.0, help="share of each data set's rows")
     ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--splits-ahead", type=int, nargs="+", default=[None], metavar="N",
+                    help="each task once per N: the CUDA builder's splits a call in leaf-wise growth "
+                         "(CudaBuilder.splits_ahead; 1: one split a call, as before stop 70; default: its own)")
     a = ap.parse_args()
     spent, calls = defaultdict(float), defaultdict(int)
     time_calls(spent, calls)
@@ -85,15 +78,18 @@ def main():
         fit(rounds)
         return dict(spent), dict(calls), time.perf_counter() - start
 
-    for task in a.tasks:
-        fit = _otto_fit(a.scale) if task == "otto" else gpu._multigrove(task, *gpu._data(task, a.scale),
+    default_ahead = cuda_builder.CudaBuilder.splits_ahead
+    for task, ahead in [(task, ahead) for task in a.tasks for ahead in a.splits_ahead]:
+        cuda_builder.CudaBuilder.splits_ahead = default_ahead if ahead is None else ahead
+        fit = gpu.otto_fit(a.scale) if task == "otto" else gpu._multigrove(task, *gpu._data(task, a.scale),
                                                                           os.cpu_count() or 1)
         fit(2)
         # two fits, of r and 2r rounds: the difference leaves out the set-up (binning, transfer), as gpu.py's
         spent_r, calls_r, total_r = profiled(fit, a.rounds)
         spent_2r, calls_2r, total_2r = profiled(fit, 2 * a.rounds)
         per_round = {label: (spent_2r[label] - spent_r.get(label, 0.0)) / a.rounds for label in spent_2r}
-        print(f"== {task}: {a.rounds} and {2 * a.rounds} rounds in {total_r:.3f} and {total_2r:.3f} s (synchronised); "
+        print(f"== {task}, at most {cuda_builder.CudaBuilder.splits_ahead} splits a builder call: "
+              f"{a.rounds} and {2 * a.rounds} rounds in {total_r:.3f} and {total_2r:.3f} s (synchronised); "
               f"a round {(total_2r - total_r) / a.rounds * 1e3:.2f} ms")
         for label in sorted(per_round, key=per_round.get, reverse=True):
             n_calls = (calls_2r[label] - calls_r.get(label, 0)) / a.rounds

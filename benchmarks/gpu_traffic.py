@@ -8,6 +8,7 @@ between fits of ``--rounds`` and twice as many rounds, over ``--rounds`` (the se
 seconds a round).  Compare two checkouts with ``PYTHONPATH=<checkout>/src``.
 
     NUMBA_ENABLE_CUDASIM=1 python benchmarks/gpu_traffic.py c200_sketch c200_full single --scale 0.003
+    NUMBA_ENABLE_CUDASIM=1 python benchmarks/gpu_traffic.py otto --scale 0.02 --rounds 1 --splits-ahead 1 16
 """
 from __future__ import annotations
 
@@ -55,16 +56,23 @@ def count_copies(counts: Counter) -> None:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("tasks", nargs="+", choices=[t for t in gpu.TASKS if t != "otto"])
+    ap.add_argument("tasks", nargs="+", choices=gpu.TASKS, help="otto: leaf-wise, at multigrove's defaults")
     ap.add_argument("--scale", type=float, default=1.0, help="share of each data set's rows")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--splits-ahead", type=int, nargs="+", default=[None], metavar="N",
+                    help="each task once per N: the CUDA builder's splits a call in leaf-wise growth "
+                         "(CudaBuilder.splits_ahead; 1: one split a call, as before stop 70; default: its own)")
     ap.add_argument("--label", default="")
     ap.add_argument("--out")
     a = ap.parse_args()
     counts: Counter = Counter()
     count_copies(counts)
-    for task in a.tasks:
-        fit = gpu._multigrove(task, *gpu._data(task, a.scale), os.cpu_count() or 1)
+    from multigrove.boosting.cuda_builder import CudaBuilder
+    default_ahead = CudaBuilder.splits_ahead
+    for task, ahead in [(task, ahead) for task in a.tasks for ahead in a.splits_ahead]:
+        CudaBuilder.splits_ahead = default_ahead if ahead is None else ahead
+        fit = gpu.otto_fit(a.scale) if task == "otto" else gpu._multigrove(task, *gpu._data(task, a.scale),
+                                                                            os.cpu_count() or 1)
         fit(1)
         counts.clear()
         fit(a.rounds)
@@ -72,7 +80,8 @@ def main():
         counts.clear()
         fit(2 * a.rounds)
         per_round = {key: (counts[key] - first[key]) / a.rounds for key in sorted(set(counts) | set(first))}
-        record = {"bench": "gpu_traffic", "task": task, "scale": a.scale, "label": a.label, **per_round}
+        record = {"bench": "gpu_traffic", "task": task, "scale": a.scale, "label": a.label,
+                  "splits_ahead": CudaBuilder.splits_ahead, **per_round}
         print(json.dumps(record), flush=True)
         if a.out:
             with open(a.out, "a") as f:

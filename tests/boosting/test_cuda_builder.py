@@ -190,6 +190,34 @@ def test_cuda_trees_equal_cpu_trees(kind, extra):
     _assert_same_forest(cpu, gpu, X, 1e-9 if kind in ("regression", "multi_target") else 1e-6)
 
 
+@pytest.mark.parametrize("extra", [{}, {"bagging_fraction": 0.7, "bagging_freq": 1}])
+def test_cuda_leafwise_splits_go_ahead_in_fewer_builder_calls(extra, monkeypatch):
+    """Leaf-wise growth sends the CUDA builder the leaf in turn and the next ones (CudaBuilder.splits_ahead): fewer
+    calls, the same trees as one split a call and as the CPU's (the rows a sample left out follow at commit)."""
+    rng = np.random.default_rng(12)
+    X = _data(rng, n=256)
+    params, y = _targets("multi_target", X, rng)
+    params = {"verbosity": -1, "num_leaves": 10, "min_data_in_leaf": 6, "num_threads": 1, **params, **extra}
+    calls = []
+    split = CudaBuilder.split
+
+    def counted(self, requests, outs, scans=None):
+        calls.append([req.new_leaf for req in requests])
+        return split(self, requests, outs, scans)
+
+    monkeypatch.setattr(CudaBuilder, "split", counted)
+    ahead = mg.train({**params, "device_type": "cuda"}, mg.Dataset(X, y), 2)
+    batched = list(calls)
+    calls.clear()
+    monkeypatch.setattr(CudaBuilder, "splits_ahead", 1)
+    one_at_a_time = mg.train({**params, "device_type": "cuda"}, mg.Dataset(X, y), 2)
+    assert all(len(call) == 1 and call[0] >= 0 for call in calls)
+    assert any(new_leaf < 0 for call in batched for new_leaf in call)  # splits ahead of their turn
+    assert len(batched) < len(calls)
+    _assert_same_forest(one_at_a_time, ahead, X, rtol=1e-12)
+    _assert_same_forest(mg.train(params, mg.Dataset(X, y), 2), ahead, X)
+
+
 def test_cuda_categorical_set_splits_equal_cpu():
     rng = np.random.default_rng(5)
     n = 240

@@ -255,8 +255,7 @@ class LocalBuilder:
         self._schedules_for: tuple | None = None
         self._followers: list[_Follower] = []
         self._entries = EntryPoints()  # the split kernels', this tree's argument types
-        # the splits made ahead of their turn, by leaf: (leaf_start, leaf_end, boundary) of each set of rows
-        self._pending: dict[int, list[tuple[np.ndarray, np.ndarray, int]]] = {}
+        self._pending = PendingBoundaries()  # the splits made ahead of their turn
         self._batch_kernel = None  # this tree's split_batch variant (_split_batch)
         self._batch_totals: np.ndarray | None = None  # SplitBatch's outputs (_batch_outputs)
         self._batch_n_left = np.empty(0, np.int64)
@@ -559,7 +558,7 @@ class LocalBuilder:
     def _split_others(self, req: SplitRequest, rule: SplitRule | None, boundary: int) -> None:
         """After the partition of the tree's rows of a leaf at ``boundary``: the leaf's bounds, and the partition of
         the rows a sample left out and of every follower's (by ``rule``, req.rule() where None)."""
-        self._divide(self.leaf_start, self.leaf_end, req, boundary)
+        self._pending.divide(self.leaf_start, self.leaf_end, req, boundary)
         if rule is None and (self.other_rows.shape[0] or self._followers):
             rule = req.rule()
         if self.other_rows.shape[0]:
@@ -641,21 +640,12 @@ class LocalBuilder:
         else:
             n_left = self._entries.call(self._serial_split(), store, rows, start, end, rule, BUILD_NONE, self.stats,
                                         tmp, marks, self._no_hist, self._no_total, role="other rows")
-        self._divide(leaf_start, leaf_end, req, start + n_left)
-
-    def _divide(self, leaf_start: np.ndarray, leaf_end: np.ndarray, req: SplitRequest, boundary: int) -> None:
-        """A leaf's rows (leaf_start, leaf_end of a set of rows) up to ``boundary`` stay its own, the others go to
-        the right child; a split ahead of its turn (new_leaf -1) keeps the boundary until ``commit``."""
-        if req.new_leaf < 0:
-            self._pending.setdefault(req.leaf, []).append((leaf_start, leaf_end, boundary))
-        else:
-            _set_boundary(leaf_start, leaf_end, req.leaf, req.new_leaf, boundary)
+        self._pending.divide(leaf_start, leaf_end, req, start + n_left)
 
     def commit(self, leaf: int, new_leaf: int) -> None:
         """The split of ``leaf`` made ahead of its turn has it: its right rows become ``new_leaf``'s
         (HistogramBuilder)."""
-        for leaf_start, leaf_end, boundary in self._pending.pop(leaf):
-            _set_boundary(leaf_start, leaf_end, leaf, new_leaf, boundary)
+        self._pending.commit(leaf, new_leaf)
 
     def leaf_segments(self, n_leaves: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rows, leaf_start, leaf_end): leaf l of the last tree holds rows[leaf_start[l]:leaf_end[l]]."""
@@ -678,6 +668,32 @@ def _set_boundary(leaf_start: np.ndarray, leaf_end: np.ndarray, leaf: int, new_l
     leaf_start[new_leaf] = boundary
     leaf_end[new_leaf] = leaf_end[leaf]
     leaf_end[leaf] = boundary
+
+
+class PendingBoundaries:
+    """A builder's leaf bounds as the splits set them, where a split made ahead of its turn (``new_leaf`` -1,
+    HistogramBuilder) keeps its boundary until ``commit``: until then its leaf keeps all its rows (their order
+    already the split's, left rows first).  A builder keeps one, cleared at each tree."""
+
+    def __init__(self):
+        # by leaf: (leaf_start, leaf_end, boundary) for each set of rows partitioned (the tree's, the left-out ones)
+        self._by_leaf: dict[int, list[tuple[np.ndarray, np.ndarray, int]]] = {}
+
+    def clear(self) -> None:
+        self._by_leaf.clear()
+
+    def divide(self, leaf_start: np.ndarray, leaf_end: np.ndarray, req: SplitRequest, boundary: int) -> None:
+        """A leaf's rows (leaf_start, leaf_end of a set of rows) up to ``boundary`` stay its own, the others go to
+        the right child; a split ahead of its turn keeps the boundary until ``commit``."""
+        if req.new_leaf < 0:
+            self._by_leaf.setdefault(req.leaf, []).append((leaf_start, leaf_end, boundary))
+        else:
+            _set_boundary(leaf_start, leaf_end, req.leaf, req.new_leaf, boundary)
+
+    def commit(self, leaf: int, new_leaf: int) -> None:
+        """The split of ``leaf`` made ahead of its turn has it: its right rows become ``new_leaf``'s."""
+        for leaf_start, leaf_end, boundary in self._by_leaf.pop(leaf):
+            _set_boundary(leaf_start, leaf_end, leaf, new_leaf, boundary)
 
 
 def feature_groups(store: BinnedStore, n_groups: int) -> np.ndarray:

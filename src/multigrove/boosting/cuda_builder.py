@@ -3,9 +3,9 @@
 ``device_type="cuda"`` trains with the one grower (``grower.py``) over this builder instead of
 ``LocalBuilder``: the binned rows go to the GPU once, each tree's split statistics once, and the root's
 histogram, every split's partition and every requested child's histogram are computed there
-(``kernels/cuda.py``).  A request batch (one split in leaf-wise growth, a whole level in depth-wise and
-symmetric growth) is one launch per step: the side marks of every node, the scatter, the children's
-histograms.
+(``kernels/cuda.py``).  A request batch (in leaf-wise growth the leaf in turn and the next ones, split ahead of
+their turn: ``splits_ahead``; a whole level in depth-wise and symmetric growth) is one launch per step: the side
+marks of every node, the scatter, the children's histograms.
 
 The histograms stay on the GPU: the builder offers the grower ``device_histograms`` (``cuda_histograms.py``),
 whose pool lends device slots, and the builder builds each histogram into its slot and runs the batch's scans
@@ -27,7 +27,7 @@ import numpy as np
 
 from .._dtypes import HIST, INDEX
 from ..kernels.store import BinnedStore
-from .builder import BUILD_LEFT, BUILD_NONE, PackedCounts, SplitRequest
+from .builder import BUILD_LEFT, BUILD_NONE, PackedCounts, PendingBoundaries, SplitRequest
 from .cuda_histograms import DeviceHistogram, DeviceHistograms
 
 #: what to install for device_type="cuda"
@@ -71,6 +71,13 @@ def check_cuda_store(store: BinnedStore) -> None:
 MIN_SHARE_ROWS = 2048
 #: blocks per streaming multiprocessor that a launch aims at (shares smaller than MIN_SHARE_ROWS aside)
 BLOCKS_PER_SM = 8
+#: CudaBuilder.splits_ahead: the splits of one builder call in leaf-wise growth (the leaf in turn and the next ones,
+#: grower.TreeGrower._splits_ahead).  Each call is a chain of launches and two waits for the GPU (the partitions'
+#: left counts, the scans' choices) whatever its number of splits, and a small node's work is far shorter than
+#: the chain: Otto's 126 splits a tree took 0.25 s a round one at a time on an H100 (stop 61).  As many as the CPU
+#: builder takes at 16 threads; the splits that never have their turn are about a tenth of a tree's at this
+#: number (AHEAD_RANK_SHARE, benchmarks/splits_ahead.py)
+CUDA_SPLITS_AHEAD = 16
 
 
 def histogram_tiles_of(dense_base: np.ndarray, total_bins: int, width: int, cells: int) -> np.ndarray | None:
@@ -124,7 +131,10 @@ class CudaBuilder:
     """Histograms and partitions on a CUDA GPU for one process's binned rows (see the module docstring).
 
     Same protocol as ``LocalBuilder``: ``begin`` per tree, then ``root``, ``split`` and ``histograms`` for
-    the grower, and ``leaf_segments`` / ``other_segments`` once the tree is grown."""
+    the grower, and ``leaf_segments`` / ``other_segments`` once the tree is grown; leaf-wise growth sends it
+    ``splits_ahead`` splits a call, those after the first ahead of their turn (``commit``)."""
+
+    splits_ahead = CUDA_SPLITS_AHEAD
 
     def __init__(self, store: BinnedStore):
         check_cuda_store(store)
@@ -156,6 +166,7 @@ class CudaBuilder:
         self._rows = self._other = None
         self.leaf_start = self.leaf_end = self.other_start = self.other_end = np.zeros(1, np.int64)
         self._n_other = 0
+        self._pending = PendingBoundaries()
 
     @property
     def device_histograms(self) -> DeviceHistograms:
@@ -194,6 +205,7 @@ class CudaBuilder:
         self.other_start = np.zeros(max_leaves, np.int64)
         self.other_end = np.zeros(max_leaves, np.int64)
         self.other_end[0] = self._n_other
+        self._pending.clear()
 
     def root(self, out: DeviceHistogram) -> np.ndarray:
         total = np.empty(out.pool.shape[1], dtype=HIST)
@@ -221,9 +233,7 @@ class CudaBuilder:
         n_lefts = self._partition(self._rows, segments, requests)
         children, child_outs = [], []
         for req, out, (start, n), n_left in zip(requests, outs, segments, n_lefts):
-            self.leaf_end[req.leaf] = start + n_left
-            self.leaf_start[req.new_leaf] = start + n_left
-            self.leaf_end[req.new_leaf] = start + n
+            self._pending.divide(self.leaf_start, self.leaf_end, req, start + n_left)
             if req.build != BUILD_NONE:
                 children.append((start, n_left) if req.build == BUILD_LEFT else (start + n_left, n - n_left))
                 child_outs.append(out)
@@ -232,10 +242,13 @@ class CudaBuilder:
         if self._n_other:
             segments = [(int(self.other_start[r.leaf]), int(self.other_end[r.leaf] - self.other_start[r.leaf]))
                         for r in requests]
-            for req, (start, n), n_left in zip(requests, segments, self._partition(self._other, segments, requests)):
-                self.other_end[req.leaf] = start + n_left
-                self.other_start[req.new_leaf] = start + n_left
-                self.other_end[req.new_leaf] = start + n
+            for req, (start, _), n_left in zip(requests, segments, self._partition(self._other, segments, requests)):
+                self._pending.divide(self.other_start, self.other_end, req, start + n_left)
+
+    def commit(self, leaf: int, new_leaf: int) -> None:
+        """The split of ``leaf`` made ahead of its turn has it: its right rows become ``new_leaf``'s
+        (HistogramBuilder)."""
+        self._pending.commit(leaf, new_leaf)
 
     def leaf_segments(self, n_leaves: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rows, leaf_start, leaf_end): leaf l of the last tree holds rows[leaf_start[l]:leaf_end[l]]."""

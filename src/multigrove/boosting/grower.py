@@ -490,12 +490,11 @@ class TreeGrower:
         scans depend on the leaf alone, its children are recorded (numbered, put on the heap) when its turn
         comes (``_commit``), and the leaves whose turn never comes keep their rows.  Not where a split draws
         from the generator (random_strength: the draws would follow the builder's order), scores its children
-        from their rows (a scorer: by leaf number) or may have its histogram given up (histogram_pool_size);
-        nor on a device, whose builder has its own batches."""
+        from their rows (a scorer: by leaf number) or may have its histogram given up (histogram_pool_size)."""
         ahead = int(getattr(builder, "splits_ahead", 1))
         self._ahead_max_rows = float(getattr(builder, "ahead_max_rows", np.inf))
         if ahead <= 1 or self._ahead_max_rows <= 0 or self.config.random_strength > 0 or self._scorer is not None \
-                or self._hist_cap is not None or self._device is not None:
+                or self._hist_cap is not None:
             return 1
         return ahead
 
@@ -802,9 +801,9 @@ class TreeGrower:
     def _reserve_batch(self, ahead: int) -> None:
         """Buffers for batches of up to ``ahead`` splits (kernels.split_step.split_batch; the builder's calls of a
         depth-wise level too), and the pool's histograms in one block (HistogramPool.reserve) where that block
-        takes at most BATCH_BLOCK_BYTES; else no batch."""
+        takes at most BATCH_BLOCK_BYTES; else (and on a device, whose builder runs its own batches) no batch."""
         n_slots = self.config.num_leaves + ahead + 1  # a leaf's histogram each, and the children of a batch
-        if ahead <= 1 or n_slots * self._hist_bytes > BATCH_BLOCK_BYTES:
+        if ahead <= 1 or self._device is not None or n_slots * self._hist_bytes > BATCH_BLOCK_BYTES:
             self._batch = None
             return
         self.pool.reserve(n_slots)
