@@ -986,8 +986,9 @@ def segment_sums(rows, seg_start, seg_end, stats, out):
 def segment_labels(rows, seg_start, seg_end, out):
     """OUT out[rows[i]] = s for every position i of segment s (seg_start[s] <= i < seg_end[s]), the segments in
     order (a row in two segments keeps the later one's number, a row in none its entry): the leaf of each row
-    from a builder's rows grouped by leaf.  Serial: a write a row (62,000 rows of Otto take about 0.05 ms, where
-    NumPy's slices, concatenation and scatter took 0.48 ms, a part of every round no thread shortens)."""
+    from a builder's rows grouped by leaf.  Serial, a write a row: in Otto's fit (61,878 rows, 127 leaves) the leaf
+    map took 0.12 ms a round where NumPy's slices, concatenation and scatter took 0.44 ms, a part of every round no
+    thread shortens (CHANGELOG.md, stop 70)."""
     for s in range(seg_start.shape[0]):
         for i in range(seg_start[s], seg_end[s]):
             out[rows[i]] = s
