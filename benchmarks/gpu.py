@@ -96,6 +96,21 @@ def otto_fit(scale: float):
     return lambda rounds: mg.train(params, mg.Dataset(X[:n], y[:n]), rounds)
 
 
+CUDA_SPLITS_AHEAD_HELP = ("each task once per N: the CUDA builder's splits a call in leaf-wise growth "
+                          "(CudaBuilder.splits_ahead; 1: one split a call, as before stop 70; default: its own)")
+
+
+def fits_by_splits_ahead(tasks, splits_ahead, scale: float, threads: int):
+    """(task, fit) for each task and each N of ``splits_ahead`` (``--splits-ahead``; None: the builder's own), the
+    CUDA builder's splits a call set to N while that fit is used (gpu_profile.py, gpu_traffic.py)."""
+    from multigrove.boosting.cuda_builder import CudaBuilder
+    default = CudaBuilder.splits_ahead
+    for task in tasks:
+        for ahead in splits_ahead:
+            CudaBuilder.splits_ahead = default if ahead is None else ahead
+            yield task, otto_fit(scale) if task == "otto" else _multigrove(task, *_data(task, scale), threads)
+
+
 def _pyboost(task, X, y):
     from py_boost import GradientBoosting, SketchBoost
     common = dict(lr=0.1, max_depth=6, lambda_l2=1.0, min_data_in_leaf=10, es=0, verbose=100000)

@@ -63,9 +63,7 @@ def main():
     ap.add_argument("tasks", nargs="+", choices=gpu.TASKS)
     ap.add_argument("--scale", type=float, default=1.0, help="share of each data set's rows")
     ap.add_argument("--rounds", type=int, default=10)
-    ap.add_argument("--splits-ahead", type=int, nargs="+", default=[None], metavar="N",
-                    help="each task once per N: the CUDA builder's splits a call in leaf-wise growth "
-                         "(CudaBuilder.splits_ahead; 1: one split a call, as before stop 70; default: its own)")
+    ap.add_argument("--splits-ahead", type=int, nargs="+", default=[None], metavar="N", help=gpu.CUDA_SPLITS_AHEAD_HELP)
     a = ap.parse_args()
     spent, calls = defaultdict(float), defaultdict(int)
     time_calls(spent, calls)
@@ -78,11 +76,7 @@ def main():
         fit(rounds)
         return dict(spent), dict(calls), time.perf_counter() - start
 
-    default_ahead = cuda_builder.CudaBuilder.splits_ahead
-    for task, ahead in [(task, ahead) for task in a.tasks for ahead in a.splits_ahead]:
-        cuda_builder.CudaBuilder.splits_ahead = default_ahead if ahead is None else ahead
-        fit = gpu.otto_fit(a.scale) if task == "otto" else gpu._multigrove(task, *gpu._data(task, a.scale),
-                                                                          os.cpu_count() or 1)
+    for task, fit in gpu.fits_by_splits_ahead(a.tasks, a.splits_ahead, a.scale, os.cpu_count() or 1):
         fit(2)
         # two fits, of r and 2r rounds: the difference leaves out the set-up (binning, transfer), as gpu.py's
         spent_r, calls_r, total_r = profiled(fit, a.rounds)

@@ -59,20 +59,14 @@ def main():
     ap.add_argument("tasks", nargs="+", choices=gpu.TASKS, help="otto: leaf-wise, at multigrove's defaults")
     ap.add_argument("--scale", type=float, default=1.0, help="share of each data set's rows")
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--splits-ahead", type=int, nargs="+", default=[None], metavar="N",
-                    help="each task once per N: the CUDA builder's splits a call in leaf-wise growth "
-                         "(CudaBuilder.splits_ahead; 1: one split a call, as before stop 70; default: its own)")
+    ap.add_argument("--splits-ahead", type=int, nargs="+", default=[None], metavar="N", help=gpu.CUDA_SPLITS_AHEAD_HELP)
     ap.add_argument("--label", default="")
     ap.add_argument("--out")
     a = ap.parse_args()
     counts: Counter = Counter()
     count_copies(counts)
     from multigrove.boosting.cuda_builder import CudaBuilder
-    default_ahead = CudaBuilder.splits_ahead
-    for task, ahead in [(task, ahead) for task in a.tasks for ahead in a.splits_ahead]:
-        CudaBuilder.splits_ahead = default_ahead if ahead is None else ahead
-        fit = gpu.otto_fit(a.scale) if task == "otto" else gpu._multigrove(task, *gpu._data(task, a.scale),
-                                                                            os.cpu_count() or 1)
+    for task, fit in gpu.fits_by_splits_ahead(a.tasks, a.splits_ahead, a.scale, os.cpu_count() or 1):
         fit(1)
         counts.clear()
         fit(a.rounds)

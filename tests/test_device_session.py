@@ -19,7 +19,7 @@ def session_commands() -> list[tuple[str, list[str]]]:
     """(script, arguments) of each benchmark the session runs, $OUT as a folder name."""
     text = SESSION.read_text().replace("\\\n", " ")
     found = re.findall(r"python3 (benchmarks/\w+\.py)([^;&]*)", text)
-    return [(script, shlex.split(args.rstrip().rstrip('"').replace('"', "").replace("$OUT", "out")))
+    return [(script, shlex.split(args.replace('"', "").replace("$OUT", "out")))
             for script, args in found]
 
 
