@@ -1,9 +1,10 @@
 #!/usr/bin/env python
 """A task's rounds under settings alternated fit by fit in one process: each thread count of ``--threads`` with each
-``splits_ahead`` of ``--splits-ahead`` (the local builder's batches of splits), in turn, ``--fits`` turns of
-``--rounds`` rounds a fit.  Tasks (``--task``): ``otto``, ``GroveClassifier()`` defaults on Otto's 61,878 rows;
-``regression_1m``, one output on the shared harness's 1,000,000 x 50, 255 bins, 32 leaves, lambda 1 (issue 17's
-setting; the Dataset binned once).
+``splits_ahead`` of ``--splits-ahead`` (the local builder's batches of splits) and each ``--group-index`` (whether
+feature groups read a store's CSR entries through their index, builder.GROUP_INDEX_MAX_SHARE), in turn,
+``--fits`` turns of ``--rounds`` rounds a fit.  Tasks (``--task``): ``otto``, ``GroveClassifier()`` defaults on
+Otto's 61,878 rows; ``regression_1m``, one output on the shared harness's 1,000,000 x 50, 255 bins, 32 leaves,
+lambda 1 (issue 17's setting; the Dataset binned once).
 
 On this shared 2-core VM the load of other tenants drifts over minutes, and two processes run one after the other
 (``round_profile.py``, which profiles each thread count in a process of its own) can differ by more than what they
@@ -16,6 +17,7 @@ the turns and their range).  With one and two threads, the serial share of a one
     python benchmarks/alternate.py --threads 1 2 --fits 20 --out benchmarks/results/alternate.jsonl
     python benchmarks/alternate.py --task regression_1m --threads 1 2 --fits 10 --out benchmarks/results/alternate.jsonl
     python benchmarks/alternate.py --threads 2 --splits-ahead 1 2 4 8 --fits 30 --out benchmarks/results/alternate.jsonl
+    python benchmarks/alternate.py --threads 2 --group-index on off --fits 20 --out benchmarks/results/alternate.jsonl
 """
 from __future__ import annotations
 
@@ -71,6 +73,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--splits-ahead", type=int, nargs="+", default=[None],
                     help="the local builder's splits_ahead (default: its own, by the thread count)")
+    ap.add_argument("--group-index", nargs="+", choices=("on", "off"), default=["on"],
+                    help="feature groups read the CSR entries through their index (on, the default) or walk each "
+                         "row's entries (off)")
     ap.add_argument("--fits", type=int, default=12, help="turns: each setting fits once a turn")
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--label", default="")
@@ -79,6 +84,7 @@ def main() -> None:
     import numba
 
     import multigrove as mg
+    from multigrove.boosting import builder
     from multigrove.boosting.builder import LocalBuilder
     from multigrove.datasets import load_otto
     if args.task == "otto":
@@ -87,9 +93,11 @@ def main() -> None:
         X, _, y, _ = regression_data(1_250_000)  # the harness's 80 % train: 1,000,000 rows
         train_set = mg.Dataset(X, y)
     default_ahead = LocalBuilder.splits_ahead
+    index_share = builder.GROUP_INDEX_MAX_SHARE
 
-    def fit(threads: int, splits_ahead: int | None) -> tuple[list[float], tuple[float | None, float]]:
+    def fit(threads: int, splits_ahead: int | None, group_index: str) -> tuple[list[float], tuple[float | None, float]]:
         numba.set_num_threads(threads)
+        builder.GROUP_INDEX_MAX_SHARE = index_share if group_index == "on" else 0.0
         LocalBuilder.splits_ahead = default_ahead
         set_splits_ahead(splits_ahead)
         timer = CpuRoundTimer()
@@ -102,7 +110,7 @@ def main() -> None:
         return np.diff(timer.ts)[SKIP_ROUNDS - 1:].tolist(), \
             cpu_split(timer.cpu[SKIP_ROUNDS - 1], timer.cpu[-1], threads)
 
-    settings = list(itertools.product(args.threads, args.splits_ahead))
+    settings = list(itertools.product(args.threads, args.splits_ahead, args.group_index))
     for setting in settings:  # compile every setting's kernels before the timed turns
         fit(*setting)
     rounds: dict[tuple, list[float]] = {s: [] for s in settings}
@@ -124,11 +132,11 @@ def main() -> None:
     for setting in settings:
         ratio = np.array(turn_medians[setting]) / np.array(turn_medians[first])
         rec = {"bench": "alternate", "label": args.label, "task": args.task, "threads": setting[0],
-               "splits_ahead": setting[1],
+               "splits_ahead": setting[1], "group_index": setting[2],
                "fits": args.fits, "rounds_per_fit": args.rounds, "ms_median": 1e3 * float(np.median(rounds[setting])),
                "ms_quiet": 1e3 * float(np.percentile(rounds[setting], 10)),
                "vs_first_median": float(np.median(ratio)), "vs_first_range": [float(ratio.min()), float(ratio.max())]}
-        one = (1, setting[1])
+        one = (1, *setting[1:])
         if setting[0] == 2 and one in turn_medians:
             shares = 2 * np.array(turn_medians[setting]) / np.array(turn_medians[one]) - 1
             rec["serial_share_median"], rec["serial_share_range"] = float(np.median(shares)), \
@@ -138,7 +146,8 @@ def main() -> None:
             rec["cpu_serial_share_range"] = [float(min(cpu_shares[setting])), float(max(cpu_shares[setting]))]
         if cpu_rounds[setting]:
             rec["cpu_ms_per_round"] = 1e3 * float(np.median(cpu_rounds[setting]))
-        print(f"{setting[0]} threads, splits ahead {setting[1] or 'default'}: median {rec['ms_median']:.1f} ms a "
+        print(f"{setting[0]} threads, splits ahead {setting[1] or 'default'}, group index {setting[2]}: median "
+              f"{rec['ms_median']:.1f} ms a "
               f"round, quiet {rec['ms_quiet']:.1f}; a turn's median over {first}'s: {rec['vs_first_median']:.3f} "
               f"({rec['vs_first_range'][0]:.3f}-{rec['vs_first_range'][1]:.3f})"
               + (f"; serial share {100 * rec['serial_share_median']:.0f} % ({100 * rec['serial_share_range'][0]:.0f}"

@@ -8,6 +8,8 @@ aside: the figure that decides whether small and middle nodes gain from many thr
 dense 20,000 x 61 one; statistics 5 columns wide (the default sketch: 3 gradient columns, a Hessian and a
 count) and 3 (one output).  Nodes are random row subsets; median of ``--repeats`` calls after a warm-up
 for the serial kernel, then for each number of groups (whose histogram must equal the serial one bit for bit).
+Where the groups index a CSR part (histogram.FeatureGroups.entry_start), the same groups walking each row's
+entries instead are timed too (``groups_G_walk_us``): the index's worth.
 
     python benchmarks/feature_groups.py --out benchmarks/results/feature_groups.jsonl
     PYTHONPATH=<older checkout>/src python benchmarks/feature_groups.py --label before ...
@@ -26,7 +28,7 @@ sys.path.insert(0, str(HERE))
 from _common import emit  # noqa: E402
 
 NODE_ROWS = (500, 2_000, 8_000)
-GROUPS = (1, 2, 16)
+GROUPS = (1, 2, 4, 8, 16)
 
 
 def stores() -> dict:
@@ -89,7 +91,11 @@ def main() -> None:
                     used = median_us(args.repeats, build_histogram_features, store, rows, stats, groups, out, total)
                     rec[f"groups_{n_groups}_us"] = used
                     rec[f"groups_{n_groups}_per_group_over_serial"] = round(
-                        used / (groups.shape[0] - 1) / rec["serial_us"], 3)
+                        used / groups.n_groups / rec["serial_us"], 3)
+                    if groups.entry_start.shape[0] > 0:
+                        walking = groups._replace(entry_start=groups.entry_start[:0])
+                        rec[f"groups_{n_groups}_walk_us"] = median_us(args.repeats, build_histogram_features, store,
+                                                                      rows, stats, walking, out, total)
                 emit(rec, args.out)
 
 

@@ -100,7 +100,7 @@ def main() -> None:
                 seconds[name].append(time.perf_counter() - started)
         warm = min(20, args.trials // 4)
         cell = {name: round(1e6 * float(np.median(values[warm:])), 1) for name, values in seconds.items()}
-        emit({"bench": "split_step", "label": args.label, "threads": threads, "groups": int(groups.shape[0] - 1),
+        emit({"bench": "split_step", "label": args.label, "threads": threads, "groups": groups.n_groups,
               "node_rows": node_rows, "one_call_us": cell["one call"], "two_calls_us": cell["two calls"],
               "ratio": round(cell["one call"] / cell["two calls"], 3)}, args.out)
 

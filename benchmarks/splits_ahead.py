@@ -44,11 +44,15 @@ def task_fit(task: str, threads: int):
 
 class Counts:
     """Counts of the grower's splits ahead (_split_ahead), of those that had their turn (_commit) and of the builder's
-    batches (LocalBuilder._split_batch), by wrapping the three methods."""
+    batches (LocalBuilder._split_batch), by wrapping the three methods.  Of the batches, also the rows of their splits'
+    nodes and, summed over the batches, the rows of each batch's largest split: a batch's region lasts at least as long
+    as its largest split (a task a split), so with a split's time in proportion to its rows the batches keep
+    rows / (threads x largest) of the threads busy (``batch_balance``)."""
 
     def __init__(self):
         from multigrove.boosting import builder, grower
         self.ahead = self.committed = self.batches = self.batched = 0
+        self.batch_rows = self.largest_rows = 0
         split_ahead, commit, split_batch = (grower.TreeGrower._split_ahead, grower.TreeGrower._commit,
                                             builder.LocalBuilder._split_batch)
 
@@ -61,21 +65,27 @@ class Counts:
             return commit(grower_self, builder_, leaf, new_index)
 
         def counted_batch(builder_self, requests, scans):
+            rows = [int(builder_self.leaf_end[req.leaf] - builder_self.leaf_start[req.leaf]) for req in requests]
             ran = split_batch(builder_self, requests, scans)
             if ran:
                 self.batches += 1
                 self.batched += len(ran)
+                self.batch_rows += sum(rows[i] for i in ran)
+                self.largest_rows += max(rows[i] for i in ran)
             return ran
         grower.TreeGrower._split_ahead, grower.TreeGrower._commit = counted_ahead, counted_commit
         builder.LocalBuilder._split_batch = counted_batch
 
     def reset(self) -> None:
         self.ahead = self.committed = self.batches = self.batched = 0
+        self.batch_rows = self.largest_rows = 0
 
-    def per_tree(self, trees: int) -> dict:
+    def per_tree(self, trees: int, threads: int) -> dict:
         return {"ahead": self.ahead / trees, "committed": self.committed / trees,
                 "never_in_turn": (self.ahead - self.committed) / trees, "batches": self.batches / trees,
-                "splits_in_batches": self.batched / trees}
+                "splits_in_batches": self.batched / trees, "rows_in_batches": self.batch_rows / trees,
+                "largest_split_rows": self.largest_rows / trees,
+                "batch_balance": self.batch_rows / (threads * self.largest_rows) if self.largest_rows else 0.0}
 
 
 def main() -> None:
@@ -107,7 +117,8 @@ def main() -> None:
             fit(args.rounds)
             emit({"bench": "splits_ahead", "label": args.label, "task": task, "threads": args.threads,
                   "splits_ahead": args.splits_ahead, "share": share, "rounds": args.rounds,
-                  "per_tree": {k: round(v, 2) for k, v in counts.per_tree(args.rounds).items()}}, args.out)
+                  "per_tree": {k: round(v, 2) for k, v in counts.per_tree(args.rounds, args.threads).items()}},
+                 args.out)
         if not args.time:
             continue
         for _ in range(args.fits):

@@ -91,7 +91,7 @@ def test_feature_groups_derive_the_default_bins_of_a_csr_part(n_dense):
     feature = 0 if n_dense else n_dense
     rule = SplitRule(feature, int(mapper.n_value_bins[0] // 2) if n_dense else int(store.default_bin[feature]), True)
     groups = feature_groups(store, 2)
-    assert groups.shape[0] == 3
+    assert groups.n_groups == 2
     problem = (rng, store, stats, params, rows, rule, 2, 1, 2)
     for build in (1, 2):
         child = _check_split_step(problem, build, False)

@@ -19,6 +19,7 @@ from multigrove.kernels.histogram import (
     build_histogram_features,
     build_histogram_serial,
     build_histogram_wide,
+    group_entry_starts,
 )
 from multigrove.kernels.partition import (
     SplitRule,
@@ -164,22 +165,57 @@ def test_store_histograms_equal_naive(problem, every_row):
 @given(sparse_problem(), st.integers(1, 9), st.booleans())
 def test_feature_groups_sum_as_one_thread(problem, n_groups, wide):
     """Feature groups over a store with dense, bundle and sparse parts give the serial kernel's histogram
-    bit for bit (each bin summed in the same row order), for any number of groups."""
+    bit for bit (each bin summed in the same row order), for any number of groups, with the index of the CSR
+    entries by group and without it (each group walking a row's entries)."""
     rng, mapper, store, B, stats = problem
     if wide:
         stats = np.ascontiguousarray(np.concatenate([stats, stats[:, :2]], axis=1))
     n = B.shape[0]
     rows = np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False)).astype(np.int32)
     groups = feature_groups(store, n_groups)
-    assert groups[0] == 0 and groups[-1] == store.n_features and np.all(np.diff(groups) > 0)
-    assert groups.shape[0] - 1 <= n_groups
+    bounds = groups.bounds
+    assert bounds[0] == 0 and bounds[-1] == store.n_features and np.all(np.diff(bounds) > 0)
+    assert groups.n_groups <= n_groups
+    index_bytes = n * (groups.n_groups + 1) * np.dtype(np.uint16).itemsize
+    indexed = groups.n_groups >= 2 and store.sparse_bins.shape[0] > 0 and index_bytes <= store.sparse_bins.nbytes
+    assert (groups.entry_start.shape[0] == n) == indexed
     C = stats.shape[1]
     expect, expect_total = np.full((store.total_bins, C), np.nan), np.full(C, np.nan)
     build_histogram_serial(store, rows, stats, expect, expect_total)
-    out, total = np.full_like(expect, np.nan), np.full(C, np.nan)
-    build_histogram_features(store, rows, stats, groups, out, total)
-    np.testing.assert_array_equal(out, expect)
-    np.testing.assert_array_equal(total, expect_total)
+    walking = groups._replace(entry_start=groups.entry_start[:0])
+    for by in (groups, walking):
+        out, total = np.full_like(expect, np.nan), np.full(C, np.nan)
+        build_histogram_features(store, rows, stats, by, out, total)
+        np.testing.assert_array_equal(out, expect)
+        np.testing.assert_array_equal(total, expect_total)
+
+
+def _naive_entry_starts(indptr, sparse_bins, group_bins):
+    """group_entry_starts' twin: each row's entries below each group's first bin, counted one by one."""
+    out = np.zeros((indptr.shape[0] - 1, group_bins.shape[0]), np.int64)
+    for r in range(indptr.shape[0] - 1):
+        entries = sparse_bins[indptr[r]:indptr[r + 1]]
+        for g, first_bin in enumerate(group_bins):
+            out[r, g] = sum(1 for b in entries if b < first_bin)
+    return out
+
+
+@SETTINGS
+@given(sparse_problem(), st.integers(2, 9))
+def test_group_entry_starts_equal_naive(problem, n_groups):
+    """The index of each row's CSR entries by feature group counts, for every row and group, the row's entries
+    in the groups before it; its last column is the row's number of entries."""
+    rng, mapper, store, B, stats = problem
+    if store.sparse_indptr.shape[0] == 0:  # no CSR part: nothing to index
+        assert feature_groups(store, n_groups).entry_start.shape[0] == 0
+        return
+    bounds = feature_groups(store, n_groups).bounds
+    group_bins = store.offsets[bounds]
+    got = np.full((store.n_rows, bounds.shape[0]), 7, np.uint16)
+    group_entry_starts(store.sparse_indptr, store.sparse_bins, group_bins, got)
+    expect = _naive_entry_starts(store.sparse_indptr, store.sparse_bins, group_bins)
+    np.testing.assert_array_equal(got, expect)
+    np.testing.assert_array_equal(got[:, -1], np.diff(store.sparse_indptr))
 
 
 @SETTINGS

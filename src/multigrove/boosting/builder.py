@@ -31,10 +31,12 @@ from .._dtypes import HIST, INDEX
 from ..kernels._variants import EntryPoints
 from ..kernels.histogram import (
     FEATURE_GROUP_MIN_WORK,
+    FeatureGroups,
     build_histogram_chunks,
     build_histogram_columns,
     build_histogram_features,
     build_histogram_wide,
+    group_entry_starts,
     serial_histogram_kernel,
     unpack_counts,
 )
@@ -83,6 +85,11 @@ WIDE_SMALL_NODE_UPDATES_PER_BIN = 50
 #: where 16 threads read it from memory at once.  atp7d's store (43 sparse features with 9 entries in
 #: all, beside 362 code columns) was kept off groups by its CSR part until stop 51
 SPARSE_GROUP_FREE_SHARE = 0.25
+#: feature groups index a store's CSR entries by group (histogram.FeatureGroups) where the index, a uint16 (GROUP_INDEX)
+#: a row and group, takes at most this share of the bytes of the CSR part's bins (int32 an entry): Otto's store at
+#: 16 threads, 17 entries a row, takes 34 bytes a row against 68
+GROUP_INDEX_MAX_SHARE = 1.0
+GROUP_INDEX = np.uint16
 #: nodes with fewer rows are partitioned on one thread
 PARALLEL_PARTITION_MIN_ROWS = 16384
 #: below this many cell updates a histogram is built on one thread (a parallel region costs more),
@@ -230,7 +237,7 @@ class LocalBuilder:
         self._dense_only = dense_only(store)
         self._counts = {1: np.zeros(1, np.int64), self.n_threads: np.zeros(self.n_threads, np.int64)}
         self._scratch: dict[int, np.ndarray] = {}
-        self._groups: np.ndarray | None = None  # build_histogram_features' groups (_feature_groups)
+        self._groups: FeatureGroups | None = None  # build_histogram_features' groups (_feature_groups)
         self._total = np.empty(0, dtype=HIST)
         self._no_total = np.empty(0, dtype=HIST)  # children's totals are needed only to derive default bins
         self._no_hist = np.empty((1, 1), dtype=HIST)
@@ -407,7 +414,7 @@ class LocalBuilder:
             return self.n_chunks if paid >= self.n_chunks else 0
         return min(self.n_chunks, paid)
 
-    def _feature_groups(self) -> np.ndarray:
+    def _feature_groups(self) -> FeatureGroups:
         """The feature groups of build_histogram_features for this many threads (feature_groups)."""
         if self._groups is None:
             self._groups = feature_groups(self.store, self.n_threads)
@@ -535,7 +542,7 @@ class LocalBuilder:
         # as well: a fit that splits in batches then never compiles split_step (10 s on Otto's store, where
         # split_batch took as long), for the few splits of a small node that come alone
         if scan is not None and schedule < 0 and self.packed is None and not self._batchable(req, scan, start, end) \
-                and scan.fusable(self._feature_groups().shape[0] - 1):
+                and scan.fusable(self._feature_groups().n_groups):
             job = scan.job()
             n_left = self._entries.call(split_step_kernel(job.params), self.tree_store, self.rows, start, end,
                                         rule, req.build, self.stats, self._feature_groups(), self._tmp,
@@ -696,9 +703,12 @@ class PendingBoundaries:
             _set_boundary(leaf_start, leaf_end, leaf, new_leaf, boundary)
 
 
-def feature_groups(store: BinnedStore, n_groups: int) -> np.ndarray:
+def feature_groups(store: BinnedStore, n_groups: int) -> FeatureGroups:
     """Split the features in at most ``n_groups`` contiguous groups of about equal histogram work, for
-    build_histogram_features: (n_groups + 1,) int64 feature boundaries, 0 first and F last.
+    build_histogram_features and kernels.split_step: their (G + 1,) int64 feature boundaries, 0 first and F
+    last, and the index of each row's CSR entries by group (FeatureGroups.entry_start) where the store has a
+    CSR part, two groups or more, rows of at most 65,535 entries, and the index takes no more bytes than the
+    CSR part's bins (GROUP_INDEX_MAX_SHARE; past it each group walks the row's entries to its own).
 
     A feature's work is the cells its rows update (a dense feature: every row; a sparse one: its stored
     entries; a bundled one: its bundle's rows shared among the bundle's members) plus its histogram rows
@@ -717,8 +727,16 @@ def feature_groups(store: BinnedStore, n_groups: int) -> np.ndarray:
     cumulative = np.concatenate([[0.0], np.cumsum(work)])
     targets = cumulative[-1] * np.arange(1, n_groups) / n_groups
     inner = np.searchsorted(cumulative, targets)
-    bounds = np.unique(np.concatenate([[0], np.clip(inner, 1, n_features - 1), [n_features]]))
-    return bounds.astype(np.int64)
+    bounds = np.unique(np.concatenate([[0], np.clip(inner, 1, n_features - 1), [n_features]])).astype(np.int64)
+    index = np.zeros((0, bounds.shape[0]), GROUP_INDEX)
+    indptr = store.sparse_indptr
+    if bounds.shape[0] > 2 and indptr.shape[0] > 1:
+        index_bytes = store.n_rows * bounds.shape[0] * index.itemsize
+        if index_bytes <= GROUP_INDEX_MAX_SHARE * store.sparse_bins.nbytes \
+                and int(np.diff(indptr).max()) <= np.iinfo(GROUP_INDEX).max:
+            index = np.empty((store.n_rows, bounds.shape[0]), GROUP_INDEX)
+            group_entry_starts(indptr, store.sparse_bins, store.offsets[bounds], index)
+    return FeatureGroups(bounds, index)
 
 
 def compact_store(store: BinnedStore, rows: np.ndarray, reuse: BinnedStore | None = None) -> BinnedStore:

@@ -17,6 +17,8 @@ Three schedules, each reading a row's bins and statistics once:
 
 ``build_histogram_serial`` is the one-thread version for small nodes.
 """
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
@@ -621,57 +623,96 @@ def _add_stat_block(out, b, stats, r, c0, c1):
         out[b, cu] += stats[r, cu]
 
 
-@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
-def build_histogram_features(store, rows, stats, group_features, out, total):
-    """Features split in groups, one task each, every task over all the node's rows into the histogram
-    rows its features own (``offsets[group_features[g]]:offsets[group_features[g + 1]]``): no private
-    histograms to zero and sum, and each bin summed in row order (the same sums as
-    build_histogram_serial).  A task zeroes its rows, adds its dense columns and, of every bundle column
-    and every row's sparse entries, those that fall in its rows; after the totals a second region derives
-    the default bins, again by groups.  The schedule for small and middle nodes on many threads, where
-    private histograms cost threads x bins to zero and sum (measured on scm20d's store, 8,966 x 61:
-    1,000 rows 32 us against 46 serial and 44 by row chunks; 4,000 rows 88 against 170 and 102).
+class FeatureGroups(NamedTuple):
+    """Features in contiguous groups, a task each (build_histogram_features, kernels.split_step): group g owns
+    the features ``bounds[g]:bounds[g + 1]`` and their histogram rows.
 
-    IN as build_histogram_serial; group_features (n_groups + 1,) int64 ascending from 0 to F
-    (builder.feature_groups balances them by work).  OUT out, total as build_histogram_serial."""
-    n_groups = group_features.shape[0] - 1
+    A store's CSR part keeps a row's entries together, ascending by bin, so each group finds its own among
+    them.  ``entry_start`` indexes them by group: row r's entries in group g are
+    ``sparse_bins[indptr[r] + entry_start[r, g]:indptr[r] + entry_start[r, g + 1]]`` (group_entry_starts).
+    Without it (shape (0, G + 1): no CSR part, or an index larger than the part itself) each group walks the
+    row's entries up to its own: on Otto's store (17 entries a row) 16 groups then did 4.7-5.8x the serial
+    kernel's work on one thread, and 1.0-1.4x with the index (CHANGELOG.md, stop 71)."""
+    bounds: np.ndarray       # (G + 1,) int64: feature boundaries, 0 first and F last
+    entry_start: np.ndarray  # (n_rows, G + 1) uint16, or (0, G + 1): see above
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.bounds.shape[0]) - 1
+
+
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
+def group_entry_starts(indptr, sparse_bins, group_bins, out):
+    """OUT out (n, G + 1) uint16: out[r, g] = the number of row r's CSR entries below histogram row
+    group_bins[g] (FeatureGroups.entry_start).
+
+    IN indptr (n + 1,) int64, sparse_bins (nnz,) int32 ascending within a row; group_bins (G + 1,) int64
+    ascending, 0 first and total_bins last (so out[r, G] is the row's number of entries, at most 65,535)."""
+    n_rows = indptr.shape[0] - 1
+    for r in prange(n_rows):
+        first, stop = indptr[r], indptr[r + 1]
+        p = first
+        for g in range(group_bins.shape[0]):
+            while p < stop and sparse_bins[p] < group_bins[g]:
+                p += 1
+            out[r, g] = p - first
+
+
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
+def build_histogram_features(store, rows, stats, groups, out, total):
+    """Features split in groups, one task each, every task over all the node's rows into the histogram
+    rows its features own: no private histograms to zero and sum, and each bin summed in row order (the
+    same sums as build_histogram_serial).  A task zeroes its rows, adds its dense columns and, of every
+    bundle column and every row's sparse entries, those that fall in its rows; after the totals a second
+    region derives the default bins, again by groups.  The schedule for small and middle nodes on many
+    threads, where private histograms cost threads x bins to zero and sum (measured on scm20d's store,
+    8,966 x 61: 1,000 rows 32 us against 46 serial and 44 by row chunks; 4,000 rows 88 against 170 and 102).
+
+    IN as build_histogram_serial; groups: FeatureGroups (builder.feature_groups balances them by work).
+    OUT out, total as build_histogram_serial."""
+    bounds = groups.bounds
+    n_groups = bounds.shape[0] - 1
     for g in prange(n_groups):
-        build_owned_bins(store, rows, stats, store.offsets[group_features[g]], store.offsets[group_features[g + 1]],
-                         out)
+        build_owned_bins(store, rows, stats, groups, g, out)
     if total.shape[0] > 0:
         total[:] = 0.0
         if not totals_from_dense(store, out, total):
             _add_row_totals(rows, FIRST, rows.shape[0], stats, total)
         if store.derived.shape[0] > 0:
             for g in prange(n_groups):
-                t0 = np.searchsorted(store.derived, group_features[g])
-                t1 = np.searchsorted(store.derived, group_features[g + 1])
+                t0 = np.searchsorted(store.derived, bounds[g])
+                t1 = np.searchsorted(store.derived, bounds[g + 1])
                 fix_default_bins(store, total, out, FIRST, out.shape[1], t0, t1)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def build_owned_bins(store, rows, stats, lo, hi, out):
-    """OUT out[lo:hi] = the statistics of ``rows`` in the histogram rows [lo, hi) of whole features, each bin
-    summed in the serial kernel's row order: one feature group's task of build_histogram_features (and of
-    kernels.split_step's build)."""
+def build_owned_bins(store, rows, stats, groups, g, out):
+    """OUT out[lo:hi] = the statistics of ``rows`` in the histogram rows [lo, hi) of group g's features
+    (FeatureGroups), each bin summed in the serial kernel's row order: one feature group's task of
+    build_histogram_features (and of kernels.split_step's build)."""
+    lo = store.offsets[groups.bounds[g]]
+    hi = store.offsets[groups.bounds[g + 1]]
     for b in range(lo, hi):
         for c in range(out.shape[1]):
             out[U(b), U(c)] = 0.0
     if out.shape[1] <= 3:  # as the serial kernel's narrow path: every row's columns, then its entries
-        _add_owned_bins_narrow(store, rows, stats, lo, hi, COLUMNS, out)
-        _add_owned_bins_narrow(store, rows, stats, lo, hi, ENTRIES, out)
+        _add_owned_bins_narrow(store, rows, stats, lo, hi, COLUMNS, groups.entry_start, g, out)
+        _add_owned_bins_narrow(store, rows, stats, lo, hi, ENTRIES, groups.entry_start, g, out)
     else:  # as its fused path: a row's columns and entries together
-        _add_owned_bins_wide(store, rows, stats, lo, hi, COLUMNS | ENTRIES, out)
+        _add_owned_bins_wide(store, rows, stats, lo, hi, COLUMNS | ENTRIES, groups.entry_start, g, out)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _owned_entries(indptr, stored, r, bin_lo, bin_hi, from_first, to_last):
-    """(p0, p1): row r's CSR entries (ascending) in the histogram rows [bin_lo, bin_hi), found by walking
-    the row's entries: on Otto's rows (17 entries) 16 feature groups took 1.1x as long with a binary search
-    for the first (branches mispredicted), 1.5x with a branchless one.  ``from_first`` (bin_lo is 0) and
-    ``to_last`` (bin_hi is past the last bin): the walk on that side is known to end at the row's end (the
-    first and last groups' walks are half as long; one group's, on one thread, none)."""
+def _owned_entries(indptr, stored, entry_start, g, r, bin_lo, bin_hi, from_first, to_last):
+    """(p0, p1): row r's CSR entries (ascending) in the histogram rows [bin_lo, bin_hi) of group g, read from
+    the group index ``entry_start`` (FeatureGroups) where there is one, else found by walking the row's
+    entries: on Otto's rows (17 entries) 16 feature groups took 1.1x as long with a binary search for the
+    first (branches mispredicted), 1.5x with a branchless one.  ``from_first`` (bin_lo is 0) and ``to_last``
+    (bin_hi is past the last bin): the walk on that side is known to end at the row's end (the first and
+    last groups' walks are half as long; one group's, on one thread, none)."""
     p0, stop = U(indptr[r]), U(indptr[r + U(1)])
+    if entry_start.shape[0] > 0:
+        return p0 + U(entry_start[r, U(g)]), p0 + U(entry_start[r, U(g) + U(1)])
     if not from_first:
         while p0 < stop and U(stored[p0]) < bin_lo:
             p0 += U(1)
@@ -696,11 +737,12 @@ def _owned_parts(store, lo, hi, parts):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _add_owned_bins_narrow(store, rows, stats, lo, hi, parts, out):
+def _add_owned_bins_narrow(store, rows, stats, lo, hi, parts, entry_start, g, out):
     """out[lo:hi] += the statistics (1 to 3 columns: one output) of rows whose dense or bundle bins
     (``parts & COLUMNS``) or sparse entries (``parts & ENTRIES``) fall in [lo, hi), a range of whole
     features; a bin summed in the order the serial kernel sums it (a bundled feature's bin can get both a
-    code and, where members conflict, an entry).  A row's statistics stay in registers: a loop over the
+    code and, where members conflict, an entry); ``entry_start`` and g: the group index of the entries
+    (FeatureGroups).  A row's statistics stay in registers: a loop over the
     columns of each bin costs half again as much (measured).
 
     Before stop 51 one loop served every width (this one, with a column loop for wider statistics) and
@@ -730,13 +772,14 @@ def _add_owned_bins_narrow(store, rows, stats, lo, hi, parts, out):
             if ulo <= b < uhi:
                 _add_row_stats(flat, b, width, s0, s1, s2)
         if has_sparse:
-            p0, p1 = _owned_entries(store.sparse_indptr, store.sparse_bins, r, ulo, uhi, from_first, to_last)
+            p0, p1 = _owned_entries(store.sparse_indptr, store.sparse_bins, entry_start, g, r, ulo, uhi, from_first,
+                                        to_last)
             for p in range(p0, p1):
                 _add_row_stats(flat, U(store.sparse_bins[p]), width, s0, s1, s2)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _add_owned_bins_wide(store, rows, stats, lo, hi, parts, out):
+def _add_owned_bins_wide(store, rows, stats, lo, hi, parts, entry_start, g, out):
     """_add_owned_bins_narrow for more than 3 statistic columns: each bin's columns in a loop."""
     dense, bundle = store.dense, store.bundle
     d0, d1, n_bundles, has_sparse = _owned_parts(store, lo, hi, parts)
@@ -754,7 +797,8 @@ def _add_owned_bins_wide(store, rows, stats, lo, hi, parts, out):
             if ulo <= b < uhi:
                 _add_stats(out, b, stats, r, width)
         if has_sparse:
-            p0, p1 = _owned_entries(store.sparse_indptr, store.sparse_bins, r, ulo, uhi, from_first, to_last)
+            p0, p1 = _owned_entries(store.sparse_indptr, store.sparse_bins, entry_start, g, r, ulo, uhi, from_first,
+                                        to_last)
             for p in range(p0, p1):
                 _add_stats(out, U(store.sparse_bins[p]), stats, r, width)
 

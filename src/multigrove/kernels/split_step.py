@@ -102,22 +102,23 @@ def child_totals(store, rows, stats, out, total):
 @njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def build_and_scan(store, rows, stats, groups, out, total, parent, subtract, active, totals, offsets, feature_mask,
                    p, categorical, scratch, per_feature):
-    """The histogram of ``rows`` into ``out`` by the feature groups ``groups`` (as build_histogram_features),
-    each group's task then deriving the default bins of its derived features from ``total`` (the rows' sums:
-    child_totals; unread on a store without derived bins) and scanning its features in both nodes: the
-    arguments from ``parent`` on are split.best_split_per_feature's (h1 to per_feature; ``scratch`` has a row per
-    group).  A ScanJob's fields travel one by one here: Numba's parallel loop could not take them from the
-    tuple."""
+    """The histogram of ``rows`` into ``out`` by the feature groups ``groups`` (histogram.FeatureGroups, as
+    build_histogram_features), each group's task then deriving the default bins of its derived features from
+    ``total`` (the rows' sums: child_totals; unread on a store without derived bins) and scanning its features in
+    both nodes: the arguments from ``parent`` on are split.best_split_per_feature's (h1 to per_feature;
+    ``scratch`` has a row per group).  A ScanJob's fields travel one by one here: Numba's parallel loop could not
+    take them from the tuple."""
     n_nodes = active.shape[0]
-    n_groups = groups.shape[0] - 1
+    bounds = groups.bounds
+    n_groups = bounds.shape[0] - 1
     derived = store.derived.shape[0] > 0
     for g in prange(n_groups):
-        build_owned_bins(store, rows, stats, store.offsets[groups[g]], store.offsets[groups[g + 1]], out)
+        build_owned_bins(store, rows, stats, groups, g, out)
         if derived:  # as build_histogram_features' second region, for this group's features only
-            t0 = np.searchsorted(store.derived, groups[g])
-            t1 = np.searchsorted(store.derived, groups[g + 1])
+            t0 = np.searchsorted(store.derived, bounds[g])
+            t1 = np.searchsorted(store.derived, bounds[g + 1])
             fix_default_bins(store, total, out, FIRST, out.shape[1], t0, t1)
-        _scan_tasks(n_nodes * groups[g], n_nodes * groups[g + 1], out, parent, subtract, active, totals, offsets,
+        _scan_tasks(n_nodes * bounds[g], n_nodes * bounds[g + 1], out, parent, subtract, active, totals, offsets,
                     feature_mask, p, categorical, scratch[g], per_feature.gain, per_feature.threshold_bin,
                     per_feature.default_left, per_feature.splittable)
 
