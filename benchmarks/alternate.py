@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """A task's rounds under settings alternated fit by fit in one process: each thread count of ``--threads`` with each
 ``splits_ahead`` of ``--splits-ahead`` (the local builder's batches of splits) and each ``--group-index`` (whether
-feature groups read a store's CSR entries through their index, builder.GROUP_INDEX_MAX_SHARE), in turn,
+feature groups read a store's CSR entries through their index, builder.GROUP_INDEX_MAX_SHARE) and each
+``--batch-groups`` (whether batches whose splits differ in size are shared out by feature groups), in turn,
 ``--fits`` turns of ``--rounds`` rounds a fit.  Tasks (``--task``): ``otto``, ``GroveClassifier()`` defaults on
 Otto's 61,878 rows; ``regression_1m``, one output on the shared harness's 1,000,000 x 50, 255 bins, 32 leaves,
 lambda 1 (issue 17's setting; the Dataset binned once).
@@ -18,6 +19,8 @@ the turns and their range).  With one and two threads, the serial share of a one
     python benchmarks/alternate.py --task regression_1m --threads 1 2 --fits 10 --out benchmarks/results/alternate.jsonl
     python benchmarks/alternate.py --threads 2 --splits-ahead 1 2 4 8 --fits 30 --out benchmarks/results/alternate.jsonl
     python benchmarks/alternate.py --threads 2 --group-index on off --fits 20 --out benchmarks/results/alternate.jsonl
+    python benchmarks/alternate.py --threads 2 --splits-ahead 16 --batch-groups on off --fits 10 \
+        --out benchmarks/results/alternate.jsonl
 """
 from __future__ import annotations
 
@@ -76,6 +79,9 @@ def main() -> None:
     ap.add_argument("--group-index", nargs="+", choices=("on", "off"), default=["on"],
                     help="feature groups read the CSR entries through their index (on, the default) or walk each "
                          "row's entries (off)")
+    ap.add_argument("--batch-groups", nargs="+", choices=("on", "off"), default=["on"],
+                    help="batches whose splits differ in size shared out by feature groups (on, the default), or "
+                         "every batch a split a task (off)")
     ap.add_argument("--fits", type=int, default=12, help="turns: each setting fits once a turn")
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--label", default="")
@@ -93,11 +99,13 @@ def main() -> None:
         X, _, y, _ = regression_data(1_250_000)  # the harness's 80 % train: 1,000,000 rows
         train_set = mg.Dataset(X, y)
     default_ahead = LocalBuilder.splits_ahead
-    index_share = builder.GROUP_INDEX_MAX_SHARE
+    index_share, group_work = builder.GROUP_INDEX_MAX_SHARE, builder.BATCH_GROUP_EXTRA_WORK
 
-    def fit(threads: int, splits_ahead: int | None, group_index: str) -> tuple[list[float], tuple[float | None, float]]:
+    def fit(threads: int, splits_ahead: int | None, group_index: str,
+            batch_groups: str) -> tuple[list[float], tuple[float | None, float]]:
         numba.set_num_threads(threads)
         builder.GROUP_INDEX_MAX_SHARE = index_share if group_index == "on" else 0.0
+        builder.BATCH_GROUP_EXTRA_WORK = group_work if batch_groups == "on" else float("inf")
         LocalBuilder.splits_ahead = default_ahead
         set_splits_ahead(splits_ahead)
         timer = CpuRoundTimer()
@@ -110,7 +118,7 @@ def main() -> None:
         return np.diff(timer.ts)[SKIP_ROUNDS - 1:].tolist(), \
             cpu_split(timer.cpu[SKIP_ROUNDS - 1], timer.cpu[-1], threads)
 
-    settings = list(itertools.product(args.threads, args.splits_ahead, args.group_index))
+    settings = list(itertools.product(args.threads, args.splits_ahead, args.group_index, args.batch_groups))
     for setting in settings:  # compile every setting's kernels before the timed turns
         fit(*setting)
     rounds: dict[tuple, list[float]] = {s: [] for s in settings}
@@ -132,7 +140,7 @@ def main() -> None:
     for setting in settings:
         ratio = np.array(turn_medians[setting]) / np.array(turn_medians[first])
         rec = {"bench": "alternate", "label": args.label, "task": args.task, "threads": setting[0],
-               "splits_ahead": setting[1], "group_index": setting[2],
+               "splits_ahead": setting[1], "group_index": setting[2], "batch_groups": setting[3],
                "fits": args.fits, "rounds_per_fit": args.rounds, "ms_median": 1e3 * float(np.median(rounds[setting])),
                "ms_quiet": 1e3 * float(np.percentile(rounds[setting], 10)),
                "vs_first_median": float(np.median(ratio)), "vs_first_range": [float(ratio.min()), float(ratio.max())]}
@@ -146,8 +154,8 @@ def main() -> None:
             rec["cpu_serial_share_range"] = [float(min(cpu_shares[setting])), float(max(cpu_shares[setting]))]
         if cpu_rounds[setting]:
             rec["cpu_ms_per_round"] = 1e3 * float(np.median(cpu_rounds[setting]))
-        print(f"{setting[0]} threads, splits ahead {setting[1] or 'default'}, group index {setting[2]}: median "
-              f"{rec['ms_median']:.1f} ms a "
+        print(f"{setting[0]} threads, splits ahead {setting[1] or 'default'}, group index {setting[2]}, batch groups "
+              f"{setting[3]}: median {rec['ms_median']:.1f} ms a "
               f"round, quiet {rec['ms_quiet']:.1f}; a turn's median over {first}'s: {rec['vs_first_median']:.3f} "
               f"({rec['vs_first_range'][0]:.3f}-{rec['vs_first_range'][1]:.3f})"
               + (f"; serial share {100 * rec['serial_share_median']:.0f} % ({100 * rec['serial_share_range'][0]:.0f}"

@@ -45,16 +45,21 @@ def task_fit(task: str, threads: int):
 class Counts:
     """Counts of the grower's splits ahead (_split_ahead), of those that had their turn (_commit) and of the builder's
     batches (LocalBuilder._split_batch), by wrapping the three methods.  Of the batches, also the rows of their splits'
-    nodes and, summed over the batches, the rows of each batch's largest split: a batch's region lasts at least as long
-    as its largest split (a task a split), so with a split's time in proportion to its rows the batches keep
-    rows / (threads x largest) of the threads busy (``batch_balance``)."""
+    nodes and, summed over the batches, the rows of each batch's largest split: a batch run a split a task lasts at
+    least as long as its largest split, so with a split's time in proportion to its rows such batches keep
+    rows / (threads x largest) of the threads busy (``batch_balance``).  Batches shared out by feature groups
+    (LocalBuilder._batch_by_groups) are counted apart; ``critical_rows`` is the rows a tree's batches keep one
+    thread on under that model: the largest split of a batch run a split a task, the rows over the threads times the
+    groups' extra work (1 + BATCH_GROUP_EXTRA_WORK a group beyond the first) of one shared out by groups."""
 
     def __init__(self):
         from multigrove.boosting import builder, grower
         self.ahead = self.committed = self.batches = self.batched = 0
-        self.batch_rows = self.largest_rows = 0
+        self.batch_rows = self.largest_rows = self.group_batches = self.critical_rows = 0
+        self._by_groups = False
         split_ahead, commit, split_batch = (grower.TreeGrower._split_ahead, grower.TreeGrower._commit,
                                             builder.LocalBuilder._split_batch)
+        by_groups = builder.LocalBuilder._batch_by_groups
 
         def counted_ahead(grower_self, leaf):
             self.ahead += 1
@@ -66,25 +71,40 @@ class Counts:
 
         def counted_batch(builder_self, requests, scans):
             rows = [int(builder_self.leaf_end[req.leaf] - builder_self.leaf_start[req.leaf]) for req in requests]
+            self._by_groups = False
             ran = split_batch(builder_self, requests, scans)
             if ran:
                 self.batches += 1
                 self.batched += len(ran)
-                self.batch_rows += sum(rows[i] for i in ran)
-                self.largest_rows += max(rows[i] for i in ran)
+                batch_rows = sum(rows[i] for i in ran)
+                if self._by_groups:
+                    self.group_batches += 1
+                    n_groups = builder_self._feature_groups().n_groups
+                    self.critical_rows += batch_rows * (1 + builder.BATCH_GROUP_EXTRA_WORK * (n_groups - 1)) \
+                        / builder_self.n_threads
+                else:
+                    self.batch_rows += batch_rows
+                    self.largest_rows += max(rows[i] for i in ran)
+                    self.critical_rows += max(rows[i] for i in ran)
             return ran
+
+        def counted_by_groups(builder_self, node_rows, scratch_rows):
+            self._by_groups = by_groups(builder_self, node_rows, scratch_rows)
+            return self._by_groups
         grower.TreeGrower._split_ahead, grower.TreeGrower._commit = counted_ahead, counted_commit
         builder.LocalBuilder._split_batch = counted_batch
+        builder.LocalBuilder._batch_by_groups = counted_by_groups
 
     def reset(self) -> None:
         self.ahead = self.committed = self.batches = self.batched = 0
-        self.batch_rows = self.largest_rows = 0
+        self.batch_rows = self.largest_rows = self.group_batches = self.critical_rows = 0
 
     def per_tree(self, trees: int, threads: int) -> dict:
         return {"ahead": self.ahead / trees, "committed": self.committed / trees,
                 "never_in_turn": (self.ahead - self.committed) / trees, "batches": self.batches / trees,
                 "splits_in_batches": self.batched / trees, "rows_in_batches": self.batch_rows / trees,
-                "largest_split_rows": self.largest_rows / trees,
+                "largest_split_rows": self.largest_rows / trees, "batches_by_groups": self.group_batches / trees,
+                "critical_rows": self.critical_rows / trees,
                 "batch_balance": self.batch_rows / (threads * self.largest_rows) if self.largest_rows else 0.0}
 
 
@@ -95,6 +115,9 @@ def main() -> None:
     ap.add_argument("--shares", type=float, nargs="+", default=[1.0, 0.4], help="AHEAD_RANK_SHARE values")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--splits-ahead", type=int, help=SPLITS_AHEAD_HELP)
+    ap.add_argument("--batch-groups", choices=("on", "off"), default="on",
+                    help="batches whose splits differ in size shared out by feature groups (on, the default), or every "
+                         "batch a split a task (off)")
     ap.add_argument("--time", action="store_true", help="also time the rounds, the shares alternated fit by fit")
     ap.add_argument("--fits", type=int, default=6, help="with --time: turns of the shares")
     ap.add_argument("--label", default="mg")
@@ -103,8 +126,10 @@ def main() -> None:
 
     import numba
 
-    from multigrove.boosting import grower
+    from multigrove.boosting import builder, grower
     numba.set_num_threads(args.threads)
+    if args.batch_groups == "off":
+        builder.BATCH_GROUP_EXTRA_WORK = float("inf")
     set_splits_ahead(args.splits_ahead)
     counts = Counts()
     for task in args.task:
@@ -117,6 +142,7 @@ def main() -> None:
             fit(args.rounds)
             emit({"bench": "splits_ahead", "label": args.label, "task": task, "threads": args.threads,
                   "splits_ahead": args.splits_ahead, "share": share, "rounds": args.rounds,
+                  "batch_groups": args.batch_groups,
                   "per_tree": {k: round(v, 2) for k, v in counts.per_tree(args.rounds, args.threads).items()}},
                  args.out)
         if not args.time:

@@ -11,6 +11,8 @@ import pytest
 import multigrove as mg
 from multigrove.boosting import builder as builders
 from multigrove.boosting import grower as growers
+from multigrove.data.binning import BinMapper
+from multigrove.data.storage import dense_store
 
 
 def _data(rng, n, n_outputs, csr=False):
@@ -135,6 +137,57 @@ def test_categorical_features_split_ahead_one_split_a_call(rng, monkeypatch):
     one_at_a_time, predicted_one = _fit(params, X, Y)
     assert model == one_at_a_time
     np.testing.assert_array_equal(predicted, predicted_one)
+
+
+@pytest.mark.parametrize("name", ["CSR part", "sketch's shared Hessian", "depth-wise levels", "bagging",
+                                  "deterministic"])
+def test_batches_shared_out_by_feature_groups_give_the_same_trees(rng, monkeypatch, name):
+    """Every batch run by feature groups (kernels.split_step.split_batch_groups: the partitions, then a task a group
+    over every split's child) gives the trees of one split at a time, bit for bit, and so do the batches as its rule
+    shares them out (builder.LocalBuilder._batch_by_groups)."""
+    params, n_outputs, csr = CASES[name]
+    X, Y = _data(rng, 9000, n_outputs, csr)
+    y = Y[:, 0] if n_outputs == 1 else Y
+    kinds, batch_by_groups = [], builders.LocalBuilder._batch_by_groups
+
+    def spy(self, node_rows, scratch_rows):
+        by_groups = batch_by_groups(self, node_rows, scratch_rows)
+        kinds.append(by_groups)
+        return by_groups
+    monkeypatch.setattr(builders.LocalBuilder, "_batch_by_groups", spy)
+    monkeypatch.setattr(builders.LocalBuilder, "splits_ahead", 6)
+    monkeypatch.setattr(builders, "GROUP_INDEX_MAX_SHARE", 1e9)  # the small CSR part's groups read it by its index
+    by_rule, _ = _fit(params, X, y)
+    assert kinds
+    monkeypatch.setattr(builders, "BATCH_GROUP_EXTRA_WORK", -1.0)  # no work too small: every batch by groups
+    kinds.clear()
+    every_batch, predicted = _fit(params, X, y)
+    assert kinds and all(kinds)
+    monkeypatch.setattr(builders.LocalBuilder, "splits_ahead", 1)
+    monkeypatch.setattr(growers.ChildScan, "batchable", property(lambda self: False))
+    one_at_a_time, predicted_one = _fit(params, X, y)
+    assert every_batch == one_at_a_time == by_rule
+    np.testing.assert_array_equal(predicted, predicted_one)
+
+
+@pytest.mark.parametrize("threads, node_rows, by_groups", [
+    (16, [12446, 2264, 256, 173], True),   # one of Otto's batches at 16 threads: the largest split holds 82 %
+    (16, [500] * 16, False),               # a split a thread, all alike
+    (16, [900, 800, 700, 600], True),      # four splits: 12 of 16 threads idle a split a task
+    (2, [900, 800], False),                # two alike on two threads
+    (2, [4000, 300], True),
+])
+def test_a_batch_goes_to_feature_groups_where_its_largest_split_would_keep_the_threads_waiting(rng, threads, node_rows,
+                                                                                              by_groups):
+    """LocalBuilder._batch_by_groups: by feature groups where the largest split's rows times the threads exceed the
+    groups' work (1 + BATCH_GROUP_EXTRA_WORK a group beyond the first) times the batch's rows."""
+    X = rng.normal(size=(4000, 40))
+    mapper = BinMapper(max_bin=31).fit(X)
+    builder = builders.LocalBuilder(dense_store(mapper.transform(X), mapper.hist_offsets, mapper.missing_bin), threads)
+    builder.begin(np.zeros((4000, 5), np.float32), None, 2)
+    assert builder._feature_groups().n_groups == threads
+    assert builder._batch_by_groups(node_rows, scratch_rows=threads + 1) == by_groups
+    assert not builder._batch_by_groups(node_rows, scratch_rows=threads - 1)  # a scan scratch row a group needed
 
 
 def test_a_batch_has_buffers_for_the_leaf_in_turn_and_the_others(rng, monkeypatch):

@@ -3,7 +3,8 @@ call give, bit for bit, what kernels.partition.split_and_build and kernels.split
 other (each with naive twins of its own), for every kind of scan, one or two nodes, a child below and above
 the feature groups' minimum work, a partition on one thread or in chunks, and dense stores as well as stores
 with a CSR part and derived default bins (with and without a dense column, whose bins give the sums).  A batch
-of such splits in one call (split_batch) gives what the serial split and scan give for each in turn."""
+of such splits in one call (split_batch, a task a split, or split_batch_groups, a task a feature group) gives what
+the serial split and scan give for each in turn."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -209,6 +210,32 @@ def test_split_batch_equals_each_split_then_its_scan(problem, n_splits):
             masks[i], params, None, scan_scratch(C, params), active[i], np.zeros((2, F)),
             FeatureSplits(*(a[nodes] for a in expect_found)), NodeSplits(*(a[nodes] for a in expect_best)))
 
+    for n_groups in (0, int(rng.integers(1, 6))):  # a task a split (split_batch), or by feature groups
+        groups = feature_groups(store, n_groups) if n_groups else None
+        got_rows, hists, splits, found, best = _run_split_batch(
+            store, rows, stats, params, bounds, features, thresholds, default_left, builds, n_nodes, active, masks,
+            totals, parents, sums, groups)
+        np.testing.assert_array_equal(got_rows, expect_rows)
+        np.testing.assert_array_equal(splits.n_left, expect_n_left)
+        np.testing.assert_array_equal(hists[0::2], expect_hists)
+        for i in range(m):
+            if n_nodes[i] == 2:  # the parent's slot holds the larger child's histogram
+                np.testing.assert_array_equal(hists[2 * i + 1], expect_parents[i])
+            scanned = slice(2 * i, 2 * i + n_nodes[i])
+            for a, b in zip(found, expect_found):
+                np.testing.assert_array_equal(a[scanned], b[scanned])
+            np.testing.assert_array_equal(best.gain[scanned], expect_best.gain[scanned])
+            np.testing.assert_array_equal(best.feature[scanned], expect_best.feature[scanned])
+            split = best.feature[scanned] >= 0  # a node without a split leaves the rest of its row unwritten
+            for a, b in zip(best[2:], expect_best[2:]):
+                np.testing.assert_array_equal(a[scanned][split], b[scanned][split])
+
+
+def _run_split_batch(store, rows, stats, params, bounds, features, thresholds, default_left, builds, n_nodes, active,
+                     masks, totals, parents, sums, groups):
+    """split_batch (groups None) or split_batch_groups over the batch test_split_batch_equals_each_split_then_its_scan
+    draws: (rows, histograms by slot, SplitBatch, FeatureSplits, NodeSplits) after the call."""
+    m, C, F = bounds.shape[0] - 1, stats.shape[1], store.n_features
     got_rows = rows.copy()
     hists = np.full((2 * m, store.total_bins, C), np.nan)  # split i builds in slot 2i; its parent is in 2i + 1
     hists[1::2] = parents
@@ -218,26 +245,15 @@ def test_split_batch_equals_each_split_then_its_scan(problem, n_splits):
                         np.empty((m, sums)), np.empty(m, np.int64))
     scan_plan = np.column_stack([out_slot, np.where(n_nodes == 2, out_slot + 1, out_slot), n_nodes == 2, n_nodes])
     spare = 2  # the grower's buffers may hold more rows than the batch has splits: rows the kernel must not read
+    scratch_rows = m + spare if groups is None else max(m + spare, groups.n_groups)  # a row a split, or a group
     scans = ScanBatch(hists, np.vstack([scan_plan, np.full((spare, 4), -1)]).astype(np.int64),
                       np.vstack([active, np.ones((spare, 2), np.bool_)]),
                       np.vstack([totals, np.full((2 * spare, C), np.nan)]),
                       np.vstack([masks, np.ones((spare, F), np.bool_)]),
-                      np.empty((m + spare, scan_scratch(C, params).shape[1])), np.zeros((2, F)))
+                      np.empty((scratch_rows, scan_scratch(C, params).shape[1])), np.zeros((2, F)))
     found, best = FeatureSplits.allocate(2 * m, F), NodeSplits.allocate(2 * m, C)
-    split_batch_kernel(dense, C, kind)(store, got_rows, stats, np.empty(store.n_rows, np.int32), np.zeros(0, np.uint8),
-                                       np.zeros(0, np.bool_), splits, offsets, params, scans, found, best)
-
-    np.testing.assert_array_equal(got_rows, expect_rows)
-    np.testing.assert_array_equal(splits.n_left, expect_n_left)
-    np.testing.assert_array_equal(hists[0::2], expect_hists)
-    for i in range(m):
-        if n_nodes[i] == 2:  # the parent's slot holds the larger child's histogram
-            np.testing.assert_array_equal(hists[2 * i + 1], expect_parents[i])
-        scanned = slice(2 * i, 2 * i + n_nodes[i])
-        for a, b in zip(found, expect_found):
-            np.testing.assert_array_equal(a[scanned], b[scanned])
-        np.testing.assert_array_equal(best.gain[scanned], expect_best.gain[scanned])
-        np.testing.assert_array_equal(best.feature[scanned], expect_best.feature[scanned])
-        split = best.feature[scanned] >= 0  # a node without a split leaves the rest of its row unwritten
-        for a, b in zip(best[2:], expect_best[2:]):
-            np.testing.assert_array_equal(a[scanned][split], b[scanned][split])
+    kernel = split_batch_kernel(dense_only(store), C, scan_kind(params), groups is not None)
+    by_groups = () if groups is None else (groups,)
+    kernel(store, got_rows, stats, np.empty(store.n_rows, np.int32), np.zeros(0, np.uint8), np.zeros(0, np.bool_),
+           splits, store.offsets.astype(np.int64), params, scans, *by_groups, found, best)
+    return got_rows, hists, splits, found, best

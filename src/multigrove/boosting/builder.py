@@ -115,6 +115,13 @@ COMPACT_MAX_FRACTION = 0.5
 #: settings alternated in one process: 1.010-1.025x the round one split at a time with 2, 4 or 8 splits ahead,
 #: benchmarks/alternate.py).
 BATCH_MIN_THREADS = 3
+#: a batch's splits are shared out by feature groups (kernels.split_step.split_batch_groups) where its largest split
+#: holds more than (1 + this x (G - 1)) / threads of its rows, G the groups: each group beyond the first adds about
+#: this share of the serial build's work (Otto's store, 5 statistic columns, through the groups' index, one thread
+#: running them: 2 groups 0.6-1.0x the serial kernel, 4 1.2-1.4x, 8 1.6-2.3x, 16 1.8-4.1x; CHANGELOG.md stop 71).
+#: At 16 threads Otto's batches, a split a task, kept 9 % of the threads busy (their largest splits held 161,455
+#: of their 245,187 rows a tree)
+BATCH_GROUP_EXTRA_WORK = 0.2
 
 #: deterministic=True: row chunks per histogram whatever the number of threads (the chunks' private
 #: histograms are summed in chunk order, so the sums do not depend on which thread built which chunk)
@@ -263,7 +270,7 @@ class LocalBuilder:
         self._followers: list[_Follower] = []
         self._entries = EntryPoints()  # the split kernels', this tree's argument types
         self._pending = PendingBoundaries()  # the splits made ahead of their turn
-        self._batch_kernel = None  # this tree's split_batch variant (_split_batch)
+        self._batch_kernels: dict[bool, object] = {}  # split_batch variants, by groups or not (_split_batch)
         self._batch_totals: np.ndarray | None = None  # SplitBatch's outputs (_batch_outputs)
         self._batch_n_left = np.empty(0, np.int64)
         self._ahead_max_rows: int | None = None  # found once a tree (ahead_max_rows)
@@ -300,7 +307,7 @@ class LocalBuilder:
         self.stats = stats
         self._entries.clear()
         self._pending.clear()
-        self._batch_kernel = None
+        self._batch_kernels = {}
         self._ahead_max_rows = None
         self.tree_store, self.sample_rows = self.store, None
         self.all_rows = rows is None
@@ -595,7 +602,8 @@ class LocalBuilder:
 
     def _split_batch(self, requests: Sequence[SplitRequest], scans: Sequence[ChildScan | None]) -> set[int]:
         """Run the splits of small nodes among ``requests`` in one call of kernels.split_step.split_batch, a task a
-        split, where there are two or more; return the indices of those it ran."""
+        split, or of split_batch_groups where the splits differ in size (_batch_by_groups), where there are two or
+        more; return the indices of those it ran."""
         if self.n_threads < 2 or self.packed is not None or len(requests) < 2:
             return set()
         chosen, bounds = [], []
@@ -612,15 +620,31 @@ class LocalBuilder:
             return set()
         splits = SplitBatch(np.array(bounds, np.int64), *self._batch_outputs(len(chosen)))
         params = batch_scans[0].params
-        kernel = self._batch_kernel
+        by_groups = self._batch_by_groups([end - start for start, end, *_ in bounds], scan_batch[0].scratch.shape[0])
+        kernel = self._batch_kernels.get(by_groups)
         if kernel is None:  # once a tree: its statistics' width and its scan's kind stay
-            kernel = self._batch_kernel = split_batch_kernel(self._dense_only, self.stats.shape[1], scan_kind(params))
+            kernel = self._batch_kernels[by_groups] = split_batch_kernel(self._dense_only, self.stats.shape[1],
+                                                                         scan_kind(params), by_groups)
+        groups = (self._feature_groups(),) if by_groups else ()
         self._entries.call(kernel, self.tree_store, self.rows, self.stats, self._tmp, self._no_marks, NO_CATEGORIES,
-                           splits, batch_scans[0].offsets, params, *scan_batch)
+                           splits, batch_scans[0].offsets, params, scan_batch[0], *groups, *scan_batch[1:])
         for i, (start, *_), n_left in zip(chosen, bounds, splits.n_left.tolist()):
             self._split_others(requests[i], None, start + n_left)
         batch_scans[0].finish_batch(batch_scans)
         return set(chosen)
+
+    def _batch_by_groups(self, node_rows: list[int], scratch_rows: int) -> bool:
+        """Whether a batch of splits of nodes of ``node_rows`` runs shared out by feature groups
+        (kernels.split_step.split_batch_groups) rather than a split a task: where its largest split holds more of
+        its rows than the groups' work over the threads (1 + BATCH_GROUP_EXTRA_WORK a group beyond the first, of the
+        serial build's), on a store whose groups read their own entries only (no CSR part, or its index), with a
+        scan scratch row for every group."""
+        groups = self._feature_groups()
+        if self.n_threads < 2 or groups.n_groups < 2 or scratch_rows < groups.n_groups \
+                or (self.tree_store.sparse_indptr.shape[0] > 0 and groups.entry_start.shape[0] == 0):
+            return False
+        group_work = 1.0 + BATCH_GROUP_EXTRA_WORK * (groups.n_groups - 1)
+        return max(node_rows) * self.n_threads > group_work * sum(node_rows)
 
     def _batch_outputs(self, n_splits: int) -> tuple[np.ndarray, np.ndarray]:
         """SplitBatch's outputs for a batch of ``n_splits``: the built children's sums (a row each; no columns where

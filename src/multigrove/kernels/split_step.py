@@ -15,7 +15,10 @@ feature is scanned by the same code.
 Many small splits in one kernel call (``split_batch``): the same three steps for each split of a batch, one split a
 task on one thread, through the serial kernels (``partition.split_and_build_serial``, ``split.best_splits_serial``).
 Leaf-wise growth sends such batches from several threads on (``boosting.builder.BATCH_MIN_THREADS``), where a small
-node's split shares out worse over threads than a batch shares out its splits.
+node's split shares out worse over threads than a batch shares out its splits.  A batch whose splits differ in size
+would keep the threads waiting on its largest (Otto's at 16 threads: its largest splits held two thirds of its rows);
+``split_batch_groups`` shares such a batch out by feature groups instead: the partitions a task a split, then a task
+a group over every split's child, with the same sums and scans.
 """
 from typing import NamedTuple
 
@@ -242,23 +245,106 @@ def split_batch(store, rows, stats, tmp, no_marks, no_categories, splits, offset
         _split_task(i, store, rows, stats, tmp, no_marks, no_categories, splits, offsets, p, scans, per_feature, best)
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _batch_child(i, rows, splits):
+    """The rows of the child split i of ``splits`` (SplitBatch) builds, after its partition."""
+    plan = splits.plan
+    return _child_rows(rows, plan[i, SPLIT_START], plan[i, SPLIT_END], splits.n_left[i], plan[i, SPLIT_BUILD])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _partition_task(i, store, rows, stats, tmp, no_marks, no_categories, splits, scans):
+    """split_batch_groups' first task for split i: its partition (partition.split_and_build_serial, building
+    nothing) and, where the store derives default bins, the sums of the child it builds (child_totals)."""
+    plan = splits.plan
+    s0, s1 = plan[i, SPLIT_START], plan[i, SPLIT_END]
+    rule = SplitRule(plan[i, SPLIT_FEATURE], plan[i, SPLIT_THRESHOLD], plan[i, SPLIT_DEFAULT_LEFT] != 0, no_categories)
+    out = scans.hists[scans.plan[i, SCAN_OUT_SLOT]]
+    splits.n_left[i] = split_and_build_serial(store, rows, s0, s1, rule, 0, stats, tmp[s0:s1], no_marks, out,
+                                              splits.totals[i])
+    if store.derived.shape[0] > 0:
+        child_totals(store, _batch_child(i, rows, splits), stats, out, splits.totals[i])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _choose_task(i, offsets, p, scans, per_feature, best):
+    """split_batch_groups' choice of each child's split of split i among its features' (split.choose_node_splits)."""
+    scan = scans.plan
+    n0 = 2 * i
+    choose_node_splits(scans.hists[scan[i, SCAN_OUT_SLOT]], scans.hists[scan[i, SCAN_PARENT_SLOT]],
+                       scan[i, SCAN_N_NODES], scans.totals[n0:n0 + 2], offsets, p, None, scans.noise,
+                       FeatureSplits(per_feature.gain[n0:n0 + 2], per_feature.threshold_bin[n0:n0 + 2],
+                                     per_feature.default_left[n0:n0 + 2], per_feature.splittable[n0:n0 + 2]),
+                       NodeSplits(best.gain[n0:n0 + 2], best.feature[n0:n0 + 2], best.threshold_bin[n0:n0 + 2],
+                                  best.default_left[n0:n0 + 2], best.left_sums[n0:n0 + 2]))
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _group_task(g, i, store, rows, stats, groups, splits, offsets, p, scans, found):
+    """split_batch_groups' work of feature group g in split i: the group's bins of the built child (its default
+    bins derived from the child's sums), then the scan of the group's features in the split's children."""
+    scan = scans.plan
+    out, parent = scans.hists[scan[i, SCAN_OUT_SLOT]], scans.hists[scan[i, SCAN_PARENT_SLOT]]
+    build_owned_bins(store, _batch_child(i, rows, splits), stats, groups, g, out)
+    bounds = groups.bounds
+    if store.derived.shape[0] > 0:
+        t0 = np.searchsorted(store.derived, bounds[g])
+        t1 = np.searchsorted(store.derived, bounds[g + 1])
+        fix_default_bins(store, splits.totals[i], out, FIRST, out.shape[1], t0, t1)
+    n_nodes = scan[i, SCAN_N_NODES]
+    n0 = 2 * i
+    _scan_tasks(n_nodes * bounds[g], n_nodes * bounds[g + 1], out, parent, scan[i, SCAN_SUBTRACT] != 0,
+                scans.active[i, :n_nodes], scans.totals[n0:n0 + 2], offsets, scans.masks[i], p, None,
+                scans.scratch[g], found.gain[n0:n0 + 2], found.threshold_bin[n0:n0 + 2],
+                found.default_left[n0:n0 + 2], found.splittable[n0:n0 + 2])
+
+
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
+def split_batch_groups(store, rows, stats, tmp, no_marks, no_categories, splits, offsets, p, scans, groups,
+                       per_feature, best):
+    """split_batch shared out by feature groups (histogram.FeatureGroups), for a batch whose splits differ in size:
+    a task a split would leave the threads waiting on the largest one.  A first region partitions each split's rows
+    (a task a split, partition.split_and_build_serial building nothing) and, where the store derives default bins,
+    sums its built child (child_totals); a second gives each feature group a task that builds the group's bins of
+    every split's child and scans the group's features in both children (as build_and_scan does for one split);
+    each split's choice among its features follows on the calling thread.  The sums and the scan are
+    split_batch's, bit for bit (a bin summed in row order by one task).  IN/OUT as split_batch; ``scans.scratch``
+    has a row per group."""
+    n_splits = splits.plan.shape[0]
+    for task in prange(n_splits):
+        _partition_task(task, store, rows, stats, tmp, no_marks, no_categories, splits, scans)
+    n_groups = groups.bounds.shape[0] - 1
+    for g in prange(n_groups):
+        for i in range(n_splits):
+            _group_task(g, i, store, rows, stats, groups, splits, offsets, p, scans, per_feature)
+    for j in range(n_splits):
+        _choose_task(j, offsets, p, scans, per_feature, best)
+
+
 #: split_batch's variants by (dense store, width, kind of scan), made on first use (split_batch_kernel)
 SPLIT_BATCHES: dict = {}
 
 
-def split_batch_kernel(dense: bool, width: int, kind: str):
-    """split_batch for a store of dense columns only or any, statistics of ``width`` columns
-    (histogram.serial_variant_key) and the scan of ``kind`` (split.scan_kind), its serial kernels compiled in."""
-    key = (*serial_variant_key(dense, width), kind)
+def split_batch_kernel(dense: bool, width: int, kind: str, by_groups: bool = False):
+    """split_batch (split_batch_groups ``by_groups``) for a store of dense columns only or any, statistics of
+    ``width`` columns (histogram.serial_variant_key) and the scan of ``kind`` (split.scan_kind), its serial kernels
+    compiled in."""
+    key = (*serial_variant_key(dense, width), kind, by_groups)
     kernel = SPLIT_BATCHES.get(key)
     if kernel is None:
         kernel = SPLIT_BATCHES[key] = _split_batch_variant(*key)
     return kernel
 
 
-def _split_batch_variant(dense: bool, width: int, kind: str):
+def _split_batch_variant(dense: bool, width: int, kind: str, by_groups: bool):
     """split_batch_kernel's variant, made."""
     name = f"{serial_variant_name(dense, width)}_{kind}"
+    scan = SCAN_KERNELS[kind]
+    if by_groups:
+        partition = variant(_partition_task, name, split_and_build_serial=SERIAL_SPLITS[dense, width])
+        return variant(split_batch_groups, f"{name}_groups", parallel=True, _partition_task=partition,
+                       _group_task=variant(_group_task, name, _scan_tasks=scan.tasks),
+                       _choose_task=variant(_choose_task, name, choose_node_splits=scan.choose))
     task = variant(_split_task, name, split_and_build_serial=SERIAL_SPLITS[dense, width],
-                   best_splits_serial=SCAN_KERNELS[kind].best_splits_serial)
+                   best_splits_serial=scan.best_splits_serial)
     return variant(split_batch, name, parallel=True, _split_task=task)
