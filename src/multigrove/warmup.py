@@ -111,6 +111,24 @@ def _sparse_inputs(n_rows: int) -> None:
     _train_and_predict({"objective": "multilabel"}, X, np.column_stack([y > 0, dense[:, 1] > 0]).astype(float))
 
 
+def _batches(n_rows: int) -> None:
+    """Leaf-wise trees of many small leaves, whose splits go in batches from builder.BATCH_MIN_THREADS threads on
+    (kernels.split_step's split_batch, a split a task, and split_batch_groups), over dense columns and over a store
+    with a CSR part; nothing on fewer threads, where no batch runs, nor on the small data."""
+    import numba
+
+    from .boosting.builder import BATCH_MIN_THREADS
+    if n_rows < LARGE_ROWS or numba.get_num_threads() < BATCH_MIN_THREADS:
+        return
+    params = {"num_leaves": 127, "min_data_in_leaf": 5}
+    for n_outputs in (1, 3):
+        X, y = _regression(n_rows, n_outputs)
+        _train_and_predict(params, X, y, rounds=2)
+    rng = np.random.default_rng(6)
+    X = np.where(rng.random((n_rows, 40)) < 0.15, rng.integers(1, 30, size=(n_rows, 40)), 0).astype(np.float64)
+    _train_and_predict({**params, "objective": "multiclass"}, X, rng.integers(0, 4, n_rows), rounds=2)
+
+
 def _sparse_outputs(n_rows: int) -> None:
     import scipy.sparse as sp
 
@@ -137,7 +155,7 @@ def _label_trees(n_rows: int) -> None:
 #: (name, function, rows): every kind of fit, small (serial kernels) and large (parallel ones)
 WORKLOADS = tuple((f"{fn.__name__.strip('_')} ({size})", fn, rows)
                   for fn in (_one_output, _many_outputs, _classification, _samples, _sparse_inputs, _sparse_outputs,
-                             _label_trees)
+                             _label_trees, _batches)
                   for size, rows in (("small", 1_000), ("large", LARGE_ROWS)))
 
 

@@ -11,10 +11,23 @@ def test_the_workloads_cover_every_kind_of_fit_small_and_large():
     names = [name for name, _, _ in warmup.WORKLOADS]
     kinds = {name.split(" (")[0] for name in names}
     assert kinds == {"one_output", "many_outputs", "classification", "samples", "sparse_inputs", "sparse_outputs",
-                     "label_trees"}
+                     "label_trees", "batches"}
     for kind in kinds:  # small data runs the serial kernels, large data the parallel ones
         assert {rows for name, _, rows in warmup.WORKLOADS if name.startswith(kind + " ")} == {1_000,
                                                                                              warmup.LARGE_ROWS}
+
+
+@pytest.mark.parametrize("threads, rows, fits", [(2, warmup.LARGE_ROWS, 0), (4, 1_000, 0), (4, warmup.LARGE_ROWS, 3)])
+def test_the_batches_workload_trains_where_batches_run(monkeypatch, threads, rows, fits):
+    """The batch kernels compile where a fit runs batches (builder.BATCH_MIN_THREADS threads or more), from trees of
+    many small leaves on the large data; on fewer threads, or the small data, nothing is trained."""
+    import numba
+    trained = []
+    monkeypatch.setattr(numba, "get_num_threads", lambda: threads)
+    monkeypatch.setattr(warmup, "_train_and_predict", lambda params, X, y, **kw: trained.append((params, X.shape[0])))
+    warmup._batches(rows)
+    assert len(trained) == fits
+    assert all(params["num_leaves"] >= 127 and n == rows for params, n in trained)
 
 
 def test_compile_kernels_runs_each_workload_and_reports_it(monkeypatch, capsys):
