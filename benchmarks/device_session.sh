@@ -11,13 +11,14 @@
 # processes (a fresh machine otherwise compiles inside the first timed task: 59 s at stop 61), then runs the
 # steps in order, each under `timeout` within one deadline of BUDGET seconds; each step writes its records
 # to $OUT as soon as it has them, so a step cut short leaves what it measured.  Steps (default: all, in this
-# order): compile gpu_check scaling batches ahead_ab rank_share cpu_share blas otto_cpu gpu gpu_full otto_gpu profile_cpu
-# profile_gpu splits python.  cpu_share reads Otto's serial share at 16 threads from the CPU time of each thread,
+# order): compile gpu_check scaling batches ahead_ab groups_ab rank_share cpu_share blas otto_cpu gpu gpu_full otto_gpu
+# profile_cpu profile_gpu splits python.  cpu_share reads Otto's serial share at 16 threads from the CPU time of each thread,
 # its waiting threads asleep (OMP_WAIT_POLICY=passive; benchmarks/alternate.py, stop 68), and what a region costs
 # there with its threads asleep and after a gap of Python (benchmarks/region_cost.py).  blas times Otto's rounds at 16 threads with a 12,376-row validation set, and GroveRegressor's
 # defaults on 200,000 rows (20,000 held out), their metric's sums without BLAS against a BLAS dot product whose
 # pool then spins beside the kernels (benchmarks/blas_threads.py, stop 67).  ahead_ab alternates Otto's fits at
-# 16 threads one split at a time, 16 and 4 ahead in one process (benchmarks/alternate.py, stop 66).  rank_share
+# 16 threads one split at a time, 16 and 4 ahead in one process (benchmarks/alternate.py, stop 66); groups_ab the
+# batches by feature groups on and off, and the groups' index of the CSR entries on and off (stop 71).  rank_share
 # alternates Otto's fits at 16 threads with leaves split ahead from any rank within the splits left and from the
 # first 40 % of them (benchmarks/splits_ahead.py, stop 69).  profile_gpu profiles GPU rounds, and Otto's leaf-wise
 # rounds on the GPU with one split a builder call and with 16 (CudaBuilder.splits_ahead, stop 70).
@@ -74,8 +75,8 @@ run() {
 from importlib.metadata import version; print('numba', numba.__version__, 'numba-cuda', version('numba-cuda'), \
 'numpy', numpy.__version__)"; } > "$OUT/machine.txt" 2>&1
     local steps=("$@")
-    [ ${#steps[@]} -eq 0 ] && steps=(compile gpu_check scaling batches ahead_ab rank_share cpu_share blas otto_cpu gpu gpu_full \
-                                     otto_gpu profile_cpu profile_gpu splits python)
+    [ ${#steps[@]} -eq 0 ] && steps=(compile gpu_check scaling batches ahead_ab groups_ab rank_share cpu_share blas otto_cpu \
+                                     gpu gpu_full otto_gpu profile_cpu profile_gpu splits python)
     for s in "${steps[@]}"; do
         case $s in
             compile) step 150 compile python3 -m multigrove compile --processes 16 ;;
@@ -87,6 +88,8 @@ from importlib.metadata import version; print('numba', numba.__version__, 'numba
                          benchmarks/split_batch.py --trials 60 --label device16 --out $OUT/split_batch.jsonl" ;;
             ahead_ab) step 60 ahead_ab python3 benchmarks/alternate.py --threads 16 --splits-ahead 1 16 4 \
                           --fits 8 --label device16 --out "$OUT/alternate.jsonl" ;;
+            groups_ab) step 60 groups_ab python3 benchmarks/alternate.py --threads 16 --batch-groups on off \
+                           --group-index on off --fits 6 --label device16 --out "$OUT/alternate.jsonl" ;;
             rank_share) step 45 rank_share python3 benchmarks/splits_ahead.py --task otto --threads 16 --shares 1.0 0.4 \
                             --time --fits 4 --rounds 15 --label device16 --out "$OUT/splits_ahead.jsonl" ;;
             cpu_share) step 50 cpu_share bash -c "OMP_WAIT_POLICY=passive python3 benchmarks/alternate.py --threads 1 16 \
