@@ -73,8 +73,10 @@ WIDE_MIN_COLS = 128
 WIDE_SMALL_NODE_COLS = 64
 WIDE_SMALL_NODE_UPDATES_PER_BIN = 50
 #: feature groups over a store with a CSR part only where its entries are at most this share of a row's cell
-#: updates, or for nodes too small for two row chunks (CHUNK_MIN_UPDATES_PER_BIN): each group walks every row's
-#: entries to its own.  Such a small node's work is mostly its bins' (the default bins derived, the scan: on
+#: updates, or for nodes too small for two row chunks (CHUNK_MIN_UPDATES_PER_BIN): each group walked every row's
+#: entries to its own (measured before their index of the entries, histogram.FeatureGroups, which cut 16 groups'
+#: work on Otto's store 1.6-1.8x: stop 71; this share was not measured again).
+#: Such a small node's work is mostly its bins' (the default bins derived, the scan: on
 #: Otto's store 4,053 bins x 5 columns), which the groups share out in kernels.split_step: at two threads a
 #: split of 300 to 4,000 rows took 0.92-0.99 of the serial split and the scan after it, and Otto's splits of
 #: nodes under 16,384 rows 0.83-0.93 of their time before (benchmarks/split_step.py, split_sizes.py; CHANGELOG.md
@@ -592,8 +594,9 @@ class LocalBuilder:
 
     def _batches_child(self, child_rows: int) -> bool:
         """Whether a split whose child has ``child_rows`` goes to a batch: where that child is built on one thread,
-        and on a store with a CSR part where it is built by feature groups.  Such groups each walk every row's
-        entries and leave the partition to the calling thread: two threads made a small split of Otto's 1.0-1.25x
+        and on a store with a CSR part where it is built by feature groups.  Such groups leave the partition to the
+        calling thread and, before their index of the CSR entries (histogram.FeatureGroups), each walked every row's
+        entries: two threads made a small split of Otto's 1.0-1.25x
         faster than one, a batch of two splits 1.2-1.8x (benchmarks/split_batch.py, CHANGELOG.md stop 65).  Over
         dense columns the groups share a small split's scan about evenly, and batches made rf1's round slower at
         two threads (12.9-13.4 against 11.0-11.7 ms: the Python of the batches, no faster kernels)."""
