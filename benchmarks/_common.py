@@ -138,6 +138,10 @@ SPLITS_AHEAD_HELP = ("the local builder's batches of splits (LocalBuilder.splits
                      "own, as before stop 65; N > 1 batches N")
 
 
+BATCH_GROUPS_HELP = ("batches whose splits differ in size shared out by feature groups (on, the default: "
+                     "builder.BATCH_GROUP_EXTRA_WORK), or every batch a split a task (off)")
+
+
 def set_splits_ahead(splits_ahead: int | None) -> None:
     """``--splits-ahead``: the local builder's batches of splits (LocalBuilder.splits_ahead) set in this process, for
     an A/B of the batches (SPLITS_AHEAD_HELP); None leaves the default."""

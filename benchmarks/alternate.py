@@ -35,7 +35,14 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import RoundTimer, emit, regression_data, set_splits_ahead, thread_cpu_seconds  # noqa: E402
+from _common import (  # noqa: E402
+    BATCH_GROUPS_HELP,
+    RoundTimer,
+    emit,
+    regression_data,
+    set_splits_ahead,
+    thread_cpu_seconds,
+)
 
 #: rounds of each fit left out of its times
 SKIP_ROUNDS = 2
@@ -79,9 +86,7 @@ def main() -> None:
     ap.add_argument("--group-index", nargs="+", choices=("on", "off"), default=["on"],
                     help="feature groups read the CSR entries through their index (on, the default) or walk each "
                          "row's entries (off)")
-    ap.add_argument("--batch-groups", nargs="+", choices=("on", "off"), default=["on"],
-                    help="batches whose splits differ in size shared out by feature groups (on, the default), or "
-                         "every batch a split a task (off)")
+    ap.add_argument("--batch-groups", nargs="+", choices=("on", "off"), default=["on"], help=BATCH_GROUPS_HELP)
     ap.add_argument("--fits", type=int, default=12, help="turns: each setting fits once a turn")
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--label", default="")

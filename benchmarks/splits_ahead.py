@@ -28,7 +28,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import SPLITS_AHEAD_HELP, RoundTimer, emit, set_splits_ahead  # noqa: E402
+from _common import BATCH_GROUPS_HELP, SPLITS_AHEAD_HELP, RoundTimer, emit, set_splits_ahead  # noqa: E402
 from round_profile import TASKS  # noqa: E402
 
 #: rounds of each fit left out of its times (the first ones allocate the tree's buffers)
@@ -80,8 +80,7 @@ class Counts:
                 if self._by_groups:
                     self.group_batches += 1
                     n_groups = builder_self._feature_groups().n_groups
-                    self.critical_rows += batch_rows * (1 + builder.BATCH_GROUP_EXTRA_WORK * (n_groups - 1)) \
-                        / builder_self.n_threads
+                    self.critical_rows += batch_rows * builder.batch_group_work(n_groups) / builder_self.n_threads
                 else:
                     self.batch_rows += batch_rows
                     self.largest_rows += max(rows[i] for i in ran)
@@ -115,9 +114,7 @@ def main() -> None:
     ap.add_argument("--shares", type=float, nargs="+", default=[1.0, 0.4], help="AHEAD_RANK_SHARE values")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--splits-ahead", type=int, help=SPLITS_AHEAD_HELP)
-    ap.add_argument("--batch-groups", choices=("on", "off"), default="on",
-                    help="batches whose splits differ in size shared out by feature groups (on, the default), or every "
-                         "batch a split a task (off)")
+    ap.add_argument("--batch-groups", choices=("on", "off"), default="on", help=BATCH_GROUPS_HELP)
     ap.add_argument("--time", action="store_true", help="also time the rounds, the shares alternated fit by fit")
     ap.add_argument("--fits", type=int, default=6, help="with --time: turns of the shares")
     ap.add_argument("--label", default="mg")

@@ -118,7 +118,9 @@ def _batches(n_rows: int) -> None:
     import numba
 
     from .boosting.builder import BATCH_MIN_THREADS
-    if n_rows < LARGE_ROWS or numba.get_num_threads() < BATCH_MIN_THREADS:
+    from .params import Params
+    # the threads its fits run: num_threads' default, within Numba's pool (engine._numba_threads)
+    if n_rows < LARGE_ROWS or min(Params().threads, numba.config.NUMBA_NUM_THREADS) < BATCH_MIN_THREADS:
         return
     params = {"num_leaves": 127, "min_data_in_leaf": 5}
     for n_outputs in (1, 3):

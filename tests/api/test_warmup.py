@@ -22,8 +22,11 @@ def test_the_batches_workload_trains_where_batches_run(monkeypatch, threads, row
     """The batch kernels compile where a fit runs batches (builder.BATCH_MIN_THREADS threads or more), from trees of
     many small leaves on the large data; on fewer threads, or the small data, nothing is trained."""
     import numba
+
+    from multigrove import params
     trained = []
-    monkeypatch.setattr(numba, "get_num_threads", lambda: threads)
+    monkeypatch.setattr(params, "_default_threads", lambda: threads)  # num_threads=0: the cores the process may use
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", max(threads, numba.config.NUMBA_NUM_THREADS))
     monkeypatch.setattr(warmup, "_train_and_predict", lambda params, X, y, **kw: trained.append((params, X.shape[0])))
     warmup._batches(rows)
     assert len(trained) == fits

@@ -646,8 +646,7 @@ class LocalBuilder:
         if self.n_threads < 2 or groups.n_groups < 2 or scratch_rows < groups.n_groups \
                 or (self.tree_store.sparse_indptr.shape[0] > 0 and groups.entry_start.shape[0] == 0):
             return False
-        group_work = 1.0 + BATCH_GROUP_EXTRA_WORK * (groups.n_groups - 1)
-        return max(node_rows) * self.n_threads > group_work * sum(node_rows)
+        return max(node_rows) * self.n_threads > batch_group_work(groups.n_groups) * sum(node_rows)
 
     def _batch_outputs(self, n_splits: int) -> tuple[np.ndarray, np.ndarray]:
         """SplitBatch's outputs for a batch of ``n_splits``: the built children's sums (a row each; no columns where
@@ -728,6 +727,12 @@ class PendingBoundaries:
         """The split of ``leaf`` made ahead of its turn has it: its right rows become ``new_leaf``'s."""
         for leaf_start, leaf_end, boundary in self._by_leaf.pop(leaf):
             _set_boundary(leaf_start, leaf_end, leaf, new_leaf, boundary)
+
+
+def batch_group_work(n_groups: int) -> float:
+    """The work of ``n_groups`` feature groups over a batch's children, in units of the serial build's
+    (BATCH_GROUP_EXTRA_WORK a group beyond the first)."""
+    return 1.0 + BATCH_GROUP_EXTRA_WORK * (n_groups - 1)
 
 
 def feature_groups(store: BinnedStore, n_groups: int) -> FeatureGroups:

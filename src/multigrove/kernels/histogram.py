@@ -631,8 +631,9 @@ class FeatureGroups(NamedTuple):
     them.  ``entry_start`` indexes them by group: row r's entries in group g are
     ``sparse_bins[indptr[r] + entry_start[r, g]:indptr[r] + entry_start[r, g + 1]]`` (group_entry_starts).
     Without it (shape (0, G + 1): no CSR part, or an index larger than the part itself) each group walks the
-    row's entries up to its own: on Otto's store (17 entries a row) 16 groups then did 4.7-5.8x the serial
-    kernel's work on one thread, and 1.0-1.4x with the index (CHANGELOG.md, stop 71)."""
+    row's entries up to its own: on Otto's store (17 entries a row, 5 statistic columns) 16 groups run one after
+    the other on one thread then did 3.1-6.4x the serial kernel's work, and 1.8-4.1x with the index
+    (benchmarks/feature_groups.py; CHANGELOG.md, stop 71)."""
     bounds: np.ndarray       # (G + 1,) int64: feature boundaries, 0 first and F last
     entry_start: np.ndarray  # (n_rows, G + 1) uint16, or (0, G + 1): see above
 
@@ -670,8 +671,7 @@ def build_histogram_features(store, rows, stats, groups, out, total):
 
     IN as build_histogram_serial; groups: FeatureGroups (builder.feature_groups balances them by work).
     OUT out, total as build_histogram_serial."""
-    bounds = groups.bounds
-    n_groups = bounds.shape[0] - 1
+    n_groups = groups.bounds.shape[0] - 1
     for g in prange(n_groups):
         build_owned_bins(store, rows, stats, groups, g, out)
     if total.shape[0] > 0:
@@ -680,9 +680,16 @@ def build_histogram_features(store, rows, stats, groups, out, total):
             _add_row_totals(rows, FIRST, rows.shape[0], stats, total)
         if store.derived.shape[0] > 0:
             for g in prange(n_groups):
-                t0 = np.searchsorted(store.derived, bounds[g])
-                t1 = np.searchsorted(store.derived, bounds[g + 1])
-                fix_default_bins(store, total, out, FIRST, out.shape[1], t0, t1)
+                fix_group_default_bins(store, groups, g, total, out)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def fix_group_default_bins(store, groups, g, total, out):
+    """fix_default_bins for the derived features of group g (FeatureGroups) only: a group's task after its bins
+    (build_histogram_features' second region, kernels.split_step's builds)."""
+    t0 = np.searchsorted(store.derived, groups.bounds[g])
+    t1 = np.searchsorted(store.derived, groups.bounds[g + 1])
+    fix_default_bins(store, total, out, FIRST, out.shape[1], t0, t1)
 
 
 @njit(cache=True, inline="always", error_model="numpy")

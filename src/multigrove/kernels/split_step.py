@@ -34,7 +34,7 @@ from .histogram import (
     build_histogram_serial,
     build_owned_bins,
     first_dense_feature,
-    fix_default_bins,
+    fix_group_default_bins,
     row_updates,
     serial_variant_key,
     serial_variant_name,
@@ -118,9 +118,7 @@ def build_and_scan(store, rows, stats, groups, out, total, parent, subtract, act
     for g in prange(n_groups):
         build_owned_bins(store, rows, stats, groups, g, out)
         if derived:  # as build_histogram_features' second region, for this group's features only
-            t0 = np.searchsorted(store.derived, bounds[g])
-            t1 = np.searchsorted(store.derived, bounds[g + 1])
-            fix_default_bins(store, total, out, FIRST, out.shape[1], t0, t1)
+            fix_group_default_bins(store, groups, g, total, out)
         _scan_tasks(n_nodes * bounds[g], n_nodes * bounds[g + 1], out, parent, subtract, active, totals, offsets,
                     feature_mask, p, categorical, scratch[g], per_feature.gain, per_feature.threshold_bin,
                     per_feature.default_left, per_feature.splittable)
@@ -286,11 +284,9 @@ def _group_task(g, i, store, rows, stats, groups, splits, offsets, p, scans, fou
     scan = scans.plan
     out, parent = scans.hists[scan[i, SCAN_OUT_SLOT]], scans.hists[scan[i, SCAN_PARENT_SLOT]]
     build_owned_bins(store, _batch_child(i, rows, splits), stats, groups, g, out)
-    bounds = groups.bounds
     if store.derived.shape[0] > 0:
-        t0 = np.searchsorted(store.derived, bounds[g])
-        t1 = np.searchsorted(store.derived, bounds[g + 1])
-        fix_default_bins(store, splits.totals[i], out, FIRST, out.shape[1], t0, t1)
+        fix_group_default_bins(store, groups, g, splits.totals[i], out)
+    bounds = groups.bounds
     n_nodes = scan[i, SCAN_N_NODES]
     n0 = 2 * i
     _scan_tasks(n_nodes * bounds[g], n_nodes * bounds[g + 1], out, parent, scan[i, SCAN_SUBTRACT] != 0,
