@@ -41,6 +41,17 @@ def test_multiclass_learns_and_metrics_match_sklearn(mc):
     assert bst.num_trees() == 30 and bst.current_iteration() == 30
 
 
+def test_log_losses_and_multi_error_read_the_raw_scores():
+    """The validation sets' probabilities are made only for a metric that needs them (metrics.RAW_SCORE_METRICS):
+    the multi-class log loss and error, and a sigmoid-linked objective's log loss, read the raw scores."""
+    from multigrove.boosting.metrics import needs_probabilities
+    assert not needs_probabilities(["multi_logloss", "multi_error"], "multiclass")
+    assert not needs_probabilities(["binary_logloss"], "binary")
+    assert not needs_probabilities(["multilabel_logloss"], "multilabel")
+    assert needs_probabilities(["multi_logloss", "precision_at_k"], "multiclass")
+    assert needs_probabilities(["binary_error"], "binary")
+
+
 def test_weighted_metrics_of_a_large_validation_set_match_sklearn():
     """The metrics' weighted sums over 12,000 validation rows (more than NumPy's BLAS runs on its own threads:
     they are a multiply and a sum, metrics._weighted_sum) equal scikit-learn's weighted metrics."""

@@ -825,3 +825,25 @@ def test_add_split_gains_equals_naive(problem, k, n_nodes):
     is_threshold = ~np.isnan(expected)
     np.testing.assert_allclose(out[is_threshold], expected[is_threshold], rtol=1e-9, atol=1e-9)
     assert not out[~is_threshold].any()  # no threshold: left at zero
+
+
+@SETTINGS
+@given(st.integers(0, 2**31 - 1), st.integers(1, 600), st.integers(2, 12), st.sampled_from([1.0, 30.0]))
+def test_softmax_logloss_rows_equal_scipy(seed, n, K, scale):
+    """-log of each row's label probability, clipped at 1e-15 (raw scores far apart reach the clip), against
+    SciPy's softmax."""
+    from scipy.special import softmax
+
+    from multigrove.kernels.objective import LOGLOSS_CAP, softmax_logloss_rows, softmax_logloss_rows_serial
+    rng = np.random.default_rng(seed)
+    raw = rng.normal(scale=scale, size=(n, K))
+    y = rng.integers(0, K, n)
+    expect = -np.log(np.clip(softmax(raw, axis=1)[np.arange(n), y], 1e-15, None))
+    for kernel in (softmax_logloss_rows, softmax_logloss_rows_serial):
+        rows = np.full(n, np.nan)
+        kernel(raw, y, rows)
+        np.testing.assert_allclose(rows, expect, rtol=1e-12, atol=1e-12)
+        assert (rows <= LOGLOSS_CAP).all()
+    raw[0, 0] = np.nan
+    kernel(raw, y, rows)
+    assert np.isnan(rows[0])  # a NaN score is not hidden by the clip

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels._variants import pick
-from ..kernels.objective import LOGLOSS_EPS, logloss_rows, logloss_rows_serial
+from ..kernels.objective import logloss_rows, logloss_rows_serial, softmax_logloss_rows, softmax_logloss_rows_serial
 from ..params import SPARSE_OUTPUT_OBJECTIVES
 from ..xmc.metrics import ndcg_at_k_rows, precision_at_k_rows, psprecision_at_k_parts
 
@@ -56,8 +56,10 @@ PER_OUTPUT = ("l2", "rmse", "binary_logloss", "multilabel_logloss", "binary_erro
 
 #: the PER_OUTPUT metrics of the binary log loss (logloss_rows' cells)
 LOGLOSS = ("binary_logloss", "multilabel_logloss")
-#: objectives whose predictions are the sigmoid of the raw scores: their log loss needs no probabilities
-SIGMOID_OBJECTIVES = ("binary", "multilabel")
+#: the metrics read from the raw scores alone, by objective: a sigmoid-linked objective's log loss (logloss_rows
+#: takes the sigmoid in its own pass), the multi-class log loss (log-sum-exp, softmax_logloss_rows) and error (the
+#: largest raw score is the most probable class)
+RAW_SCORE_METRICS = {"binary": LOGLOSS, "multilabel": LOGLOSS, "multiclass": ("multi_logloss", "multi_error")}
 #: the work of a log loss cell (an exponential and a logarithm), in kernels._variants.pick's units
 _LOGLOSS_CELL_WORK = 20
 _NO_CELLS = np.empty((0, 0))
@@ -65,9 +67,10 @@ _NO_MASK = np.empty((0, 0), dtype=np.float32)
 
 
 def needs_probabilities(metrics, objective: str) -> bool:
-    """Whether metric_parts needs the predictions ``prob`` for these metrics: the log loss of a sigmoid-linked
-    objective takes the sigmoid of the raw scores in its own pass (metric_parts' prob may then be None)."""
-    return objective not in SIGMOID_OBJECTIVES or any(m not in LOGLOSS for m in metrics)
+    """Whether metric_parts needs the predictions ``prob`` for these metrics (RAW_SCORE_METRICS: where it does
+    not, its prob may be None)."""
+    from_raw = RAW_SCORE_METRICS.get(objective, ())
+    return any(m not in from_raw for m in metrics)
 
 
 def _row_sums(metric: str, y: np.ndarray, raw: np.ndarray, prob: np.ndarray | None, mask: np.ndarray | None,
@@ -120,9 +123,12 @@ def metric_parts(metric: str, y: np.ndarray, raw: np.ndarray, prob: np.ndarray, 
                             den_per_row=None if mask is None else mask[:, j]) for j in range(cells.shape[1])]
         return parts
     if metric == "multi_logloss":
-        return [_part(metric, -np.log(np.clip(prob[np.arange(len(y)), y], LOGLOSS_EPS, None)), w)]
+        per_row = np.empty(raw.shape[0])
+        pick(softmax_logloss_rows, softmax_logloss_rows_serial, _LOGLOSS_CELL_WORK * raw.size)(
+            np.ascontiguousarray(raw, dtype=np.float64), np.ascontiguousarray(y, dtype=np.int64), per_row)
+        return [_part(metric, per_row, w)]
     if metric == "multi_error":
-        return [_part(metric, (prob.argmax(axis=1) != y).astype(np.float64), w)]
+        return [_part(metric, (raw.argmax(axis=1) != y).astype(np.float64), w)]
     if metric in RANKING:
         label, rows_at_k = RANKING[metric]
         truth = _class_indicator(y, prob.shape[1]) if y.ndim == 1 else y

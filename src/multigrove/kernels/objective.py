@@ -271,6 +271,8 @@ _row_statistics = _sigmoid_statistics  # round_rows' own compilation is the log 
 
 #: the log loss clips probabilities to [LOGLOSS_EPS, 1 - LOGLOSS_EPS]: a cell is at most -log(1e-15) = 34.5
 LOGLOSS_EPS = 1e-15
+#: the largest log loss of a cell or a row, -log(LOGLOSS_EPS)
+LOGLOSS_CAP = float(-np.log(LOGLOSS_EPS))
 
 
 @njit(inline="always", cache=True, error_model="numpy")
@@ -325,6 +327,31 @@ def logloss_rows(values, from_raw, y, mask, out_rows, out_cells):
                 for jj in range(d):
                     out_cells[i, U(jj)] = cells[jj]
             out_rows[i] = lane_sum(cells, d)
+
+
+@njit(parallel=True, fastmath={"contract"}, cache=True, nogil=True, error_model="numpy")
+def softmax_logloss_rows(raw, y, out_rows):
+    """The multi-class log loss of every row, -log p_y with p = softmax(raw[i]) clipped below at LOGLOSS_EPS,
+    from the raw scores in one pass: log(sum_j exp(raw_ij - m_i)) + m_i - raw_iy, at most -log(LOGLOSS_EPS).
+    A validation set's probabilities are not needed for it: SciPy's softmax over Otto's 6,188 held-out rows and
+    the log of each label's took 0.85 ms a round on one thread, a serial part of an early-stopped fit's round.
+
+    IN  raw (n, K) float64 scores, y (n,) int64 class ids in [0, K).
+    OUT out_rows (n,) float64."""
+    n, K = raw.shape
+    n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    for blk in prange(n_blocks):
+        e = np.empty(K)
+        for ii in range(blk * ROW_BLOCK, min(n, (blk + 1) * ROW_BLOCK)):
+            i = U(ii)
+            m = raw[i, U(0)]
+            for jj in range(1, K):
+                v = raw[i, U(jj)]
+                m = v if v > m else m
+            for jj in range(K):
+                e[jj] = exp_nonpositive(raw[i, U(jj)] - m)
+            loss = log_positive(lane_sum(e, K)) + (m - raw[i, U(y[i])])
+            out_rows[i] = LOGLOSS_CAP if loss > LOGLOSS_CAP else loss  # NaN scores stay NaN
 
 
 @njit(parallel=True, fastmath={"contract"}, cache=True, nogil=True, error_model="numpy")
@@ -390,3 +417,4 @@ sigmoid_round_serial = variant(round_rows, "sigmoid_serial", _row_statistics=_si
 softmax_round = variant(round_rows, "softmax", parallel=True, _row_statistics=_softmax_statistics)
 softmax_round_serial = variant(round_rows, "softmax_serial", _row_statistics=_softmax_statistics)
 logloss_rows_serial = variant(logloss_rows, "serial")
+softmax_logloss_rows_serial = variant(softmax_logloss_rows, "serial")
