@@ -30,7 +30,7 @@ SIGNATURES = {  # as boosting/cuda_builder.py launches them
     "count_sides": (_array(4, 3, dtype=I8), _array(4, dtype=I32), _array(4, 8), types.int64,
                     _array(3, dtype=np.bool_), _array(4, dtype=I8), _array(2)),
     "scatter_sides": (_array(4, dtype=I32), _array(4, 8), types.int64, _array(4, dtype=I8), _array(2),
-                      _array(4, dtype=I32)),
+                      _array(4, dtype=I32), _array(1)),
     "copy_shares": (_array(4, dtype=I32), _array(4, dtype=I32), _array(4, 8), types.int64),
 }
 SCAN_SIGNATURES = {  # as boosting/cuda_histograms.py launches them

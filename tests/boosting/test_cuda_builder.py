@@ -103,18 +103,20 @@ def test_partition_kernels_equal_naive(default_left, threads, monkeypatch):
     segments = [(10, 70), (95, 50)]  # rows[10:80] and rows[95:145]
     threshold, missing = 2, 5  # the first split on column 1, the second on column 2
     categories = rng.random(6) < 0.5  # the second split's set (bins 0..5)
-    rules = np.array([[10, 1, threshold, missing, default_left, 0, 0, 0],
-                      [95, 2, 0, missing, 0, 0, 6, 0]], np.int64)  # kernels.RULE_* columns
+    rules = np.array([[10, 1, threshold, missing, default_left, 0, 0, 0, -1],
+                      [95, 2, 0, missing, 0, 0, 6, 0, -1]], np.int64)  # kernels.RULE_* columns
     work = cuda_builder.row_shares([10, 95], [70, 50], 1, target_blocks=8)
     assert np.sum(work[:, 0] == 0) == 2 and np.max(work[:, 3] - work[:, 2]) > 2 * kernels.SCATTER_RUN
-    plan = cuda.to_device(np.r_[rules, np.c_[work, np.zeros((work.shape[0], 4), np.int64)]])  # rules, then work
+    plan = cuda.to_device(np.r_[rules, np.c_[work, np.zeros((work.shape[0], 5), np.int64)]])  # rules, then work
     d_rows, goes_left = cuda.to_device(rows), cuda.device_array(n_rows, np.uint8)
     share_left, tmp = cuda.device_array(work.shape[0], np.int64), cuda.device_array(n_rows, np.int32)
+    mismatch = cuda.to_device(np.zeros(1, np.int64))
     kernels.count_sides[3, threads](cuda.to_device(binned), d_rows, plan, 2, cuda.to_device(categories), goes_left,
                                     share_left)
-    kernels.scatter_sides[3, threads](d_rows, plan, 2, goes_left, share_left, tmp)
+    kernels.scatter_sides[3, threads](d_rows, plan, 2, goes_left, share_left, tmp, mismatch)
     kernels.copy_shares[3, threads](tmp, d_rows, plan, 2)
     got, lefts = d_rows.copy_to_host(), plan.copy_to_host()[:2, kernels.RULE_N_LEFT]
+    assert mismatch.copy_to_host()[0] == 0  # no count taken by the host (-1): nothing to check
     untouched = np.ones(n_rows, bool)
     for k, (start, count) in enumerate(segments):
         segment = rows[start:start + count]
@@ -128,6 +130,14 @@ def test_partition_kernels_equal_naive(default_left, threads, monkeypatch):
         np.testing.assert_array_equal(got[start:start + count], np.concatenate([segment[left], segment[~left]]))
         untouched[start:start + count] = False
     np.testing.assert_array_equal(got[untouched], rows[untouched])
+    # the counts the host took for the segments, checked by scatter_sides: the right ones pass, a wrong one is flagged
+    for expected, flagged in (lefts, 0), ((lefts[0], lefts[1] + 1), 1):
+        checked = np.r_[rules, np.c_[work, np.zeros((work.shape[0], 5), np.int64)]]
+        checked[:2, kernels.RULE_N_LEFT] = lefts
+        checked[:2, kernels.RULE_EXPECTED_LEFT] = expected
+        kernels.scatter_sides[3, threads](cuda.to_device(rows), cuda.to_device(checked), 2, goes_left, share_left,
+                                          tmp, mismatch)
+        assert mismatch.copy_to_host()[0] == flagged
 
 
 def _data(rng, n=128, n_features=4):  # one block of THREADS_PER_BLOCK: the simulator runs a thread each
@@ -299,6 +309,36 @@ def test_cuda_builder_leaf_segments_cover_every_row_once():
                                atol=1e-12)
     b = binned[left, 0]
     assert np.all((b <= 2) | (b == 5))
+
+
+def test_cuda_builder_children_from_the_grower_counts_and_a_wrong_count_refused():
+    """A request with the grower's count of left rows (SplitRequest.n_left) builds its child without reading the
+    partition's count back, the same histogram and bounds; a count that disagrees with the partition's is
+    refused when the tree's rows are read."""
+    rng = np.random.default_rng(4)
+    binned, offsets = _binned(rng, n=120)
+    store = dense_store(binned, offsets, np.full(3, 5, np.int32))
+    stats = np.c_[rng.normal(size=(120, 1)), np.ones((120, 2))].astype(np.float32)
+    n_left = int(np.sum((binned[:, 0] <= 2) | (binned[:, 0] == 5)))
+    builder = CudaBuilder(store)
+    pool = builder.device_histograms.pool(3)
+    for count, refused in ((-1, False), (n_left, False), (n_left - 1, True)):
+        builder.begin(stats, max_leaves=3)
+        root, out = pool.get(), pool.get()
+        builder.root(root)
+        builder.split([SplitRequest(0, 1, 0, 2, True, BUILD_LEFT, None, count)], [out])
+        if refused:
+            with pytest.raises(RuntimeError, match="other rows left than its histogram counted"):
+                builder.leaf_segments(2)
+        else:
+            rows, start, end = builder.leaf_segments(2)
+            assert (start[1], end[0]) == (n_left, n_left)
+            np.testing.assert_allclose(_slot(pool, out), naive.histogram(binned, rows[:n_left], stats, offsets),
+                                       rtol=1e-12, atol=1e-12)
+        pool.put(root)
+        pool.put(out)
+    builder.begin(stats, max_leaves=3)  # the flag was cleared: the next tree starts clean
+    builder.leaf_segments(1)
 
 
 def test_cuda_builder_orders_leaf_rows_as_the_cpu_builder(monkeypatch):

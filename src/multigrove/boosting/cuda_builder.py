@@ -10,10 +10,12 @@ marks of every node, the scatter, the children's histograms.
 The histograms stay on the GPU: the builder offers the grower ``device_histograms`` (``cuda_histograms.py``),
 whose pool lends device slots, and the builder builds each histogram into its slot and runs the batch's scans
 there too (the subtraction, the scans, the choice of each node's split: ``kernels/cuda_scan.py``).  The host
-receives each node's chosen split and sums, each split's count of left rows and, at the end of a tree, the
-rows' order by leaf (for the leaf values and the scores).  Its ``outs`` are always the grower's device slots:
-the one grower that would pass host arrays, one scoring with a ``CandidateScorer`` (sparse-output
-objectives), is refused with ``device_type="cuda"`` before any tree.
+receives each node's chosen split and sums and, at the end of a tree, the rows' order by leaf (for the leaf
+values and the scores).  A split's count of left rows is the grower's, from the histograms' count column: a call
+waits for the GPU once, for its scans' choices (the partitions check the count on the GPU, and the host reads
+that check once a tree); the rows a sample left out, outside the histograms, have their counts read back.
+Its ``outs`` are always the grower's device slots: the one grower that would pass host arrays, one scoring
+with a ``CandidateScorer`` (sparse-output objectives), is refused with ``device_type="cuda"`` before any tree.
 
 The device training shard (``cuda_shard.py``) hands ``begin`` its statistics already on the GPU, and reads
 the leaves' rows there (``device_segments``).  Stores with bundles or a CSR part are refused (train with
@@ -152,6 +154,9 @@ class CudaBuilder:
         self._row_buffer = self.cuda.device_array(max(self.n_rows, 1), INDEX)
         self._other_buffer = self.cuda.device_array(max(self.n_rows, 1), INDEX)
         self._no_categories = self.cuda.to_device(np.zeros(1, np.bool_))  # the partitions' set of no set split
+        # set by scatter_sides where a partition's count of left rows is not the one the host took (_split)
+        self._mismatch = self.cuda.to_device(np.zeros(1, np.int64))
+        self._unchecked = False  # partitions ran on counts the host took, not checked yet (_check_counts)
         self._uploads: dict[str, object] = {}
         self._tiles: dict[int, tuple[np.ndarray, object]] = {}
         current = getattr(self.cuda, "get_current_device", None)
@@ -182,6 +187,7 @@ class CudaBuilder:
         are partitioned along but enter no histogram (builder.LocalBuilder.begin).  ``packed`` is a hint
         for the CPU kernels' two-column GOSS histograms; here the statistics are summed as given."""
         del packed
+        self._check_counts()
         if hasattr(stats, "copy_to_host"):  # the device training shard's statistics, already on the GPU
             self._stats = stats
         else:
@@ -228,9 +234,15 @@ class CudaBuilder:
             scans[0].run_together(scans)
 
     def _split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None]) -> None:
+        """The partitions and the children's histograms of a batch of splits.  The children's bounds are the
+        grower's counts of left rows (SplitRequest.n_left: each histogram's count column holds 1 a row, summed in
+        float64, so the count is exact): the histograms are launched without waiting for the partition's own
+        count, which scatter_sides compares with it (_check_counts, once a tree).  Without the grower's counts,
+        the partition's are read back first (a wait for the GPU)."""
         segments = [(int(self.leaf_start[r.leaf]), int(self.leaf_end[r.leaf] - self.leaf_start[r.leaf]))
                     for r in requests]
-        n_lefts = self._partition(self._rows, segments, requests)
+        known = all(0 <= r.n_left <= n for r, (_, n) in zip(requests, segments))
+        n_lefts = self._partition(self._rows, segments, requests, [r.n_left for r in requests] if known else None)
         children, child_outs = [], []
         for req, out, (start, n), n_left in zip(requests, outs, segments, n_lefts):
             self._pending.divide(self.leaf_start, self.leaf_end, req, start + n_left)
@@ -252,16 +264,19 @@ class CudaBuilder:
 
     def leaf_segments(self, n_leaves: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rows, leaf_start, leaf_end): leaf l of the last tree holds rows[leaf_start[l]:leaf_end[l]]."""
+        self._check_counts()
         return self._rows.copy_to_host(), self.leaf_start[:n_leaves], self.leaf_end[:n_leaves]
 
     def other_segments(self, n_leaves: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """As leaf_segments, for the rows left out of the tree's sample."""
+        self._check_counts()
         rows = self._other.copy_to_host() if self._n_other else np.zeros(0, INDEX)
         return rows, self.other_start[:n_leaves], self.other_end[:n_leaves]
 
     def device_segments(self, n_leaves: int, other: bool = False) -> tuple[object, np.ndarray, np.ndarray]:
         """As leaf_segments (``other``: other_segments) with the rows left on the GPU (None when there are
         no such rows), for the device training shard."""
+        self._check_counts()
         if other:
             return self._other, self.other_start[:n_leaves], self.other_end[:n_leaves]
         return self._rows, self.leaf_start[:n_leaves], self.leaf_end[:n_leaves]
@@ -332,9 +347,11 @@ class CudaBuilder:
             self._tiles[width] = (tiles, self.cuda.to_device(tiles))
         return self._tiles[width]
 
-    def _partition(self, rows, segments: list[tuple[int, int]], requests: Sequence[SplitRequest]) -> list[int]:
+    def _partition(self, rows, segments: list[tuple[int, int]], requests: Sequence[SplitRequest],
+                   expected: list[int] | None = None) -> list[int]:
         """Reorder each segment of rows into its split's left rows then its right ones, all in one launch per
-        step; return each segment's left count."""
+        step; return each segment's left count: ``expected`` where given (checked on the GPU: _check_counts), else
+        the partition's, read back."""
         kernels, store = self.kernels, self.store
         work = self.work([start for start, _ in segments], [n for _, n in segments])
         if work.shape[0] == 0:
@@ -348,7 +365,9 @@ class CudaBuilder:
                           np.array([rule.threshold_bin for rule in split_rules], np.int64),
                           store.missing_bin[features].astype(np.int64),
                           np.array([rule.default_left for rule in split_rules], np.int64),
-                          set_edges[:-1], set_edges[1:], np.zeros(len(segments), np.int64)], axis=1)
+                          set_edges[:-1], set_edges[1:], np.zeros(len(segments), np.int64),
+                          np.full(len(segments), -1, np.int64) if expected is None else
+                          np.array(expected, np.int64)], axis=1)  # RULE_* columns
         n_segments = len(segments)
         plan = self._plan("partition_plan", rules, work)
         categories = self.upload("categories", np.concatenate(sets).astype(np.bool_)) if set_edges[-1] else \
@@ -357,9 +376,25 @@ class CudaBuilder:
         blocks = min(work.shape[0], kernels.MAX_WORK_BLOCKS)
         kernels.count_sides[blocks, self._threads](
             self._binned, rows, plan, n_segments, categories, self._goes_left, share_left)
-        kernels.scatter_sides[blocks, self._threads](rows, plan, n_segments, self._goes_left, share_left, self._tmp)
+        kernels.scatter_sides[blocks, self._threads](rows, plan, n_segments, self._goes_left, share_left, self._tmp,
+                                                     self._mismatch)
         kernels.copy_shares[blocks, self._threads](self._tmp, rows, plan, n_segments)
+        if expected is not None:
+            self._unchecked = True
+            return list(expected)
         return [int(k) for k in plan[:n_segments].copy_to_host()[:, kernels.RULE_N_LEFT]]
+
+    def _check_counts(self) -> None:
+        """Raise RuntimeError where a partition since the last check counted other left rows than the host took
+        for it (_split): the tree's leaves would not hold their histograms' rows.  Once a tree, before its rows
+        are read (one small copy back)."""
+        if not self._unchecked:
+            return
+        self._unchecked = False
+        if int(self._mismatch.copy_to_host()[0]):
+            self._mismatch.copy_to_device(np.zeros(1, np.int64))
+            raise RuntimeError("device_type='cuda': a partition sent other rows left than its histogram counted; the "
+                               "tree is not kept (a bug of the CUDA builder: please report it with the parameters)")
 
     def _plan(self, key: str, head: np.ndarray, work: np.ndarray):
         """A launch step's plan (kernels.cuda): the rows of ``head`` (one a segment), then the work items, in one

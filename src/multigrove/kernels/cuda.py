@@ -125,10 +125,11 @@ def histogram_tiles(binned, dense_base, rows, stats, tiles, plan, n_segments, to
 
 
 #: columns of a partition's rules (count_sides, scatter_sides): one row per segment of its plan; RULE_N_LEFT,
-#: zero in the plan, receives the segment's count of left rows
+#: zero in the plan, receives the segment's count of left rows; RULE_EXPECTED_LEFT is the count the host took
+#: for it without waiting for the partition (-1: none), which scatter_sides checks
 (RULE_START, RULE_COLUMN, RULE_THRESHOLD, RULE_MISSING, RULE_DEFAULT_LEFT, RULE_SET_FIRST, RULE_SET_END,
- RULE_N_LEFT) = range(8)
-RULE_WIDTH = 8
+ RULE_N_LEFT, RULE_EXPECTED_LEFT) = range(9)
+RULE_WIDTH = 9
 
 
 @cuda.jit(device=True, cache=True)
@@ -190,15 +191,17 @@ def _inclusive_scan(values, thread, n_threads):
 
 
 @cuda.jit(cache=True)
-def scatter_sides(rows, plan, n_segments, goes_left, share_left, out):
+def scatter_sides(rows, plan, n_segments, goes_left, share_left, out, mismatch):
     """The second step, a stable partition: out[place] = rows[i], each segment's left rows first (in their
     order), then its right rows (in theirs), from rules[s, RULE_START] on.  A share's places follow those of
     the segment's earlier shares (work lists a segment's shares in order).  Within a share, each pass gives
     every thread a run of SCATTER_RUN consecutive rows, and a block-wide prefix sum over the runs' left
-    counts gives each run its places: no atomic.
+    counts gives each run its places: no atomic.  A segment whose count of left rows differs from the one
+    the host took (RULE_EXPECTED_LEFT, where not -1) sets mismatch[0] to 1.
 
     IN rows (N,) int32; plan (S + W, RULE_WIDTH), share_left (W,) int64 (after count_sides); goes_left (N,)
-    uint8.  OUT out (N,) int32 (the shares' positions).  blockDim.x at most THREADS_PER_BLOCK."""
+    uint8.  OUT out (N,) int32 (the shares' positions).  IN/OUT mismatch (1,) int64, left as it is where the
+    counts agree.  blockDim.x at most THREADS_PER_BLOCK."""
     base = cuda.shared.array(2, int64)
     lefts = cuda.shared.array(THREADS_PER_BLOCK, int64)
     thread = cuda.threadIdx.x
@@ -218,6 +221,9 @@ def scatter_sides(rows, plan, n_segments, goes_left, share_left, out):
                 k -= 1
             base[0] = rules[segment, RULE_START] + earlier_left
             base[1] = rules[segment, RULE_START] + rules[segment, RULE_N_LEFT] + earlier_right
+            expected = rules[segment, RULE_EXPECTED_LEFT]
+            if expected >= 0 and expected != rules[segment, RULE_N_LEFT]:
+                mismatch[0] = 1
         cuda.syncthreads()
         for first in range(work[item, 2], end, n_threads * SCATTER_RUN):
             run_start = first + thread * SCATTER_RUN
