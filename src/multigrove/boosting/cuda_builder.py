@@ -237,25 +237,37 @@ class CudaBuilder:
         """The partitions and the children's histograms of a batch of splits.  The children's bounds are the
         grower's counts of left rows (SplitRequest.n_left: each histogram's count column holds 1 a row, summed in
         float64, so the count is exact): the histograms are launched without waiting for the partition's own
-        count, which scatter_sides compares with it (_check_counts, once a tree).  Without the grower's counts,
-        the partition's are read back first (a wait for the GPU)."""
+        count, which scatter_sides compares with it (_check_counts, once a tree), and their plan goes to the GPU
+        with the partition's, in one copy.  Without the grower's counts, the partition's are read back first (a
+        wait for the GPU)."""
         segments = [(int(self.leaf_start[r.leaf]), int(self.leaf_end[r.leaf] - self.leaf_start[r.leaf]))
                     for r in requests]
-        known = all(0 <= r.n_left <= n for r, (_, n) in zip(requests, segments))
-        n_lefts = self._partition(self._rows, segments, requests, [r.n_left for r in requests] if known else None)
-        children, child_outs = [], []
-        for req, out, (start, n), n_left in zip(requests, outs, segments, n_lefts):
+        if all(0 <= r.n_left <= n for r, (_, n) in zip(requests, segments)):
+            n_lefts = [r.n_left for r in requests]
+            self._partition(self._rows, segments, requests, n_lefts, self._children(requests, outs, segments, n_lefts))
+        else:
+            n_lefts = self._partition(self._rows, segments, requests)
+            children = self._children(requests, outs, segments, n_lefts)
+            if children[0]:
+                self._build(self._rows, *children, None)
+        for req, (start, _), n_left in zip(requests, segments, n_lefts):
             self._pending.divide(self.leaf_start, self.leaf_end, req, start + n_left)
-            if req.build != BUILD_NONE:
-                children.append((start, n_left) if req.build == BUILD_LEFT else (start + n_left, n - n_left))
-                child_outs.append(out)
-        if children:
-            self._build(self._rows, children, child_outs, None)
         if self._n_other:
             segments = [(int(self.other_start[r.leaf]), int(self.other_end[r.leaf] - self.other_start[r.leaf]))
                         for r in requests]
             for req, (start, _), n_left in zip(requests, segments, self._partition(self._other, segments, requests)):
                 self._pending.divide(self.other_start, self.other_end, req, start + n_left)
+
+    @staticmethod
+    def _children(requests: Sequence[SplitRequest], outs: Sequence[DeviceHistogram | None],
+                  segments: list[tuple[int, int]], n_lefts: list[int]) -> tuple[list, list]:
+        """(the row segments (start, n) of the children the requests build, their device slots)."""
+        children, child_outs = [], []
+        for req, out, (start, n), n_left in zip(requests, outs, segments, n_lefts):
+            if req.build != BUILD_NONE:
+                children.append((start, n_left) if req.build == BUILD_LEFT else (start + n_left, n - n_left))
+                child_outs.append(out)
+        return children, child_outs
 
     def commit(self, leaf: int, new_leaf: int) -> None:
         """The split of ``leaf`` made ahead of its turn has it: its right rows become ``new_leaf``'s
@@ -308,21 +320,28 @@ class CudaBuilder:
                total: np.ndarray | None) -> None:
         """The histograms of the row segments (start, n) into the device slots ``outs``, in one launch; with
         ``total`` (one segment), its totals too."""
-        kernels, target, width = self.kernels, outs[0].pool.arena, outs[0].pool.shape[1]
-        slots = np.array([out.slot for out in outs], np.int64)
-        host_tiles, device_tiles = self._tiles_for(width)
-        work = row_shares([start for start, _ in segments], [n for _, n in segments], host_tiles.shape[0],
-                          self._target_blocks)
-        plan = self._plan("histogram_plan", slots[:, None], work)
-        n_cells = len(segments) * self.total_bins * width
-        zero_blocks = 1 if self._simulator else kernels.blocks_for(n_cells)
-        kernels.zero_slots[zero_blocks, self._threads](target, plan, len(segments), self.total_bins)
-        if work.shape[0]:
-            kernels.histogram_tiles[min(work.shape[0], kernels.MAX_WORK_BLOCKS), self._tile_threads](
-                self._binned, self._dense_base, rows, self._stats, device_tiles, plan, len(segments),
-                self.total_bins, target)
+        head, work = self._histogram_plan(segments, outs)
+        self._build_from(rows, self._plan("histogram_plan", head, work), len(segments), work.shape[0], outs)
         if total is not None:
             self._totals(rows, segments[0], outs[0], total)
+
+    def _histogram_plan(self, segments: list[tuple[int, int]], outs: list[DeviceHistogram]):
+        """(the head of the histograms' plan: each segment's slot, the work items) for _build_from."""
+        host_tiles, _ = self._tiles_for(outs[0].pool.shape[1])
+        work = row_shares([start for start, _ in segments], [n for _, n in segments], host_tiles.shape[0],
+                          self._target_blocks)
+        return np.array([out.slot for out in outs], np.int64)[:, None], work
+
+    def _build_from(self, rows, plan, n_segments: int, n_work: int, outs: list[DeviceHistogram]) -> None:
+        """The histograms of a plan on the GPU (_histogram_plan's, uploaded) into the slots ``outs``."""
+        kernels, target, width = self.kernels, outs[0].pool.arena, outs[0].pool.shape[1]
+        _, device_tiles = self._tiles_for(width)
+        zero_blocks = 1 if self._simulator else kernels.blocks_for(n_segments * self.total_bins * width)
+        kernels.zero_slots[zero_blocks, self._threads](target, plan, n_segments, self.total_bins)
+        if n_work:
+            kernels.histogram_tiles[min(n_work, kernels.MAX_WORK_BLOCKS), self._tile_threads](
+                self._binned, self._dense_base, rows, self._stats, device_tiles, plan, n_segments,
+                self.total_bins, target)
 
     def _totals(self, rows, segment: tuple[int, int], hist: DeviceHistogram, total: np.ndarray) -> None:
         """OUT total: the sums of the first dense column's bins of a device histogram (every row falls in one
@@ -348,14 +367,15 @@ class CudaBuilder:
         return self._tiles[width]
 
     def _partition(self, rows, segments: list[tuple[int, int]], requests: Sequence[SplitRequest],
-                   expected: list[int] | None = None) -> list[int]:
+                   expected: list[int] | None = None, children: tuple[list, list] | None = None) -> list[int]:
         """Reorder each segment of rows into its split's left rows then its right ones, all in one launch per
         step; return each segment's left count: ``expected`` where given (checked on the GPU: _check_counts), else
-        the partition's, read back."""
+        the partition's, read back.  ``children`` (segments, slots; with ``expected``): histograms built after
+        the partition, their plan uploaded with the partition's."""
         kernels, store = self.kernels, self.store
         work = self.work([start for start, _ in segments], [n for _, n in segments])
-        if work.shape[0] == 0:
-            return [0] * len(segments)
+        if work.shape[0] == 0 and not (children and children[0]):
+            return [0] * len(segments) if expected is None else list(expected)
         split_rules = [req.rule() for req in requests]
         sets = [rule.categories for rule in split_rules]
         set_edges = np.concatenate([[0], np.cumsum([c.shape[0] for c in sets])]).astype(np.int64)
@@ -369,18 +389,25 @@ class CudaBuilder:
                           np.full(len(segments), -1, np.int64) if expected is None else
                           np.array(expected, np.int64)], axis=1)  # RULE_* columns
         n_segments = len(segments)
-        plan = self._plan("partition_plan", rules, work)
-        categories = self.upload("categories", np.concatenate(sets).astype(np.bool_)) if set_edges[-1] else \
-            self._no_categories
-        share_left = self.scratch("share_left", (work.shape[0],), np.int64)  # count_sides writes every item's
-        blocks = min(work.shape[0], kernels.MAX_WORK_BLOCKS)
-        kernels.count_sides[blocks, self._threads](
-            self._binned, rows, plan, n_segments, categories, self._goes_left, share_left)
-        kernels.scatter_sides[blocks, self._threads](rows, plan, n_segments, self._goes_left, share_left, self._tmp,
-                                                     self._mismatch)
-        kernels.copy_shares[blocks, self._threads](self._tmp, rows, plan, n_segments)
+        if children and children[0]:
+            child_head, child_work = self._histogram_plan(*children)
+            plan, child_plan = self._plans("split_plans", [(rules, work), (child_head, child_work)])
+        else:
+            plan = self._plan("partition_plan", rules, work)
+        if work.shape[0]:
+            categories = self.upload("categories", np.concatenate(sets).astype(np.bool_)) if set_edges[-1] else \
+                self._no_categories
+            share_left = self.scratch("share_left", (work.shape[0],), np.int64)  # count_sides writes every item's
+            blocks = min(work.shape[0], kernels.MAX_WORK_BLOCKS)
+            kernels.count_sides[blocks, self._threads](
+                self._binned, rows, plan, n_segments, categories, self._goes_left, share_left)
+            kernels.scatter_sides[blocks, self._threads](rows, plan, n_segments, self._goes_left, share_left,
+                                                         self._tmp, self._mismatch)
+            kernels.copy_shares[blocks, self._threads](self._tmp, rows, plan, n_segments)
+        if children and children[0]:
+            self._build_from(rows, child_plan, len(children[0]), child_work.shape[0], children[1])
         if expected is not None:
-            self._unchecked = True
+            self._unchecked = self._unchecked or work.shape[0] > 0
             return list(expected)
         return [int(k) for k in plan[:n_segments].copy_to_host()[:, kernels.RULE_N_LEFT]]
 
@@ -399,8 +426,20 @@ class CudaBuilder:
     def _plan(self, key: str, head: np.ndarray, work: np.ndarray):
         """A launch step's plan (kernels.cuda): the rows of ``head`` (one a segment), then the work items, in one
         int64 array uploaded at once."""
-        plan = np.zeros((head.shape[0] + work.shape[0], max(head.shape[1], work.shape[1])), np.int64)
-        plan[:head.shape[0], :head.shape[1]] = head
-        plan[head.shape[0]:, :work.shape[1]] = work
-        return self.upload(key, plan)
+        return self._plans(key, [(head, work)])[0]
+
+    def _plans(self, key: str, parts: list[tuple[np.ndarray, np.ndarray]]) -> list:
+        """The plans of several launch steps ((head, work) each, as _plan), one after the other in one int64 array
+        uploaded at once (a copy to the GPU waits for its earlier work): a view of each."""
+        width = max(max(head.shape[1], work.shape[1]) for head, work in parts)
+        sizes = [head.shape[0] + work.shape[0] for head, work in parts]
+        plans = np.zeros((sum(sizes), width), np.int64)
+        row = 0
+        for head, work in parts:
+            plans[row:row + head.shape[0], :head.shape[1]] = head
+            plans[row + head.shape[0]:row + head.shape[0] + work.shape[0], :work.shape[1]] = work
+            row += head.shape[0] + work.shape[0]
+        uploaded = self.upload(key, plans)
+        bounds = np.cumsum([0, *sizes])
+        return [uploaded[first:end] for first, end in zip(bounds[:-1], bounds[1:])]
 
