@@ -121,14 +121,21 @@ def softmax_grad_hess(raw, y, out_g, out_h):
 
 
 @njit(inline="always", fastmath={"contract"}, cache=True, error_model="numpy")
-def _softmax_row(raw, i, e, K):
-    """e[:K] = softmax(raw[i, :K]): exponentials of the scores less their largest, then divided by their sum."""
+def _row_exponentials(raw, i, e, K):
+    """e[:K] = exp(raw[i, :K] - m), m the row's largest score; return m."""
     m = raw[i, U(0)]
     for jj in range(1, K):
         v = raw[i, U(jj)]
         m = v if v > m else m
     for jj in range(K):
         e[jj] = exp_nonpositive(raw[i, U(jj)] - m)
+    return m
+
+
+@njit(inline="always", fastmath={"contract"}, cache=True, error_model="numpy")
+def _softmax_row(raw, i, e, K):
+    """e[:K] = softmax(raw[i, :K]): exponentials of the scores less their largest, then divided by their sum."""
+    _row_exponentials(raw, i, e, K)
     inv = 1.0 / lane_sum(e, K)
     for jj in range(K):
         e[jj] *= inv
@@ -344,12 +351,7 @@ def softmax_logloss_rows(raw, y, out_rows):
         e = np.empty(K)
         for ii in range(blk * ROW_BLOCK, min(n, (blk + 1) * ROW_BLOCK)):
             i = U(ii)
-            m = raw[i, U(0)]
-            for jj in range(1, K):
-                v = raw[i, U(jj)]
-                m = v if v > m else m
-            for jj in range(K):
-                e[jj] = exp_nonpositive(raw[i, U(jj)] - m)
+            m = _row_exponentials(raw, i, e, K)
             loss = log_positive(lane_sum(e, K)) + (m - raw[i, U(y[i])])
             out_rows[i] = LOGLOSS_CAP if loss > LOGLOSS_CAP else loss  # NaN scores stay NaN
 
