@@ -372,22 +372,11 @@ class CudaBuilder:
         step; return each segment's left count: ``expected`` where given (checked on the GPU: _check_counts), else
         the partition's, read back.  ``children`` (segments, slots; with ``expected``): histograms built after
         the partition, their plan uploaded with the partition's."""
-        kernels, store = self.kernels, self.store
+        kernels = self.kernels
         work = self.work([start for start, _ in segments], [n for _, n in segments])
         if work.shape[0] == 0 and not (children and children[0]):
             return [0] * len(segments) if expected is None else list(expected)
-        split_rules = [req.rule() for req in requests]
-        sets = [rule.categories for rule in split_rules]
-        set_edges = np.concatenate([[0], np.cumsum([c.shape[0] for c in sets])]).astype(np.int64)
-        features = np.array([rule.feature for rule in split_rules], np.int64)
-        rules = np.stack([np.array([start for start, _ in segments], np.int64),
-                          store.feature_slot[features].astype(np.int64),
-                          np.array([rule.threshold_bin for rule in split_rules], np.int64),
-                          store.missing_bin[features].astype(np.int64),
-                          np.array([rule.default_left for rule in split_rules], np.int64),
-                          set_edges[:-1], set_edges[1:], np.zeros(len(segments), np.int64),
-                          np.full(len(segments), -1, np.int64) if expected is None else
-                          np.array(expected, np.int64)], axis=1)  # RULE_* columns
+        rules, categories = self._rules(segments, requests, expected)
         n_segments = len(segments)
         if children and children[0]:
             child_head, child_work = self._histogram_plan(*children)
@@ -395,8 +384,7 @@ class CudaBuilder:
         else:
             plan = self._plan("partition_plan", rules, work)
         if work.shape[0]:
-            categories = self.upload("categories", np.concatenate(sets).astype(np.bool_)) if set_edges[-1] else \
-                self._no_categories
+            categories = self.upload("categories", categories) if categories.shape[0] else self._no_categories
             share_left = self.scratch("share_left", (work.shape[0],), np.int64)  # count_sides writes every item's
             blocks = min(work.shape[0], kernels.MAX_WORK_BLOCKS)
             kernels.count_sides[blocks, self._threads](
@@ -410,6 +398,25 @@ class CudaBuilder:
             self._unchecked = self._unchecked or work.shape[0] > 0
             return list(expected)
         return [int(k) for k in plan[:n_segments].copy_to_host()[:, kernels.RULE_N_LEFT]]
+
+    def _rules(self, segments: list[tuple[int, int]], requests: Sequence[SplitRequest],
+               expected: list[int] | None) -> tuple[np.ndarray, np.ndarray]:
+        """(the partition's rules, a row a segment in kernels.cuda's RULE_* columns; the set splits' categories,
+        one after the other, which RULE_SET_FIRST and RULE_SET_END index)."""
+        store = self.store
+        split_rules = [req.rule() for req in requests]
+        sets = [rule.categories for rule in split_rules]
+        set_edges = np.concatenate([[0], np.cumsum([c.shape[0] for c in sets])]).astype(np.int64)
+        features = np.array([rule.feature for rule in split_rules], np.int64)
+        rules = np.stack([np.array([start for start, _ in segments], np.int64),
+                          store.feature_slot[features].astype(np.int64),
+                          np.array([rule.threshold_bin for rule in split_rules], np.int64),
+                          store.missing_bin[features].astype(np.int64),
+                          np.array([rule.default_left for rule in split_rules], np.int64),
+                          set_edges[:-1], set_edges[1:], np.zeros(len(segments), np.int64),
+                          np.full(len(segments), -1, np.int64) if expected is None else
+                          np.array(expected, np.int64)], axis=1)
+        return rules, np.concatenate(sets).astype(np.bool_)
 
     def _check_counts(self) -> None:
         """Raise RuntimeError where a partition since the last check counted other left rows than the host took
