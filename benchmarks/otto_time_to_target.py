@@ -119,6 +119,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2, help="threads of every library")
     ap.add_argument("--worker", default=None)
+    ap.add_argument("--label", default="", help="a name for the run's records")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     if a.worker:
@@ -134,7 +135,7 @@ def main():
         target = min(records["lgbm"]["curve"])
         for system, rec in records.items():
             rounds, seconds = first_reach(rec, target)
-            row = dict(bench="otto_time_to_target", repeat=repeat, system=system, threads=a.threads,
+            row = dict(bench="otto_time_to_target", label=a.label, repeat=repeat, system=system, threads=a.threads,
                        target=round(target, 4),
                        rounds_to_target=rounds, seconds_to_target=None if seconds is None else round(seconds, 2),
                        best_test_logloss=round(min(rec["curve"]), 4), rounds_run=len(rec["curve"]),
