@@ -244,12 +244,12 @@ class CudaBuilder:
                     for r in requests]
         if all(0 <= r.n_left <= n for r, (_, n) in zip(requests, segments)):
             n_lefts = [r.n_left for r in requests]
-            self._partition(self._rows, segments, requests, n_lefts, self._children(requests, outs, segments, n_lefts))
+            self._partition_and_build(segments, requests, n_lefts, *self._children(requests, outs, segments, n_lefts))
         else:
             n_lefts = self._partition(self._rows, segments, requests)
-            children = self._children(requests, outs, segments, n_lefts)
-            if children[0]:
-                self._build(self._rows, *children, None)
+            children, child_outs = self._children(requests, outs, segments, n_lefts)
+            if children:
+                self._build(self._rows, children, child_outs, None)
         for req, (start, _), n_left in zip(requests, segments, n_lefts):
             self._pending.divide(self.leaf_start, self.leaf_end, req, start + n_left)
         if self._n_other:
@@ -366,38 +366,47 @@ class CudaBuilder:
             self._tiles[width] = (tiles, self.cuda.to_device(tiles))
         return self._tiles[width]
 
-    def _partition(self, rows, segments: list[tuple[int, int]], requests: Sequence[SplitRequest],
-                   expected: list[int] | None = None, children: tuple[list, list] | None = None) -> list[int]:
+    def _partition(self, rows, segments: list[tuple[int, int]], requests: Sequence[SplitRequest]) -> list[int]:
         """Reorder each segment of rows into its split's left rows then its right ones, all in one launch per
-        step; return each segment's left count: ``expected`` where given (checked on the GPU: _check_counts), else
-        the partition's, read back.  ``children`` (segments, slots; with ``expected``): histograms built after
-        the partition, their plan uploaded with the partition's."""
-        kernels = self.kernels
+        step; return each segment's left count, read back."""
         work = self.work([start for start, _ in segments], [n for _, n in segments])
-        if work.shape[0] == 0 and not (children and children[0]):
-            return [0] * len(segments) if expected is None else list(expected)
-        rules, categories = self._rules(segments, requests, expected)
-        n_segments = len(segments)
-        if children and children[0]:
-            child_head, child_work = self._histogram_plan(*children)
-            plan, child_plan = self._plans("split_plans", [(rules, work), (child_head, child_work)])
-        else:
-            plan = self._plan("partition_plan", rules, work)
+        if work.shape[0] == 0:
+            return [0] * len(segments)
+        rules, categories = self._rules(segments, requests, None)
+        plan = self._plan("partition_plan", rules, work)
+        self._launch_partition(rows, plan, len(segments), work.shape[0], categories)
+        return [int(k) for k in plan[:len(segments)].copy_to_host()[:, self.kernels.RULE_N_LEFT]]
+
+    def _partition_and_build(self, segments: list[tuple[int, int]], requests: Sequence[SplitRequest],
+                             n_lefts: list[int], children: list[tuple[int, int]],
+                             child_outs: list[DeviceHistogram]) -> None:
+        """The partition of the tree's rows by the grower's counts of left rows ``n_lefts`` (checked on the GPU:
+        _check_counts), then the histograms of the ``children`` segments into ``child_outs``; both plans in one
+        copy to the GPU (_plans), nothing read back."""
+        work = self.work([start for start, _ in segments], [n for _, n in segments])
+        if work.shape[0] == 0 and not children:
+            return
+        rules, categories = self._rules(segments, requests, n_lefts)
+        parts = [(rules, work)] + ([self._histogram_plan(children, child_outs)] if children else [])
+        plans = self._plans("split_plans", parts)
         if work.shape[0]:
-            categories = self.upload("categories", categories) if categories.shape[0] else self._no_categories
-            share_left = self.scratch("share_left", (work.shape[0],), np.int64)  # count_sides writes every item's
-            blocks = min(work.shape[0], kernels.MAX_WORK_BLOCKS)
-            kernels.count_sides[blocks, self._threads](
-                self._binned, rows, plan, n_segments, categories, self._goes_left, share_left)
-            kernels.scatter_sides[blocks, self._threads](rows, plan, n_segments, self._goes_left, share_left,
-                                                         self._tmp, self._mismatch)
-            kernels.copy_shares[blocks, self._threads](self._tmp, rows, plan, n_segments)
-        if children and children[0]:
-            self._build_from(rows, child_plan, len(children[0]), child_work.shape[0], children[1])
-        if expected is not None:
-            self._unchecked = self._unchecked or work.shape[0] > 0
-            return list(expected)
-        return [int(k) for k in plan[:n_segments].copy_to_host()[:, kernels.RULE_N_LEFT]]
+            self._launch_partition(self._rows, plans[0], len(segments), work.shape[0], categories)
+            self._unchecked = True
+        if children:
+            self._build_from(self._rows, plans[1], len(children), parts[1][1].shape[0], child_outs)
+
+    def _launch_partition(self, rows, plan, n_segments: int, n_work: int, categories: np.ndarray) -> None:
+        """The partition kernels over an uploaded plan (_rules' rules, then ``n_work`` work items) and the set
+        splits' ``categories`` (_rules)."""
+        kernels = self.kernels
+        categories = self.upload("categories", categories) if categories.shape[0] else self._no_categories
+        share_left = self.scratch("share_left", (n_work,), np.int64)  # count_sides writes every item's
+        blocks = min(n_work, kernels.MAX_WORK_BLOCKS)
+        kernels.count_sides[blocks, self._threads](
+            self._binned, rows, plan, n_segments, categories, self._goes_left, share_left)
+        kernels.scatter_sides[blocks, self._threads](rows, plan, n_segments, self._goes_left, share_left, self._tmp,
+                                                     self._mismatch)
+        kernels.copy_shares[blocks, self._threads](self._tmp, rows, plan, n_segments)
 
     def _rules(self, segments: list[tuple[int, int]], requests: Sequence[SplitRequest],
                expected: list[int] | None) -> tuple[np.ndarray, np.ndarray]:
