@@ -208,24 +208,43 @@ class ScanBatch(NamedTuple):
     noise: np.ndarray         # (2, F): zeros (a batch draws no random_strength noise)
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def _batch_rule(i, splits, no_categories):
+    """(start, end, rule) of split i of ``splits`` (SplitBatch): its rows rows[start:end] and its numeric rule."""
+    plan = splits.plan
+    rule = SplitRule(plan[i, SPLIT_FEATURE], plan[i, SPLIT_THRESHOLD], plan[i, SPLIT_DEFAULT_LEFT] != 0, no_categories)
+    return plan[i, SPLIT_START], plan[i, SPLIT_END], rule
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _pair_features(i, found):
+    """The rows of split i's two children (2i, 2i + 1) in a batch's FeatureSplits."""
+    n0, n1 = 2 * i, 2 * i + 2
+    return FeatureSplits(found.gain[n0:n1], found.threshold_bin[n0:n1], found.default_left[n0:n1],
+                         found.splittable[n0:n1])
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _pair_nodes(i, best):
+    """The rows of split i's two children (2i, 2i + 1) in a batch's NodeSplits."""
+    n0, n1 = 2 * i, 2 * i + 2
+    return NodeSplits(best.gain[n0:n1], best.feature[n0:n1], best.threshold_bin[n0:n1], best.default_left[n0:n1],
+                      best.left_sums[n0:n1])
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def _split_task(i, store, rows, stats, tmp, no_marks, no_categories, splits, offsets, p, scans, found, best):
     """split_batch's task i: split i of ``splits`` and the scan of its children, on the calling thread, by the serial
     kernels a split of one thread calls (partition.split_and_build_serial, split.best_splits_serial: the same
     compiled code, and no second compilation of it)."""
-    plan, scan = splits.plan, scans.plan
-    s0, s1 = plan[i, SPLIT_START], plan[i, SPLIT_END]
-    rule = SplitRule(plan[i, SPLIT_FEATURE], plan[i, SPLIT_THRESHOLD], plan[i, SPLIT_DEFAULT_LEFT] != 0, no_categories)
+    scan = scans.plan
+    s0, s1, rule = _batch_rule(i, splits, no_categories)
     out = scans.hists[scan[i, SCAN_OUT_SLOT]]
-    splits.n_left[i] = split_and_build_serial(store, rows, s0, s1, rule, plan[i, SPLIT_BUILD], stats, tmp[s0:s1],
-                                              no_marks, out, splits.totals[i])
-    n0, n1 = 2 * i, 2 * i + 2
+    splits.n_left[i] = split_and_build_serial(store, rows, s0, s1, rule, splits.plan[i, SPLIT_BUILD], stats,
+                                              tmp[s0:s1], no_marks, out, splits.totals[i])
     best_splits_serial(out, scans.hists[scan[i, SCAN_PARENT_SLOT]], scan[i, SCAN_N_NODES], scan[i, SCAN_SUBTRACT] != 0,
-                       scans.totals[n0:n1], offsets, scans.masks[i], p, None, scans.scratch[i:i + 1], scans.active[i],
-                       scans.noise, FeatureSplits(found.gain[n0:n1], found.threshold_bin[n0:n1],
-                                                  found.default_left[n0:n1], found.splittable[n0:n1]),
-                       NodeSplits(best.gain[n0:n1], best.feature[n0:n1], best.threshold_bin[n0:n1],
-                                  best.default_left[n0:n1], best.left_sums[n0:n1]))
+                       scans.totals[2 * i:2 * i + 2], offsets, scans.masks[i], p, None, scans.scratch[i:i + 1],
+                       scans.active[i], scans.noise, _pair_features(i, found), _pair_nodes(i, best))
 
 
 @njit(parallel=True, cache=True, nogil=True, error_model="numpy")
@@ -254,9 +273,7 @@ def _batch_child(i, rows, splits):
 def _partition_task(i, store, rows, stats, tmp, no_marks, no_categories, splits, scans):
     """split_batch_groups' first task for split i: its partition (partition.split_and_build_serial, building
     nothing) and, where the store derives default bins, the sums of the child it builds (child_totals)."""
-    plan = splits.plan
-    s0, s1 = plan[i, SPLIT_START], plan[i, SPLIT_END]
-    rule = SplitRule(plan[i, SPLIT_FEATURE], plan[i, SPLIT_THRESHOLD], plan[i, SPLIT_DEFAULT_LEFT] != 0, no_categories)
+    s0, s1, rule = _batch_rule(i, splits, no_categories)
     out = scans.hists[scans.plan[i, SCAN_OUT_SLOT]]
     splits.n_left[i] = split_and_build_serial(store, rows, s0, s1, rule, 0, stats, tmp[s0:s1], no_marks, out,
                                               splits.totals[i])
@@ -268,13 +285,9 @@ def _partition_task(i, store, rows, stats, tmp, no_marks, no_categories, splits,
 def _choose_task(i, offsets, p, scans, per_feature, best):
     """split_batch_groups' choice of each child's split of split i among its features' (split.choose_node_splits)."""
     scan = scans.plan
-    n0 = 2 * i
     choose_node_splits(scans.hists[scan[i, SCAN_OUT_SLOT]], scans.hists[scan[i, SCAN_PARENT_SLOT]],
-                       scan[i, SCAN_N_NODES], scans.totals[n0:n0 + 2], offsets, p, None, scans.noise,
-                       FeatureSplits(per_feature.gain[n0:n0 + 2], per_feature.threshold_bin[n0:n0 + 2],
-                                     per_feature.default_left[n0:n0 + 2], per_feature.splittable[n0:n0 + 2]),
-                       NodeSplits(best.gain[n0:n0 + 2], best.feature[n0:n0 + 2], best.threshold_bin[n0:n0 + 2],
-                                  best.default_left[n0:n0 + 2], best.left_sums[n0:n0 + 2]))
+                       scan[i, SCAN_N_NODES], scans.totals[2 * i:2 * i + 2], offsets, p, None, scans.noise,
+                       _pair_features(i, per_feature), _pair_nodes(i, best))
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -288,11 +301,10 @@ def _group_task(g, i, store, rows, stats, groups, splits, offsets, p, scans, fou
         fix_group_default_bins(store, groups, g, splits.totals[i], out)
     bounds = groups.bounds
     n_nodes = scan[i, SCAN_N_NODES]
-    n0 = 2 * i
+    mine = _pair_features(i, found)
     _scan_tasks(n_nodes * bounds[g], n_nodes * bounds[g + 1], out, parent, scan[i, SCAN_SUBTRACT] != 0,
-                scans.active[i, :n_nodes], scans.totals[n0:n0 + 2], offsets, scans.masks[i], p, None,
-                scans.scratch[g], found.gain[n0:n0 + 2], found.threshold_bin[n0:n0 + 2],
-                found.default_left[n0:n0 + 2], found.splittable[n0:n0 + 2])
+                scans.active[i, :n_nodes], scans.totals[2 * i:2 * i + 2], offsets, scans.masks[i], p, None,
+                scans.scratch[g], mine.gain, mine.threshold_bin, mine.default_left, mine.splittable)
 
 
 @njit(parallel=True, cache=True, nogil=True, error_model="numpy")
