@@ -187,8 +187,10 @@ _PARAMETERS = """
         more the folds train at twice the learning rate (at most 0.2) and the model twice their best
         round, half the trees for about the same round.  "auto": True on more
         than 2,000 training rows, "cv" on 10 (2 x cv_folds) to 2,000 rows unless an eval_set is given,
-        else no early stopping.  On held-out rows, multi-output trees of num_leaves=None are also
-        compared with 31-leaf trees on small data (``validation_candidates_``).  The Dask estimators:
+        else no early stopping.  Rows of sample_weight 0 are dealt out apart: every fold, and the held-out
+        rows, hold rows of positive weight, and "auto" counts only those for the folds' 2 x cv_folds.  On
+        held-out rows, multi-output trees of num_leaves=None are also compared with 31-leaf trees on small
+        data (``validation_candidates_``).  The Dask estimators:
         "auto" stops on an eval_set when one is given; "cv" and the comparison of tree sizes are not
         available.
     validation_fraction : float, default 0.1
@@ -397,36 +399,55 @@ class _GroveBase(BaseEstimator):
             return int(self.cv_folds)
         return CV_FEWER_FOLDS if n_rows >= CV_FEWER_FOLDS_MIN_ROWS else CV_FOLDS
 
-    def _stopping(self, n_rows: int, callbacks, eval_set) -> str | None:
+    def _stopping(self, n_rows: int, n_counted: int, callbacks, eval_set) -> str | None:
         """How fit stops early: "validation" (on the eval_set, else on held-out rows), "cv" (cross-validation
-        picks the rounds) or None; None when a callback already stops early."""
+        picks the rounds) or None; None when a callback already stops early.  ``n_counted``: the rows of positive
+        sample_weight (every row unweighted), which "auto" needs two a fold of, or two to hold out from."""
         if has_early_stopping(callbacks):
             return None
         if self.early_stopping == "auto":
             if n_rows > CV_MAX_ROWS:
-                return "validation"
-            return "cv" if not eval_set and 2 * self._n_folds(n_rows) <= n_rows <= CV_MAX_ROWS else None
+                return "validation" if eval_set or n_counted >= 2 else None
+            return "cv" if not eval_set and 2 * self._n_folds(n_rows) <= n_counted else None
         if self.early_stopping == "cv":
             n_folds = self._n_folds(n_rows)
-            if n_rows < 2 * n_folds:
+            if n_counted < 2 * n_folds:
+                rows = "training rows" if n_counted == n_rows else "training rows of positive sample_weight"
                 raise ValueError(f"early_stopping='cv' with cv_folds={n_folds} needs at least "
-                                 f"{2 * n_folds} training rows, got {n_rows}")
+                                 f"{2 * n_folds} {rows}, got {n_counted}")
             return "cv"
         return "validation" if self.early_stopping else None
 
-    def _validation_split(self, y, objective: str) -> tuple[np.ndarray, np.ndarray]:
-        """(training rows, validation rows): validation_fraction of the rows drawn with the seed,
-        stratified by class for binary and multiclass labels when every class has two rows."""
+    def _validation_split(self, y, objective: str, weight: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """(training rows, validation rows): validation_fraction of the rows drawn with the seed, stratified by
+        class for binary and multiclass labels when every class has two rows.  Where some rows weigh 0, the rows
+        of positive weight are drawn (and stratified) apart from those of weight 0, so that both parts hold rows
+        that count: a validation part whose rows all weigh 0 would have no loss to stop on."""
         n = y.shape[0]
+        counted = np.arange(n) if weight is None or weight.min() > 0 else np.flatnonzero(weight > 0)
+        if counted.size < 2:
+            raise ValueError(f"early stopping on validation_fraction={self.validation_fraction} of the rows needs "
+                             f"two rows of positive sample_weight, got {counted.size}: give more, or "
+                             "early_stopping=False")
+        fit_rows, valid_rows = self._draw_validation(counted, y[counted], objective)
+        if counted.size < n:
+            weightless = np.flatnonzero(weight <= 0)
+            fit_more, valid_more = (weightless, weightless[:0]) if weightless.size < 2 else train_test_split(
+                weightless, test_size=self.validation_fraction, random_state=self.seed)
+            fit_rows, valid_rows = np.concatenate([fit_rows, fit_more]), np.concatenate([valid_rows, valid_more])
+        return np.sort(fit_rows), np.sort(valid_rows)
+
+    def _draw_validation(self, rows: np.ndarray, y, objective: str) -> tuple[np.ndarray, np.ndarray]:
+        """(training rows, validation rows) of ``rows`` (labels ``y``) as _validation_split draws them."""
         stratify = None
-        if objective in ("binary", "multiclass") and np.bincount(y.astype(np.int64)).min(initial=n) >= 2:
+        if objective in ("binary", "multiclass") and np.bincount(y.astype(np.int64)).min(initial=y.shape[0]) >= 2:
             stratify = y
-        fit_rows, valid_rows = train_test_split(np.arange(n), test_size=self.validation_fraction,
-                                                random_state=self.seed, stratify=stratify)
+        fit_rows, valid_rows = train_test_split(rows, test_size=self.validation_fraction, random_state=self.seed,
+                                                stratify=stratify)
         if fit_rows.size == 0 or valid_rows.size == 0:
             raise ValueError(f"validation_fraction={self.validation_fraction} leaves no training or no validation "
-                             f"rows of {n}: give more rows, another fraction, or early_stopping=False")
-        return np.sort(fit_rows), np.sort(valid_rows)
+                             f"rows of {rows.size}: give more rows, another fraction, or early_stopping=False")
+        return fit_rows, valid_rows
 
     def _fit(self, X, y_internal, objective, extra, sample_weight, eval_set, eval_sample_weight,
              eval_names, callbacks, eval_label_fn, init_model=None, offsets=(None, None)):
@@ -442,7 +463,8 @@ class _GroveBase(BaseEstimator):
         valid_sets, valid_names = [], []
         self.validation_indices_ = None
         held_out = None
-        stopping = self._stopping(Xc.shape[0], callbacks, eval_set)
+        n_counted = Xc.shape[0] if w is None else int(np.count_nonzero(w > 0))
+        stopping = self._stopping(Xc.shape[0], n_counted, callbacks, eval_set)
         rounds = self._rounds(stopping is not None or has_early_stopping(cbs))
         watch = SPARSE_STOPPING_METRIC if objective in SPARSE_OUTPUT_OBJECTIVES else None
         self.cv_results_ = self.cv_candidates_ = None
@@ -453,7 +475,7 @@ class _GroveBase(BaseEstimator):
         if stopping == "validation":
             cbs.append(early_stopping(self._patience(PATIENCE_HELD_OUT), verbose=False, metric_name=watch))
             if not eval_set:  # hold out validation_fraction of the training rows
-                fit_rows, valid_rows = self._validation_split(y_internal, objective)
+                fit_rows, valid_rows = self._validation_split(y_internal, objective, w)
                 self.validation_indices_ = valid_rows
                 held_out = _rows_of(valid_rows, Xc, y_internal, w, start)
                 Xc, y_internal, w, start = _rows_of(fit_rows, Xc, y_internal, w, start)

@@ -75,6 +75,43 @@ def test_cv_stratifies_class_folds_and_takes_given_folds():
     assert given == splitter
 
 
+def test_cv_folds_of_weighted_rows_each_hold_rows_of_positive_weight():
+    """Rows of weight 0 are dealt to the folds apart from the others: with 10 weighted rows of 300, each of 5 folds
+    validates on 2 of them and trains on the other 8 (drawn alone, a fold's validation part often held none)."""
+    from multigrove.boosting.cv import fold_indices
+    X, Y = _regression()
+    weight = np.zeros(300)
+    weight[np.random.default_rng(4).choice(300, 10, replace=False)] = 1.0
+    config = mg.Params.from_dict({"seed": 7, "verbosity": -1})
+    folds = fold_indices(config, mg.Dataset(X, Y, weight=weight), 5, None, True, True)
+    assert len(folds) == 5
+    for fit_rows, valid_rows in folds:
+        assert np.count_nonzero(weight[valid_rows]) == 2 and np.count_nonzero(weight[fit_rows]) == 8
+        assert np.intersect1d(fit_rows, valid_rows).size == 0 and fit_rows.size + valid_rows.size == 300
+    np.testing.assert_array_equal(np.sort(np.concatenate([valid for _, valid in folds])), np.arange(300))
+    assert {valid.size for _, valid in folds} == {60}  # the 290 rows of weight 0 dealt evenly
+    # no row of weight 0: the folds are KFold's of the rows, as without weights
+    unweighted = fold_indices(config, mg.Dataset(X, Y), 5, None, True, True)
+    positive = fold_indices(config, mg.Dataset(X, Y, weight=np.full(300, 2.0)), 5, None, True, True)
+    for (_, valid_a), (fit_b, valid_b), (fit_c, valid_c) in zip(unweighted, positive, _folds(300, 5, seed=7)):
+        np.testing.assert_array_equal(valid_a, valid_c)
+        np.testing.assert_array_equal(valid_b, valid_c)
+        np.testing.assert_array_equal(fit_b, fit_c)
+    result = mg.cv({"verbosity": -1, "min_data_in_leaf": 1}, mg.Dataset(X, Y, weight=weight), 3, nfold=5)
+    assert np.all(np.isfinite(result["valid l2-mean"]))
+
+
+def test_cv_refuses_folds_without_a_row_of_positive_weight():
+    X, Y = _regression()
+    weight = np.zeros(300)
+    weight[:3] = 1.0
+    with pytest.raises(ValueError, match="nfold=5 is more than the 3 rows of positive weight"):
+        mg.cv({"verbosity": -1}, mg.Dataset(X, Y, weight=weight), 3, nfold=5)
+    given = [(np.arange(1, 300), np.array([0])), (np.arange(297), np.arange(297, 300))]
+    with pytest.raises(ValueError, match=r"folds\[1\]'s 3 validation rows all have weight 0"):
+        mg.cv({"verbosity": -1}, mg.Dataset(X, Y, weight=weight), 3, folds=given)
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(nfold=1), "nfold must be >= 2"),
     (dict(nfold=301), "nfold=301 is more than the 300 rows"),
@@ -204,3 +241,30 @@ def test_cross_validation_refuses_an_invalid_learning_rate_by_name(rate, error, 
     X, Y = _regression(n=300)
     with pytest.raises(error, match=message):
         mg.GroveRegressor(learning_rate=rate, verbosity=-1).fit(X, Y)
+
+
+def test_estimators_stop_early_on_rows_of_positive_weight():
+    """Most rows of weight 0: the folds and the held-out rows each hold rows of positive weight (before, a fold
+    of only rows of weight 0 failed the fit with "weight must have a positive sum"), and too few such rows turn
+    "auto" away from the folds."""
+    X, Y = _regression(n=300)
+    weight = np.zeros(300)
+    weight[:12] = 1.0
+    small = mg.GroveRegressor(n_estimators=40, min_data_in_leaf=1, verbosity=-1).fit(X, Y, sample_weight=weight)
+    assert small.cv_results_ is not None and small.n_estimators_ >= 1
+    few = weight.copy()
+    few[9:] = 0.0  # 9 rows of positive weight: under 2 x 5 folds
+    fixed = mg.GroveRegressor(n_estimators=15, verbosity=-1).fit(X, Y, sample_weight=few)
+    assert fixed.cv_results_ is None and fixed.n_estimators_ == 15
+    with pytest.raises(ValueError, match="needs at least 10 training rows of positive sample_weight, got 9"):
+        mg.GroveRegressor(early_stopping="cv", verbosity=-1).fit(X, Y, sample_weight=few)
+    X, Y = _regression(n=CV_MAX_ROWS + 400, seed=1)
+    weight = np.zeros(X.shape[0])
+    weight[::100] = 1.0  # 24 rows of positive weight
+    held = mg.GroveRegressor(n_estimators=30, min_data_in_leaf=1, seed=5, verbosity=-1).fit(X, Y, sample_weight=weight)
+    assert 0 < np.count_nonzero(weight[held.validation_indices_]) < 24
+    assert held.validation_indices_.size == np.ceil(0.1 * 24) + np.ceil(0.1 * (X.shape[0] - 24))  # a tenth of each
+    # without a row of weight 0 the held-out rows are those of the unweighted fit
+    plain = mg.GroveRegressor(n_estimators=5, seed=5, verbosity=-1).fit(X, Y)
+    even = mg.GroveRegressor(n_estimators=5, seed=5, verbosity=-1).fit(X, Y, sample_weight=np.full(X.shape[0], 3.0))
+    np.testing.assert_array_equal(plain.validation_indices_, even.validation_indices_)

@@ -51,9 +51,11 @@ def cv(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round: in
     num_boost_round : int, default 100
         Rounds, at most (early stopping may end sooner).
     nfold : int, default 5
-        Folds (at least 2), when ``folds`` is not given.
+        Folds (at least 2), when ``folds`` is not given.  Where some rows weigh 0, the rows of positive
+        weight are cut into the folds apart from those of weight 0 (dealt to the folds in turn), so that
+        every fold trains and validates on rows that count: it needs ``nfold`` rows of positive weight.
     folds : iterable of (train_indices, valid_indices) pairs, or a splitter with ``split(X, y)``, optional
-        The folds to use instead of ``nfold`` shuffled ones.
+        The folds to use instead of ``nfold`` shuffled ones; each part must hold a row of positive weight.
     stratified : bool, default True
         For class labels (objectives binary and multiclass): folds with the class proportions of the
         whole set (when every class has ``nfold`` rows; otherwise plain folds).
@@ -106,20 +108,15 @@ def cv(params: Mapping[str, Any] | None, train_set: Dataset, num_boost_round: in
 
 
 def fold_indices(config: Params, train_set: Dataset, nfold: int, folds, stratified: bool, shuffle: bool) -> list:
-    """[(training rows, validation rows), ...] of the cross-validation, each checked non-empty."""
-    from sklearn.model_selection import KFold, StratifiedKFold  # here: importing multigrove stays light
+    """[(training rows, validation rows), ...] of the cross-validation, each checked non-empty and, where the rows
+    are weighted, of positive total weight (a part whose rows all weigh 0 has no loss to train on or to score)."""
     n = train_set.n_rows
+    weight = train_set.weight
     if folds is None:
         nfold = check_int(nfold, "nfold", 2)
         if nfold > n:
             raise ValueError(f"nfold={nfold} is more than the {n} rows of train_set")
-        seed = config.seed if shuffle else None
-        label = train_set.label
-        classes = stratified and config.objective in _CLASS_OBJECTIVES and label.ndim == 1
-        if classes and np.bincount(label.astype(np.int64)).min(initial=n) >= nfold:
-            folds = StratifiedKFold(nfold, shuffle=shuffle, random_state=seed).split(np.zeros(n), label)
-        else:
-            folds = KFold(nfold, shuffle=shuffle, random_state=seed).split(np.zeros(n))
+        folds = _drawn_folds(config, train_set.label, weight, nfold, stratified, shuffle)
     elif hasattr(folds, "split"):
         folds = folds.split(np.zeros(n), train_set.label)
     out = []
@@ -131,10 +128,44 @@ def fold_indices(config: Params, train_set: Dataset, nfold: int, folds, stratifi
             if rows.size == 0 or rows.min() < 0 or rows.max() >= n:
                 raise ValueError(f"folds[{i}] has {'no' if rows.size == 0 else 'out-of-range'} {name} rows "
                                  f"(train_set has {n} rows)")
+            if weight is not None and not weight[rows].sum() > 0:
+                raise ValueError(f"folds[{i}]'s {rows.size} {name} rows all have weight 0 in train_set: every fold "
+                                 f"needs {name} rows of positive weight")
         out.append((fit_rows, valid_rows))
     if not out:
         raise ValueError("folds is empty")
     return out
+
+
+def _drawn_folds(config: Params, label: np.ndarray, weight: np.ndarray | None, nfold: int, stratified: bool,
+                 shuffle: bool) -> list:
+    """cv's own folds (folds=None): scikit-learn's KFold, or StratifiedKFold for class labels where every class has
+    nfold rows.  Where some rows weigh 0, the rows of positive weight are cut into the folds (stratified among
+    themselves) apart from those of weight 0, which are dealt to the folds in turn (shuffled): every fold then
+    trains and validates on rows that count.  Rows of positive weight only: the folds of the rows as they are."""
+    from sklearn.model_selection import KFold, StratifiedKFold  # here: importing multigrove stays light
+    n = label.shape[0]
+    counted = np.arange(n) if weight is None or weight.min() > 0 else np.flatnonzero(weight > 0)
+    if counted.size < nfold:
+        raise ValueError(f"nfold={nfold} is more than the {counted.size} rows of positive weight of train_set: "
+                         "every fold needs one to validate on")
+    seed = config.seed if shuffle else None
+    counted_label = label[counted]
+    classes = stratified and config.objective in _CLASS_OBJECTIVES and label.ndim == 1
+    if classes and np.bincount(counted_label.astype(np.int64)).min(initial=n) >= nfold:
+        drawn = StratifiedKFold(nfold, shuffle=shuffle, random_state=seed).split(np.zeros(counted.size), counted_label)
+    else:
+        drawn = KFold(nfold, shuffle=shuffle, random_state=seed).split(np.zeros(counted.size))
+    if counted.size == n:
+        return list(drawn)
+    fold_of = np.empty(n, np.int64)
+    for i, (_, valid) in enumerate(drawn):
+        fold_of[counted[valid]] = i
+    weightless = np.flatnonzero(weight <= 0)
+    if shuffle:
+        weightless = np.random.default_rng(config.seed).permutation(weightless)
+    fold_of[weightless] = np.arange(weightless.size) % nfold
+    return [(np.flatnonzero(fold_of != i), np.flatnonzero(fold_of == i)) for i in range(nfold)]
 
 
 def _start_folds(config: Params, train_set: Dataset, splits: list, rounds: int, feval, threads: int,
