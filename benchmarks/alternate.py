@@ -5,7 +5,8 @@ feature groups read a store's CSR entries through their index, builder.GROUP_IND
 ``--batch-groups`` (whether batches whose splits differ in size are shared out by feature groups), in turn,
 ``--fits`` turns of ``--rounds`` rounds a fit.  Tasks (``--task``): ``otto``, ``GroveClassifier()`` defaults on
 Otto's 61,878 rows; ``regression_1m``, one output on the shared harness's 1,000,000 x 50, 255 bins, 32 leaves,
-lambda 1 (issue 17's setting; the Dataset binned once).
+lambda 1 (issue 17's setting; the Dataset binned once); ``rf1`` and ``scm20d``, round_profile.py's
+``GroveRegressor()`` defaults on the accuracy panel's training rows (``MULTIGROVE_DATA``).
 
 On this shared 2-core VM the load of other tenants drifts over minutes, and two processes run one after the other
 (``round_profile.py``, which profiles each thread count in a process of its own) can differ by more than what they
@@ -17,6 +18,8 @@ the turns and their range).  With one and two threads, the serial share of a one
 
     python benchmarks/alternate.py --threads 1 2 --fits 20 --out benchmarks/results/alternate.jsonl
     python benchmarks/alternate.py --task regression_1m --threads 1 2 --fits 10 --out benchmarks/results/alternate.jsonl
+    python benchmarks/alternate.py --task rf1 --threads 2 --splits-ahead 1 2 --fits 10 \
+        --out benchmarks/results/alternate.jsonl
     python benchmarks/alternate.py --threads 2 --splits-ahead 1 2 4 8 --fits 30 --out benchmarks/results/alternate.jsonl
     python benchmarks/alternate.py --threads 2 --group-index on off --fits 20 --out benchmarks/results/alternate.jsonl
     python benchmarks/alternate.py --threads 2 --splits-ahead 16 --batch-groups on off --fits 10 \
@@ -43,6 +46,7 @@ from _common import (  # noqa: E402
     set_splits_ahead,
     thread_cpu_seconds,
 )
+from round_profile import TASKS  # noqa: E402
 
 #: rounds of each fit left out of its times
 SKIP_ROUNDS = 2
@@ -79,7 +83,7 @@ def cpu_split(before: dict[int, float], after: dict[int, float], threads: int) -
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--task", choices=("otto", "regression_1m"), default="otto")
+    ap.add_argument("--task", choices=sorted(TASKS), default="otto")
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--splits-ahead", type=int, nargs="+", default=[None],
                     help="the local builder's splits_ahead (default: its own, by the thread count)")
@@ -100,7 +104,7 @@ def main() -> None:
     from multigrove.datasets import load_otto
     if args.task == "otto":
         X, y = load_otto()
-    else:
+    elif args.task == "regression_1m":
         X, _, y, _ = regression_data(1_250_000)  # the harness's 80 % train: 1,000,000 rows
         train_set = mg.Dataset(X, y)
     default_ahead = LocalBuilder.splits_ahead
@@ -117,9 +121,11 @@ def main() -> None:
         if args.task == "otto":
             mg.GroveClassifier(n_estimators=args.rounds, early_stopping=False, num_threads=threads,
                                verbosity=-1).fit(X, y, callbacks=[timer])
-        else:
+        elif args.task == "regression_1m":
             mg.train({"learning_rate": 0.1, "num_leaves": 32, "lambda_l2": 1.0, "max_bin": 255, "num_threads": threads,
                       "verbosity": -1}, train_set, args.rounds, callbacks=[timer])
+        else:
+            TASKS[args.task](args.rounds, threads, timer, {})
         return np.diff(timer.ts)[SKIP_ROUNDS - 1:].tolist(), \
             cpu_split(timer.cpu[SKIP_ROUNDS - 1], timer.cpu[-1], threads)
 

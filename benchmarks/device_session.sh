@@ -6,18 +6,19 @@
 #   BUDGET=540 bash benchmarks/device_session.sh run [STEP ...]
 #
 # `prepare` puts in .dev/: the LightGBM and Py-Boost wheels for the machine's Python 3.12, the stubs of
-# Py-Boost's CPU-inference imports, the shared harness (peers.py) and Otto's files (../shared does not travel;
-# ../shared/bench/device/README.md).  `run` installs the wheels, compiles every kernel into Numba's cache in 16
+# Py-Boost's CPU-inference imports, the shared harness (peers.py) and Otto's, rf1's and scm20d's files (../shared
+# does not travel; ../shared/bench/device/README.md).  `run` installs the wheels, compiles every kernel into Numba's cache in 16
 # processes (a fresh machine otherwise compiles inside the first timed task: 59 s at stop 61), then runs the
 # steps in order, each under `timeout` within one deadline of BUDGET seconds; each step writes its records
 # to $OUT as soon as it has them, so a step cut short leaves what it measured.  Steps (default: all, in this
-# order): compile gpu_check scaling batches ahead_ab groups_ab rank_share cpu_share blas otto_cpu gpu gpu_full otto_gpu
+# order): compile gpu_check scaling batches ahead_ab ahead_dense groups_ab rank_share cpu_share blas otto_cpu gpu gpu_full otto_gpu
 # profile_cpu profile_gpu splits python.  cpu_share reads Otto's serial share at 16 threads from the CPU time of each thread,
 # its waiting threads asleep (OMP_WAIT_POLICY=passive; benchmarks/alternate.py, stop 68), and what a region costs
 # there with its threads asleep and after a gap of Python (benchmarks/region_cost.py).  blas times Otto's rounds at 16 threads with a 12,376-row validation set, and GroveRegressor's
 # defaults on 200,000 rows (20,000 held out), their metric's sums without BLAS against a BLAS dot product whose
 # pool then spins beside the kernels (benchmarks/blas_threads.py, stop 67).  ahead_ab alternates Otto's fits at
-# 16 threads one split at a time, 16 and 4 ahead in one process (benchmarks/alternate.py, stop 66); groups_ab the
+# 16 threads one split at a time, 16 and 4 ahead in one process (benchmarks/alternate.py, stop 66); ahead_dense the
+# same for rf1's and scm20d's dense stores (at two threads their batches are 7-9 % slower, stop 73); groups_ab the
 # batches by feature groups on and off, and the groups' index of the CSR entries on and off (stop 71).  rank_share
 # alternates Otto's fits at 16 threads with leaves split ahead from any rank within the splits left and from the
 # first 40 % of them (benchmarks/splits_ahead.py, stop 69).  profile_gpu profiles GPU rounds, and Otto's leaf-wise
@@ -40,6 +41,9 @@ prepare() {
     cp "$shared/bench/peers.py" "$shared/bench/limits.py" .dev/shared/bench/
     cp "$shared/data/README.md" .dev/shared/data/  # the data loaders look for it
     cp "$shared/data/otto/otto_train.csv.gz" "$shared/data/otto/SOURCE.md" .dev/shared/data/otto/
+    for name in rf1 scm20d; do  # the dense stores of the ahead_dense step (2 MB)
+        mkdir -p ".dev/shared/data/$name" && cp "$shared/data/$name/"* ".dev/shared/data/$name/"
+    done
     cp -r "$shared/bench/device/stubs" .dev/
     python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
         --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
@@ -75,7 +79,7 @@ run() {
 from importlib.metadata import version; print('numba', numba.__version__, 'numba-cuda', version('numba-cuda'), \
 'numpy', numpy.__version__)"; } > "$OUT/machine.txt" 2>&1
     local steps=("$@")
-    [ ${#steps[@]} -eq 0 ] && steps=(compile gpu_check scaling batches ahead_ab groups_ab rank_share cpu_share blas otto_cpu \
+    [ ${#steps[@]} -eq 0 ] && steps=(compile gpu_check scaling batches ahead_ab ahead_dense groups_ab rank_share cpu_share blas otto_cpu \
                                      gpu gpu_full otto_gpu profile_cpu profile_gpu splits python)
     for s in "${steps[@]}"; do
         case $s in
@@ -88,6 +92,10 @@ from importlib.metadata import version; print('numba', numba.__version__, 'numba
                          benchmarks/split_batch.py --trials 60 --label device16 --out $OUT/split_batch.jsonl" ;;
             ahead_ab) step 60 ahead_ab python3 benchmarks/alternate.py --threads 16 --splits-ahead 1 16 4 \
                           --fits 8 --label device16 --out "$OUT/alternate.jsonl" ;;
+            ahead_dense) step 60 ahead_dense bash -c "python3 benchmarks/alternate.py --task rf1 --threads 16 \
+                             --splits-ahead 1 16 --fits 6 --label device16 --out $OUT/alternate.jsonl && python3 \
+                             benchmarks/alternate.py --task scm20d --threads 16 --splits-ahead 1 16 --fits 4 \
+                             --label device16 --out $OUT/alternate.jsonl" ;;
             groups_ab) step 60 groups_ab python3 benchmarks/alternate.py --threads 16 --batch-groups on off \
                            --group-index on off --fits 6 --label device16 --out "$OUT/alternate.jsonl" ;;
             rank_share) step 45 rank_share python3 benchmarks/splits_ahead.py --task otto --threads 16 --shares 1.0 0.4 \
