@@ -456,9 +456,10 @@ class _GroveBase(BaseEstimator):
         w = check_weight(sample_weight, Xc.shape[0], name="sample_weight")
         start = check_init_score(offsets[0], Xc.shape[0])
         eval_offsets = offsets[1]
-        if eval_offsets is not None and len(eval_offsets) != len(eval_set or []):
-            raise ValueError(f"eval_init_score has {len(eval_offsets)} entries for {len(eval_set or [])} "
-                             "eval_set pairs: give one per pair (None for a pair without)")
+        for extra_name, per_pair in (("eval_init_score", eval_offsets), ("eval_sample_weight", eval_sample_weight)):
+            if per_pair is not None and len(per_pair) != len(eval_set or []):
+                raise ValueError(f"{extra_name} has {len(per_pair)} entries for {len(eval_set or [])} eval_set "
+                                 "pairs: give one per pair (None for a pair without)")
         cbs = list(callbacks or [])
         valid_sets, valid_names = [], []
         self.validation_indices_ = None
@@ -489,7 +490,8 @@ class _GroveBase(BaseEstimator):
                 raise ValueError(f"eval_set[{i}] must be a pair (X, y)")
             Xv, _ = check_features(pair[0], name=f"eval_set[{i}] X", n_features=Xc.shape[1], expected_names=names,
                                    expected_by="the training X", categories=categories)
-            wv = None if eval_sample_weight is None else eval_sample_weight[i]
+            wv = None if eval_sample_weight is None else check_weight(eval_sample_weight[i], Xv.shape[0],
+                                                                      name=f"eval_sample_weight[{i}]")
             valid_sets.append(Dataset(Xv, eval_label_fn(pair[1]), weight=wv, reference=train_set,
                                       init_score=None if eval_offsets is None else eval_offsets[i]))
             valid_names.append(eval_names[i] if eval_names and i < len(eval_names) else f"valid_{i}")

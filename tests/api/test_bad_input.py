@@ -60,6 +60,14 @@ def test_bad_data(rng, data):
         mg.Dataset(X, y, weight=np.ones(5))
     with pytest.raises(ValueError, match="weight must have a positive sum"):
         mg.Dataset(X, y, weight=np.zeros(100))
+    # an eval_set's weights are named by pair, and one weight array a pair
+    with pytest.raises(ValueError, match=r"eval_sample_weight\[1\] must have a positive sum"):
+        mg.GroveRegressor(n_estimators=2).fit(X, y, eval_set=[(X, y), (X[:10], y[:10])],
+                                               eval_sample_weight=[None, np.zeros(10)])
+    with pytest.raises(ValueError, match=r"eval_sample_weight\[0\] must be 1-D with one value per row \(10\)"):
+        mg.GroveRegressor(n_estimators=2).fit(X, y, eval_set=[(X[:10], y[:10])], eval_sample_weight=[np.ones(9)])
+    with pytest.raises(ValueError, match="eval_sample_weight has 2 entries for 1 eval_set pairs"):
+        mg.GroveRegressor(n_estimators=2).fit(X, y, eval_set=[(X, y)], eval_sample_weight=[None, None])
     with pytest.raises(ValueError, match="a validation set must have the training set's features"):
         mg.Dataset(X[:, :2], y, reference=mg.Dataset(X, y))
     with pytest.raises(ValueError, match="train_set has no label"):
