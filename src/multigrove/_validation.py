@@ -212,7 +212,10 @@ def _is_sparse_dtype(dt) -> bool:
     return type(dt).__name__ == "SparseDtype"
 
 
-def check_weight(weight, n_rows: int, name: str = "weight") -> np.ndarray | None:
+def check_weight(weight, n_rows: int, name: str = "weight", whole: bool = True) -> np.ndarray | None:
+    """Per-row weights as a float64 (n_rows,) array: finite, >= 0, within the float32 statistics; None stays None.
+    ``whole``: they are all of the data's weights, which must have a positive sum (False for a part of them, a Dask
+    worker's rows, whose sum the caller checks over every part: check_weight_sum)."""
     if weight is None:
         return None
     w = np.asarray(weight, dtype=np.float64)
@@ -230,9 +233,15 @@ def check_weight(weight, n_rows: int, name: str = "weight") -> np.ndarray | None
         bad = int(np.flatnonzero(w > STAT_INPUT_LIMIT)[0])
         raise ValueError(f"{name} must be at most {STAT_INPUT_LIMIT:g} (the statistics are float32; only the ratios "
                          f"of the weights matter, so rescale them), got {w[bad]:g} at row {bad}")
-    if n_rows and w.sum() <= 0:
-        raise ValueError(f"{name} must have a positive sum, got all zeros")
+    if whole:
+        check_weight_sum(float(w.sum()) if n_rows else 1.0, name)
     return w
+
+
+def check_weight_sum(total: float, name: str = "weight") -> None:
+    """The sum of a data set's weights (check_weight's) must be positive: all zeros leave no loss to fit or score."""
+    if not total > 0:
+        raise ValueError(f"{name} must have a positive sum, got all zeros")
 
 
 def check_init_score(init_score, n_rows: int, name: str = "init_score") -> np.ndarray | None:

@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from ._validation import default_feature_names
+from ._validation import check_weight, check_weight_sum, default_feature_names
 from .boosting.booster import Booster
 from .boosting.builder import run_scans
 from .boosting.engine import (
@@ -97,16 +97,36 @@ class ShardActor:
 
     # -------------------------------------------------------------- set-up
     def summary(self) -> dict:
-        """Training and validation rows; with training rows, also the features, label shape and largest
-        label (class count), and whether any label is NaN or weights are given."""
+        """Training and validation rows and the sums of their weights (None: unweighted), each weight checked
+        here (its sum over the workers is the client's to check); with training rows, also the features, label
+        shape and largest label (class count), and whether any label is NaN or weights are given."""
+        if self.y is not None:
+            self.w = self._checked_weight(self.w, "sample_weight", "training")
+        self.valid = [None if v is None else (*v[:2], self._checked_weight(v[2], f"valid_sets[{i}] sample_weight",
+                                                                          "validation"))
+                      for i, v in enumerate(self.valid)]
+        sums = {"weight_sum": None if self.w is None else float(self.w.sum()),
+                "valid_weight_sums": [None if v is None or v[2] is None else float(v[2].sum()) for v in self.valid]}
         validation_rows = sum(v[0].shape[0] for v in self.valid if v is not None)
         y = self.y
         if y is None:
-            return {"n_rows": 0, "validation_rows": validation_rows}
+            return {"n_rows": 0, "validation_rows": validation_rows, **sums}
         return {"n_rows": int(self.X.shape[0]), "validation_rows": validation_rows, "n_features": int(self.X.shape[1]),
                 "label_cols": 1 if y.ndim == 1 else int(y.shape[1]),
                 "label_max": float(np.nanmax(y)) if y.size and not np.all(np.isnan(y)) else -np.inf,
-                "missing": bool(np.isnan(y).any()), "weighted": self.w is not None}
+                "missing": bool(np.isnan(y).any()), "weighted": self.w is not None, **sums}
+
+    def _checked_weight(self, w: np.ndarray | None, name: str, held: str) -> np.ndarray | None:
+        """check_weight of this worker's part of the weights (not their sum: another worker's may be positive)."""
+        try:
+            return check_weight(w, 0 if w is None else w.shape[0], name=name, whole=False)
+        except ValueError as exc:
+            raise ValueError(f"{exc}{self._rows_note(held)}") from None
+
+    def _rows_note(self, held: str) -> str:
+        """What a row number in this worker's error counts."""
+        return (f" [a row number here counts the {held} rows of the worker holding shard {self.shard_id}, its "
+                "partitions in order]")
 
     def sample(self, share: float, seed: int):
         """This worker's rows for learning the bins: all of them (share >= 1) or a uniform sample."""
@@ -127,9 +147,7 @@ class ShardActor:
         try:
             self.loss, label = make_loss(config.objective, num_class, config.num_outputs, some_label, None)
         except ValueError as exc:  # its row number counts this worker's rows only: say so
-            held = "training" if self.y is not None else "validation"
-            raise ValueError(f"{exc} [a row number here counts the {held} rows of the worker holding shard "
-                             f"{self.shard_id}, its partitions in order]") from None
+            raise ValueError(f"{exc}{self._rows_note('training' if self.y is not None else 'validation')}") from None
         self.label = label if self.y is not None else None
         names = default_feature_names(mapper.n_features)
         with self._threads():
@@ -644,6 +662,7 @@ def _prepare(config: Params, actors: ShardActors, categories: dict | None = None
     summed label moments, and start every worker's shards.  Workers whose partitions turn out to be
     empty take no further part."""
     summaries = actors.ask("summary")
+    _check_weight_sums(summaries)
     training = actors.subset([s["n_rows"] > 0 for s in summaries])
     actors = actors.subset([s["n_rows"] > 0 or s["validation_rows"] > 0 for s in summaries])
     summaries = [s for s in summaries if s["n_rows"] > 0]
@@ -680,6 +699,18 @@ def _prepare(config: Params, actors: ShardActors, categories: dict | None = None
     n_bins = int(mapper.hist_offsets[-1])
     return _Run(booster, loss, mapper, DistributedRows(training, layout_stats, n_rows, n_bins),
                 DistributedRows(actors, layout_stats, n_rows, n_bins), threads)
+
+
+def _check_weight_sums(summaries: list) -> None:
+    """The training weights, and each validation set's, summed over the workers must be positive (each worker
+    checked its own values: ShardActor.summary)."""
+    sums = [s["weight_sum"] for s in summaries if s["weight_sum"] is not None]
+    if sums:
+        check_weight_sum(sum(sums), "sample_weight")
+    for i in range(len(summaries[0]["valid_weight_sums"]) if summaries else 0):
+        sums = [s["valid_weight_sums"][i] for s in summaries if s["valid_weight_sums"][i] is not None]
+        if sums:
+            check_weight_sum(sum(sums), f"valid_sets[{i}] sample_weight")
 
 
 def _train_on(config: Params, actors: ShardActors, valid_names: list, n_valid: int, rounds: int,

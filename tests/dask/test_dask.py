@@ -153,6 +153,24 @@ def test_bad_input_and_a_dead_worker(client):
     with pytest.raises(ValueError, match=r"must be 0 or 1, got 2 at row .* counts the training rows of the worker"):
         mgd.train(client, {"objective": "binary"}, dX, da.from_array(labels, chunks=200), 2)
 
+    # weights: each worker checks its own values, the client their sum over the workers (before, a NaN weight
+    # trained a model of NaN predictions, a negative one trained, and all zeros "diverged")
+    dY = da.from_array(Y, chunks=(200, 3))
+    weight = np.ones(600)
+    weight[450] = np.nan
+    with pytest.raises(ValueError, match=r"sample_weight must be finite, got nan at row .* counts the training rows"):
+        mgd.train(client, {}, dX, dY, 2, sample_weight=da.from_array(weight, chunks=200))
+    weight[450] = -1.0
+    with pytest.raises(ValueError, match=r"sample_weight must be >= 0, got -1.0 at row .* counts the training rows"):
+        mgd.train(client, {}, dX, dY, 2, sample_weight=da.from_array(weight, chunks=200))
+    with pytest.raises(ValueError, match="sample_weight must have a positive sum, got all zeros"):
+        mgd.train(client, {}, dX, dY, 2, sample_weight=da.zeros(600, chunks=200))
+    with pytest.raises(ValueError, match=r"valid_sets\[0\] sample_weight must have a positive sum"):
+        mgd.train(client, {}, dX, dY, 2, valid_sets=[(dX, dY, da.zeros(600, chunks=200))])
+    some = np.zeros(600)
+    some[:200] = 1.0  # the first partition's rows weighted: a worker whose rows all weigh 0 trains beside it
+    mgd.train(client, {}, dX, dY, 2, sample_weight=da.from_array(some, chunks=200))
+
     import os
     import signal
     pids = client.run(os.getpid)
