@@ -139,12 +139,17 @@ def check_features_and_categories(X, *, name: str = "X", n_features: int | None 
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
     X = np.ascontiguousarray(X)
+    check_no_inf(X, name)
+    return X, names, found
+
+
+def check_no_inf(X: np.ndarray, name: str) -> None:
+    """A dense float matrix of features holds no +-inf (NaN, a missing value, is allowed)."""
     infinite = np.isinf(X)
     if infinite.any():
         i, j = np.argwhere(infinite)[0]
         raise ValueError(f"{name} must not contain +-inf (NaN marks a missing value), got {X[i, j]} at row {i}, "
                          f"column {j}")
-    return X, names, found
 
 
 def _frame_values(X, categories: dict) -> np.ndarray:

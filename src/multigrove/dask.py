@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from ._validation import check_weight, check_weight_sum, default_feature_names
+from ._validation import check_no_inf, check_weight, check_weight_sum, default_feature_names
 from .boosting.booster import Booster
 from .boosting.builder import run_scans
 from .boosting.engine import (
@@ -97,29 +97,39 @@ class ShardActor:
 
     # -------------------------------------------------------------- set-up
     def summary(self) -> dict:
-        """Training and validation rows and the sums of their weights (None: unweighted), each weight checked
-        here (its sum over the workers is the client's to check); with training rows, also the features, label
-        shape and largest label (class count), and whether any label is NaN or weights are given."""
+        """Training and validation rows, the sums of their weights (None: unweighted) and each validation set's
+        features, with the values of X and the weights checked here (what holds over the workers, the weights'
+        sums and the features, is the client's to check); with training rows, also the features, label shape and
+        largest label (class count), and whether any label is NaN or weights are given."""
         if self.y is not None:
-            self.w = self._checked_weight(self.w, "sample_weight", "training")
-        self.valid = [None if v is None else (*v[:2], self._checked_weight(v[2], f"valid_sets[{i}] sample_weight",
-                                                                          "validation"))
-                      for i, v in enumerate(self.valid)]
-        sums = {"weight_sum": None if self.w is None else float(self.w.sum()),
-                "valid_weight_sums": [None if v is None or v[2] is None else float(v[2].sum()) for v in self.valid]}
+            self._checked("training", check_no_inf, self.X, "X")
+            self.w = self._checked("training", self._part_weight, self.w, "sample_weight")
+        for i, v in enumerate(self.valid):
+            if v is not None:
+                self._checked("validation", check_no_inf, v[0], f"valid_sets[{i}] X")
+                self.valid[i] = (*v[:2], self._checked("validation", self._part_weight, v[2],
+                                                       f"valid_sets[{i}] sample_weight"))
+        checked = {"weight_sum": None if self.w is None else float(self.w.sum()),
+                   "valid_weight_sums": [None if v is None or v[2] is None else float(v[2].sum()) for v in self.valid],
+                   "valid_n_features": [None if v is None else int(v[0].shape[1]) for v in self.valid]}
         validation_rows = sum(v[0].shape[0] for v in self.valid if v is not None)
         y = self.y
         if y is None:
-            return {"n_rows": 0, "validation_rows": validation_rows, **sums}
+            return {"n_rows": 0, "validation_rows": validation_rows, **checked}
         return {"n_rows": int(self.X.shape[0]), "validation_rows": validation_rows, "n_features": int(self.X.shape[1]),
                 "label_cols": 1 if y.ndim == 1 else int(y.shape[1]),
                 "label_max": float(np.nanmax(y)) if y.size and not np.all(np.isnan(y)) else -np.inf,
-                "missing": bool(np.isnan(y).any()), "weighted": self.w is not None, **sums}
+                "missing": bool(np.isnan(y).any()), "weighted": self.w is not None, **checked}
 
-    def _checked_weight(self, w: np.ndarray | None, name: str, held: str) -> np.ndarray | None:
+    @staticmethod
+    def _part_weight(w: np.ndarray | None, name: str) -> np.ndarray | None:
         """check_weight of this worker's part of the weights (not their sum: another worker's may be positive)."""
+        return check_weight(w, 0 if w is None else w.shape[0], name=name, whole=False)
+
+    def _checked(self, held: str, check, *args):
+        """check(*args), its error's row numbers said to count this worker's ``held`` rows."""
         try:
-            return check_weight(w, 0 if w is None else w.shape[0], name=name, whole=False)
+            return check(*args)
         except ValueError as exc:
             raise ValueError(f"{exc}{self._rows_note(held)}") from None
 
@@ -661,17 +671,17 @@ def _prepare(config: Params, actors: ShardActors, categories: dict | None = None
     """Learn the bins, bin every worker's rows, compute the start score and target scaling from the
     summed label moments, and start every worker's shards.  Workers whose partitions turn out to be
     empty take no further part."""
-    summaries = actors.ask("summary")
-    _check_weight_sums(summaries)
-    training = actors.subset([s["n_rows"] > 0 for s in summaries])
-    actors = actors.subset([s["n_rows"] > 0 or s["validation_rows"] > 0 for s in summaries])
-    summaries = [s for s in summaries if s["n_rows"] > 0]
+    every = actors.ask("summary")
+    training = actors.subset([s["n_rows"] > 0 for s in every])
+    actors = actors.subset([s["n_rows"] > 0 or s["validation_rows"] > 0 for s in every])
+    summaries = [s for s in every if s["n_rows"] > 0]
     if not summaries:
         raise ValueError("the training data has no rows")
     n_rows = sum(s["n_rows"] for s in summaries)
     n_features = summaries[0]["n_features"]
     if any(s["n_features"] != n_features for s in summaries):
         raise ValueError("the partitions of X do not all have the same number of features")
+    _check_over_workers(every, n_features)
     num_class = config.num_class
     if config.objective == "multiclass" and num_class == 0:
         num_class = int(max(s["label_max"] for s in summaries)) + 1
@@ -701,16 +711,20 @@ def _prepare(config: Params, actors: ShardActors, categories: dict | None = None
                 DistributedRows(actors, layout_stats, n_rows, n_bins), threads)
 
 
-def _check_weight_sums(summaries: list) -> None:
-    """The training weights, and each validation set's, summed over the workers must be positive (each worker
-    checked its own values: ShardActor.summary)."""
+def _check_over_workers(summaries: list, n_features: int) -> None:
+    """What holds over the workers (each checked its own values: ShardActor.summary): the training weights, and
+    each validation set's, have a positive sum, and every validation set has the training X's features."""
     sums = [s["weight_sum"] for s in summaries if s["weight_sum"] is not None]
     if sums:
         check_weight_sum(sum(sums), "sample_weight")
-    for i in range(len(summaries[0]["valid_weight_sums"]) if summaries else 0):
+    for i in range(len(summaries[0]["valid_weight_sums"])):
         sums = [s["valid_weight_sums"][i] for s in summaries if s["valid_weight_sums"][i] is not None]
         if sums:
             check_weight_sum(sum(sums), f"valid_sets[{i}] sample_weight")
+        widths = {s["valid_n_features"][i] for s in summaries} - {None}
+        if widths - {n_features}:
+            raise ValueError(f"valid_sets[{i}] X has {max(widths - {n_features})} features, but the training X has "
+                             f"{n_features}")
 
 
 def _train_on(config: Params, actors: ShardActors, valid_names: list, n_valid: int, rounds: int,

@@ -167,6 +167,16 @@ def test_bad_input_and_a_dead_worker(client):
         mgd.train(client, {}, dX, dY, 2, sample_weight=da.zeros(600, chunks=200))
     with pytest.raises(ValueError, match=r"valid_sets\[0\] sample_weight must have a positive sum"):
         mgd.train(client, {}, dX, dY, 2, valid_sets=[(dX, dY, da.zeros(600, chunks=200))])
+    # X's values are checked on the workers as one process checks them, its width over them on the client (before,
+    # an inf was binned as the largest value, and a validation set of other features failed with an IndexError)
+    infinite = np.nan_to_num(X)
+    infinite[450, 2] = np.inf
+    with pytest.raises(ValueError, match=r"X must not contain \+-inf .* got inf at row .* counts the training rows"):
+        mgd.train(client, {}, da.from_array(infinite, chunks=(200, 6)), dY, 2)
+    with pytest.raises(ValueError, match=r"valid_sets\[0\] X must not contain \+-inf .* counts the validation rows"):
+        mgd.train(client, {}, dX, dY, 2, valid_sets=[(da.from_array(infinite, chunks=(200, 6)), dY)])
+    with pytest.raises(ValueError, match=r"valid_sets\[0\] X has 5 features, but the training X has 6"):
+        mgd.train(client, {}, dX, dY, 2, valid_sets=[(dX[:, :5], dY)])
     some = np.zeros(600)
     some[:200] = 1.0  # the first partition's rows weighted: a worker whose rows all weigh 0 trains beside it
     mgd.train(client, {}, dX, dY, 2, sample_weight=da.from_array(some, chunks=200))
