@@ -238,9 +238,14 @@ def check_weight(weight, n_rows: int, name: str = "weight", whole: bool = True) 
         bad = int(np.flatnonzero(w > STAT_INPUT_LIMIT)[0])
         raise ValueError(f"{name} must be at most {STAT_INPUT_LIMIT:g} (the statistics are float32; only the ratios "
                          f"of the weights matter, so rescale them), got {w[bad]:g} at row {bad}")
-    if whole:
-        check_weight_sum(float(w.sum()) if n_rows else 1.0, name)
+    if whole and n_rows:
+        check_weight_sum(float(w.sum()), name)
     return w
+
+
+def counted_rows(weight: np.ndarray | None, n_rows: int) -> np.ndarray:
+    """The rows of positive weight (check_weight's), ascending: every row where the data is unweighted."""
+    return np.arange(n_rows) if weight is None or weight.min() > 0 else np.flatnonzero(weight > 0)
 
 
 def check_weight_sum(total: float, name: str = "weight") -> None:

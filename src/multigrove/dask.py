@@ -100,7 +100,7 @@ class ShardActor:
         """Training and validation rows, the sums of their weights (None: unweighted) and each validation set's
         features, with the values of X and the weights checked here (what holds over the workers, the weights'
         sums and the features, is the client's to check); with training rows, also the features, label shape and
-        largest label (class count), and whether any label is NaN or weights are given."""
+        largest label (class count) and whether any label is NaN."""
         if self.y is not None:
             self._checked("training", check_no_inf, self.X, "X")
             self.w = self._checked("training", self._part_weight, self.w, "sample_weight")
@@ -119,7 +119,7 @@ class ShardActor:
         return {"n_rows": int(self.X.shape[0]), "validation_rows": validation_rows, "n_features": int(self.X.shape[1]),
                 "label_cols": 1 if y.ndim == 1 else int(y.shape[1]),
                 "label_max": float(np.nanmax(y)) if y.size and not np.all(np.isnan(y)) else -np.inf,
-                "missing": bool(np.isnan(y).any()), "weighted": self.w is not None, **checked}
+                "missing": bool(np.isnan(y).any()), **checked}
 
     @staticmethod
     def _part_weight(w: np.ndarray | None, name: str) -> np.ndarray | None:
@@ -702,7 +702,8 @@ def _prepare(config: Params, actors: ShardActors, categories: dict | None = None
     booster = new_booster(config, loss, n_features, names or default_feature_names(n_features), moments)
     booster.categories = dict(categories)
     check_categorical(config, categories, booster.feature_names, loss)
-    weighted, missing = any(s["weighted"] for s in summaries), any(s["missing"] for s in summaries)
+    weighted = any(s["weight_sum"] is not None for s in summaries)
+    missing = any(s["missing"] for s in summaries)
     layout_stats = stat_layout(loss, np.ones(1) if weighted else None, config, missing)
     actors.ask("start", scaling, booster.init_score, layout_stats)
     booster.init_score = loss.unscale(booster.init_score.reshape(1, -1)).reshape(-1)

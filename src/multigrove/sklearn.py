@@ -24,6 +24,7 @@ from ._validation import (
     check_label,
     check_real,
     check_weight,
+    counted_rows,
 )
 from .boosting.callbacks import early_stopping, record_evaluation
 from .boosting.cv import cv
@@ -424,7 +425,7 @@ class _GroveBase(BaseEstimator):
         of positive weight are drawn (and stratified) apart from those of weight 0, so that both parts hold rows
         that count: a validation part whose rows all weigh 0 would have no loss to stop on."""
         n = y.shape[0]
-        counted = np.arange(n) if weight is None or weight.min() > 0 else np.flatnonzero(weight > 0)
+        counted = counted_rows(weight, n)
         if counted.size < 2:
             raise ValueError(f"early stopping on validation_fraction={self.validation_fraction} of the rows needs "
                              f"two rows of positive sample_weight, got {counted.size}: give more, or "
@@ -464,7 +465,7 @@ class _GroveBase(BaseEstimator):
         valid_sets, valid_names = [], []
         self.validation_indices_ = None
         held_out = None
-        n_counted = Xc.shape[0] if w is None else int(np.count_nonzero(w > 0))
+        n_counted = counted_rows(w, Xc.shape[0]).size
         stopping = self._stopping(Xc.shape[0], n_counted, callbacks, eval_set)
         rounds = self._rounds(stopping is not None or has_early_stopping(cbs))
         watch = SPARSE_STOPPING_METRIC if objective in SPARSE_OUTPUT_OBJECTIVES else None

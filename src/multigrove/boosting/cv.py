@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_int, counted_rows
 from ..data.dataset import Dataset
 from ..params import Params
 from .booster import Booster
@@ -145,7 +145,7 @@ def _drawn_folds(config: Params, label: np.ndarray, weight: np.ndarray | None, n
     trains and validates on rows that count.  Rows of positive weight only: the folds of the rows as they are."""
     from sklearn.model_selection import KFold, StratifiedKFold  # here: importing multigrove stays light
     n = label.shape[0]
-    counted = np.arange(n) if weight is None or weight.min() > 0 else np.flatnonzero(weight > 0)
+    counted = counted_rows(weight, n)
     if counted.size < nfold:
         raise ValueError(f"nfold={nfold} is more than the {counted.size} rows of positive weight of train_set: "
                          "every fold needs one to validate on")
