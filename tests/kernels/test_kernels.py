@@ -31,6 +31,8 @@ from multigrove.kernels.partition import (
     partition_rows,
     partition_rows_dense,
     partition_rows_parallel,
+    rows_in_order,
+    rows_in_order_serial,
     split_and_build,
 )
 from multigrove.kernels.predict import predict_leaf_raw, predict_raw, predict_store, predict_store_serial_dense
@@ -584,6 +586,14 @@ def test_add_leaf_values_equals_naive(seed, d):
         expect[rows[start[leaf]:end[leaf]], first:first + d] += vals[leaf]
     add_leaf_values(rows, start, end, vals, first, np.zeros((1, 1), np.int32), scores)
     np.testing.assert_allclose(scores, expect)
+
+
+@pytest.mark.parametrize("kernel", [rows_in_order, rows_in_order_serial])
+@pytest.mark.parametrize("n", [0, 1, 7, 70_001])
+def test_rows_in_order_equals_arange(kernel, n):
+    rows = np.random.default_rng(n).permutation(n).astype(np.int32)  # as a tree's partitions leave them
+    kernel(rows)
+    np.testing.assert_array_equal(rows, np.arange(n, dtype=np.int32))
 
 
 @SETTINGS  # rows past ROW_BLOCK; K on both sides of SIGMOID_BUFFER_MIN

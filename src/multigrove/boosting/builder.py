@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol, Sequence
 import numpy as np
 
 from .._dtypes import HIST, INDEX
-from ..kernels._variants import EntryPoints
+from ..kernels._variants import EntryPoints, pick
 from ..kernels.histogram import (
     FEATURE_GROUP_MIN_WORK,
     FeatureGroups,
@@ -42,6 +42,8 @@ from ..kernels.histogram import (
 )
 from ..kernels.partition import (
     SplitRule,
+    rows_in_order,
+    rows_in_order_serial,
     serial_split_kernel,
     split_and_build,
 )
@@ -203,6 +205,11 @@ def run_scans(scans: Sequence[ChildScan | None] | None) -> None:
             scan.run()
 
 
+def put_in_order(rows: np.ndarray) -> None:
+    """rows[i] = i for every i (kernels.partition.rows_in_order; its serial twin below PARALLEL_MIN_WORK rows)."""
+    pick(rows_in_order, rows_in_order_serial, rows.shape[0])(rows)
+
+
 class _Follower:
     """The rows of another store of the same layout (a validation set's) that every split partitions too, so
     that each row's leaf is known when the tree is grown: the walk down the finished tree, a kernel of its own
@@ -218,7 +225,7 @@ class _Follower:
         self.end = np.zeros(1, np.int64)
 
     def begin(self, max_leaves: int) -> None:
-        self.rows[:] = np.arange(self.rows.shape[0], dtype=INDEX)  # partitions reorder it
+        put_in_order(self.rows)  # partitions reorder it
         self.start = np.zeros(max_leaves, np.int64)
         self.end = np.zeros(max_leaves, np.int64)
         self.end[0] = self.rows.shape[0]
@@ -316,7 +323,7 @@ class LocalBuilder:
         self.packed = None
         if rows is None:
             self.rows = self._all_rows
-            self._all_rows[:] = np.arange(self.store.n_rows, dtype=INDEX)  # partitions reorder it
+            put_in_order(self._all_rows)  # partitions reorder it
         elif self._can_compact(rows.shape[0]):
             self.sample_rows = np.ascontiguousarray(rows, dtype=INDEX)
             self.tree_store = self._compact = compact_store(self.store, self.sample_rows, self._compact)
