@@ -200,6 +200,39 @@ def test_cuda_trees_equal_cpu_trees(kind, extra):
     _assert_same_forest(cpu, gpu, X, 1e-9 if kind in ("regression", "multi_target") else 1e-6)
 
 
+#: (kind, parameters, the Dataset's other inputs) beyond CASES: row weights, initial scores, missing labels, CSR
+#: rows, the binary objective and the svd sketch (about 7 s a case in the simulator)
+DATA_CASES = [
+    ("multiclass", {"sketch": "svd", "sketch_k": 2}, "weight"),
+    ("multi_target", {}, "init_score"),
+    ("multilabel", {}, "missing labels"),
+    ("binary", {"objective": "binary"}, "csr"),
+]
+
+
+@pytest.mark.parametrize("kind, extra, inputs", DATA_CASES)
+def test_cuda_trees_equal_cpu_trees_on_weights_offsets_and_csr_rows(kind, extra, inputs):
+    import scipy.sparse as sp
+    rng = np.random.default_rng(13)
+    X = _data(rng)
+    params, y = _targets("multi_target" if kind == "binary" else kind, X, rng)
+    if kind == "binary":
+        y = (y[:, 0] > 0).astype(float)
+    dataset = {}
+    if inputs == "weight":
+        dataset["weight"] = rng.uniform(0.2, 2.0, size=X.shape[0])
+    elif inputs == "init_score":
+        dataset["init_score"] = rng.normal(size=y.shape)
+    elif inputs == "missing labels":
+        y = np.where(rng.random(y.shape) < 0.1, np.nan, y)
+    elif inputs == "csr":
+        X = sp.csr_matrix(np.nan_to_num(X))
+    params = {"verbosity": -1, "num_leaves": 6, "min_data_in_leaf": 8, "num_threads": 1, **params, **extra}
+    cpu = mg.train(params, mg.Dataset(X, y, **dataset), 2)
+    gpu = mg.train({**params, "device_type": "cuda"}, mg.Dataset(X, y, **dataset), 2)
+    _assert_same_forest(cpu, gpu, X, 1e-9 if kind in ("regression", "multi_target") else 1e-6)
+
+
 @pytest.mark.parametrize("extra", [{}, {"bagging_fraction": 0.7, "bagging_freq": 1}])
 def test_cuda_leafwise_splits_go_ahead_in_fewer_builder_calls(extra, monkeypatch):
     """Leaf-wise growth sends the CUDA builder the leaf in turn and the next ones (CudaBuilder.splits_ahead): fewer
