@@ -127,8 +127,8 @@ def main() -> None:
                         if way == "one at a time":
                             job = ScanJob(hists[2 * i + 1], True, totals, offsets, mask, params, scratch, active,
                                           noise, per_feature, chosen)
-                            fused(store, rows, start, end, nodes.rules[i], nodes.builds[i], stats, -1, groups, tmp,
-                                  marks, counts, np.empty((1, 1, 1)), hists[2 * i], job, None)
+                            fused(store, rows, start, end, nodes.rules[i], nodes.builds[i], stats, groups, tmp, marks,
+                                  counts, hists[2 * i], job, None)
                         else:
                             serial_split(store, rows, start, end, nodes.rules[i], nodes.builds[i], stats, tmp, marks,
                                          hists[2 * i], np.empty(WIDTH))

@@ -67,7 +67,6 @@ def main() -> None:
     serial_split, scan, fused = serial_split_kernel(False, width), SCAN_KERNELS[scan_kind(params)], \
         split_step_kernel(params)
     tmp, marks, counts = np.empty(n, np.int32), np.zeros(n, np.uint8), np.zeros(1, np.int64)
-    no_scratch = np.empty((1, 1, 1))  # feature groups (schedule -1): no row chunks
     sparse_features = np.flatnonzero(store.feature_kind == 2)
     for node_rows in args.node_rows:
         seconds = {"one call": [], "two calls": []}
@@ -93,8 +92,7 @@ def main() -> None:
                 if name == "one call":
                     job = ScanJob(larger, True, totals, offsets, mask, params, scratch, active, noise, per_feature,
                                   best)
-                    fused(store, node, 0, node_rows, rule, build, stats, -1, groups, tmp, marks, counts,
-                          no_scratch, hist, job, None)
+                    fused(store, node, 0, node_rows, rule, build, stats, groups, tmp, marks, counts, hist, job, None)
                 else:
                     serial_split(store, node, 0, node_rows, rule, build, stats, tmp, marks, hist, np.empty(width))
                     scan.best_splits(hist, larger, 2, True, totals, offsets, mask, params, None, scratch, active,

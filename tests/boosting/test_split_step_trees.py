@@ -1,7 +1,7 @@
-"""The builder runs a split's scan of its children in the split's own kernel call (kernels.split_step) but where one
-thread splits a small node; the trees are those of the split and the scan in two calls, bit for bit, for every
-kind of scan, both growth policies, categorical features, random_strength's noise, a store with a CSR part (its
-default bins derived in each group's task) and every schedule of the child's build."""
+"""The builder runs a split's scan of its children in the split's own kernel call (kernels.split_step) where it
+builds the child by feature groups; the trees are those of the split and the scan in two calls, bit for bit,
+for every kind of scan, both growth policies, categorical features, random_strength's noise and a store with a
+CSR part (its default bins derived in each group's task)."""
 import numpy as np
 import pytest
 
@@ -60,30 +60,6 @@ def test_trees_are_those_of_two_calls(rng, monkeypatch, params, n_outputs, targe
     monkeypatch.setattr(growers.ChildScan, "fusable", lambda self, n_groups: False)
     steps.clear()
     two_calls, predicted_two = _fit(params, X, y)
-    assert not steps
-    assert model == two_calls
-    np.testing.assert_array_equal(predicted, predicted_two)
-
-
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("schedule", [0, 1, 2])  # one thread, row chunks, statistic column blocks
-@pytest.mark.parametrize("target", ["regression", "csr"])
-def test_trees_of_every_build_schedule_are_those_of_two_calls(rng, monkeypatch, threads, schedule, target):
-    X, Y = _data(rng, 9000, 3, csr=target == "csr")  # two threads from 90,000 cells
-    find = builders.LocalBuilder._find_schedule
-    monkeypatch.setattr(builders.LocalBuilder, "splits_ahead", 1)
-    monkeypatch.setattr(builders, "PARALLEL_PARTITION_MIN_ROWS", 1000)  # schedule 0: a parallel partition
-    monkeypatch.setattr(builders.LocalBuilder, "_find_schedule",
-                        lambda self, n_rows: schedule if n_rows >= 400 else find(self, n_rows))
-    steps = []
-    kernel = builders.split_step_kernel
-    monkeypatch.setattr(builders, "split_step_kernel", lambda p: (steps.append(1), kernel(p))[1])
-    params = {"objective": "regression", "num_threads": threads}
-    model, predicted = _fit(params, X, Y, rounds=4)
-    assert len(steps) > 10 or (schedule == 0 and threads == 1)  # one thread, schedule 0: the serial kernel
-    monkeypatch.setattr(growers.ChildScan, "fusable", lambda self, n_groups: False)
-    steps.clear()
-    two_calls, predicted_two = _fit(params, X, Y, rounds=4)
     assert not steps
     assert model == two_calls
     np.testing.assert_array_equal(predicted, predicted_two)

@@ -65,11 +65,9 @@ def node_problem(draw):
 
 
 @SETTINGS
-@given(node_problem(), st.sampled_from([1, 2]), st.booleans(), st.sampled_from([-1, 0, 1, 2]))
-def test_split_step_equals_the_split_then_the_scan(problem, build, noisy, schedule):
-    """By every schedule of the child's build: feature groups (-1), one thread (0), row chunks (1), statistic
-    column blocks (2)."""
-    _check_split_step(problem, build, noisy, schedule)
+@given(node_problem(), st.sampled_from([1, 2]), st.booleans())
+def test_split_step_equals_the_split_then_the_scan(problem, build, noisy):
+    _check_split_step(problem, build, noisy)
 
 
 @pytest.mark.parametrize("n_dense", [0, 3])
@@ -101,9 +99,9 @@ def test_feature_groups_derive_the_default_bins_of_a_csr_part(n_dense):
         assert child.shape[0] * row_updates(store) * width >= FEATURE_GROUP_MIN_WORK  # groups built it
 
 
-def _check_split_step(problem, build, noisy, schedule=-1):
-    """split_step against split_and_build then best_splits on ``problem`` (node_problem's), the child built by
-    ``schedule`` (as split_and_build's); returns the child's rows."""
+def _check_split_step(problem, build, noisy):
+    """split_step against split_and_build then best_splits on ``problem`` (node_problem's); returns the child's
+    rows."""
     rng, store, stats, params, rows, rule, n_nodes, n_chunks, n_groups = problem
     n, C = stats.shape[0], stats.shape[1]
     F = store.n_features
@@ -121,7 +119,6 @@ def _check_split_step(problem, build, noisy, schedule=-1):
         totals = np.empty((2, C))
         args = (store, node_rows, 0, rows.shape[0], rule, build, stats)
         tmp, marks, counts = np.empty(n, np.int32), np.zeros(0, np.uint8), np.zeros(n_chunks, np.int64)
-        scratch = np.empty((n_chunks, store.total_bins, C)) if schedule == 1 else np.empty((1, 1, 1))
         if fused:
             # the children's sums as the grower has them (from the parent's scan): here, their rows' sums
             child = _child(rows, rule, store, build)
@@ -130,11 +127,10 @@ def _check_split_step(problem, build, noisy, schedule=-1):
             second = h1 if n_nodes == 2 else hist
             job = ScanJob(second, n_nodes == 2, totals, offsets, mask, params, scan_scratch(C, params), active,
                           noise, per_feature, best)
-            n_left = SPLIT_STEPS[scan_kind(params)](*args, schedule, groups, tmp, marks, counts, scratch, hist, job,
-                                                    None)
+            n_left = SPLIT_STEPS[scan_kind(params)](*args, groups, tmp, marks, counts, hist, job, None)
         else:
             sums = np.empty(C if store.derived.shape[0] else 0)  # the builder's: its default bins are derived from them
-            n_left = split_and_build(*args, schedule, groups, tmp, marks, counts, scratch, hist, sums)
+            n_left = split_and_build(*args, -1, groups, tmp, marks, counts, np.empty((1, 1, 1)), hist, sums)
             child = node_rows[:n_left] if build == 1 else node_rows[n_left:]
             totals[0] = stats[child].sum(0, dtype=np.float64)
             totals[1] = stats[rows].sum(0, dtype=np.float64) - totals[0]

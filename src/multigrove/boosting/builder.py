@@ -522,8 +522,8 @@ class LocalBuilder:
     def split(self, requests: Sequence[SplitRequest], outs: Sequence[np.ndarray | None],
               scans: Sequence[ChildScan | None] | None = None) -> None:
         """HistogramBuilder.split.  Two or more splits of small nodes run in one kernel call, a thread each
-        (kernels.split_step.split_batch: _split_batch); a split runs its scan in the same kernel call
-        (kernels.split_step.split_step) but where one thread splits a small node and with packed GOSS counts."""
+        (kernels.split_step.split_batch: _split_batch); a split whose child is built by feature groups runs its
+        scan in the same kernel call (kernels.split_step.split_step), without packed GOSS counts."""
         scans = [None] * len(requests) if scans is None else scans
         batched = self._split_batch(requests, scans)
         for i, (req, out) in enumerate(zip(requests, outs)):
@@ -554,19 +554,15 @@ class LocalBuilder:
         else:
             schedule, hist, hist_total = self._schedule(child_rows), out, total
         job = None
-        # the scan goes in the split's kernel call (split_step) but on a small node that one thread partitions
-        # and builds (the serial kernel: no parallel region) and for packed GOSS counts (unpacked after the
-        # call).  A split that a batch would take (_batchable) runs alone in the two kernels that larger nodes'
-        # splits ran before: a fit that splits in batches then never compiles split_step for them (10 s on
-        # Otto's store, where split_batch took as long)
-        if scan is not None and (schedule != 0 or parallel) and self.packed is None \
-                and not self._batchable(req, scan, start, end) \
-                and scan.fusable(self._feature_groups().n_groups if schedule < 0 else 0):
+        # a split that a batch would take (_batchable) runs alone in the two kernels that larger nodes' splits run
+        # as well: a fit that splits in batches then never compiles split_step (10 s on Otto's store, where
+        # split_batch took as long), for the few splits of a small node that come alone
+        if scan is not None and schedule < 0 and self.packed is None and not self._batchable(req, scan, start, end) \
+                and scan.fusable(self._feature_groups().n_groups):
             job = scan.job()
             n_left = self._entries.call(split_step_kernel(job.params), self.tree_store, self.rows, start, end,
-                                        rule, req.build, self.stats, schedule, self._feature_groups(), self._tmp,
-                                        self._marks, counts, self._scratch_for(schedule, child_rows), hist, job,
-                                        scan.categorical)
+                                        rule, req.build, self.stats, self._feature_groups(), self._tmp,
+                                        self._marks, counts, hist, job, scan.categorical)
         elif schedule == 0 and not parallel:  # a small node: the kernel without a parallel region
             n_left = self._entries.call(self._serial_split(), self.tree_store, self.rows, start, end, rule,
                                         req.build, self.stats, self._tmp, self._marks, hist, hist_total)

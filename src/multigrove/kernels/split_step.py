@@ -2,18 +2,15 @@
 both children (``split_step``), where the builder would otherwise make two calls with the grower's Python
 between them (``partition.split_and_build``, then ``split.best_splits``).
 
-The smaller child's histogram is built by the schedule the builder chose (as ``partition.split_and_build``'s),
-and the scan follows in the same call.  By feature groups (``histogram.build_histogram_features``' schedule),
-each group's task goes on to scan its own features at once: it derives the default bins of its features
+The smaller child's histogram is built by feature groups (``histogram.build_histogram_features``' schedule),
+and each group's task goes on to scan its own features at once: it derives the default bins of its features
 that have them (a store with a CSR part), subtracts them from the parent's histogram (the larger child's, by
 LightGBM's subtraction) and finds each feature's best threshold in both children while the bins it has just
 written are in its cache.  One parallel region a split instead of two, and no return to
 Python between the histogram and the scan: on rf1's nodes (64 features x 198 bins, children of about 60 rows,
 two threads) the build and the scan took 54 us against 59 one after the other (CHANGELOG.md, stop 60).  The
 sums and the scan are those of the two kernels, bit for bit: a bin is summed in row order by one task, and each
-feature is scanned by the same code.  By row chunks or statistic column blocks (large nodes) the scan runs after
-the build in the same call: the return to Python and the second call's arguments (the store's arrays among them)
-were 10-20 % of the round of a 1,000,000-row regression at two threads (CHANGELOG.md, stop 74).
+feature is scanned by the same code.
 
 Many small splits in one kernel call (``split_batch``): the same three steps for each split of a batch, one split a
 task on one thread, through the serial kernels (``partition.split_and_build_serial``, ``split.best_splits_serial``).
@@ -34,9 +31,7 @@ from .histogram import (
     FIRST,
     U,
     _add_row_totals,
-    build_histogram_chunks,
     build_histogram_serial,
-    build_histogram_wide,
     build_owned_bins,
     first_dense_feature,
     fix_group_default_bins,
@@ -131,18 +126,16 @@ def build_and_scan(store, rows, stats, groups, out, total, parent, subtract, act
 
 # parallel=True without a loop of its own: it calls parallel kernels (kernels._variants.PARALLEL_CALLER)
 @njit(parallel=True, cache=True, nogil=True, error_model="numpy")
-def split_step(store, rows, start, end, rule, build, stats, schedule, groups, tmp, marks, counts, scratch, out, job,
-               categorical):
+def split_step(store, rows, start, end, rule, build, stats, groups, tmp, marks, counts, out, job, categorical):
     """Partition ``rows[start:end]`` by ``rule`` (in parallel when counts has more than one chunk), build the
     histogram of the child ``build`` names (1 left, 2 right) into ``out`` and scan it and, with a second
     active node, the larger child (``job``: ScanJob; OUT job.parent, job.per_feature, job.best).  Returns the
     number of left rows.
 
-    ``schedule`` picks the build as in partition.split_and_build (``scratch``: the row chunks' private
-    histograms).  By feature groups (``groups``, schedule < 0) the child is built and scanned in the same tasks
-    (build_and_scan) from FEATURE_GROUP_MIN_WORK on; a smaller child is built on this thread.  By any other
-    schedule the build is split_and_build's, and split.best_split_per_feature scans after it.  The child's sums,
-    where its default bins need them, come from the build (child_totals before the groups)."""
+    The child is built by the feature groups ``groups`` and scanned in the same tasks (build_and_scan) from
+    FEATURE_GROUP_MIN_WORK on; a smaller child is built on this thread and scanned by
+    split.best_split_per_feature.  A store with derived default bins (whose build needs the child's sums
+    first) is not for this kernel: the builder splits and scans it in two calls."""
     if counts.shape[0] > 1:
         n_left = partition_rows_parallel(store, rows, start, end, rule, tmp, marks, counts)
     else:
@@ -151,20 +144,13 @@ def split_step(store, rows, start, end, rule, build, stats, schedule, groups, tm
     n_nodes = job.active.shape[0]
     derived = store.derived.shape[0] > 0
     total = np.empty(stats.shape[1] if derived else 0)  # the child's sums, where its default bins need them
-    if schedule < 0 and child.shape[0] * row_updates(store) * stats.shape[1] < FEATURE_GROUP_MIN_WORK:
-        schedule = 0
-    if schedule < 0:
+    if child.shape[0] * row_updates(store) * stats.shape[1] >= FEATURE_GROUP_MIN_WORK:
         if derived:
             child_totals(store, child, stats, out, total)
         build_and_scan(store, child, stats, groups, out, total, job.parent, job.subtract, job.active, job.totals,
                        job.offsets, job.feature_mask, job.params, categorical, job.scratch, job.per_feature)
     else:
-        if schedule == 0:
-            build_histogram_serial(store, child, stats, out, total)  # without a derived bin, no sums: the job's
-        elif schedule == 1:
-            build_histogram_chunks(store, child, stats, scratch, out, total)
-        else:
-            build_histogram_wide(store, child, stats, schedule, out, total)
+        build_histogram_serial(store, child, stats, out, total)  # without a derived bin, no sums: the job has them
         best_split_per_feature(out, job.parent, job.subtract, job.active, job.totals, job.offsets, job.feature_mask,
                                job.params, categorical, job.scratch, job.per_feature)
     choose_node_splits(out, job.parent, n_nodes, job.totals, job.offsets, job.params, categorical, job.noise,
