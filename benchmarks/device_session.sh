@@ -12,7 +12,7 @@
 # steps in order, each under `timeout` within one deadline of BUDGET seconds; each step writes its records
 # to $OUT as soon as it has them, so a step cut short leaves what it measured.  Steps (default: all, in this
 # order): compile gpu_check scaling batches ahead_ab ahead_dense groups_ab rank_share cpu_share blas otto_cpu gpu gpu_full otto_gpu
-# profile_cpu profile_gpu splits python.  cpu_share reads Otto's serial share at 16 threads from the CPU time of each thread,
+# profile_cpu profile_gpu splits python gaps.  cpu_share reads Otto's serial share at 16 threads from the CPU time of each thread,
 # its waiting threads asleep (OMP_WAIT_POLICY=passive; benchmarks/alternate.py, stop 68), and what a region costs
 # there with its threads asleep and after a gap of Python (benchmarks/region_cost.py).  blas times Otto's rounds at 16 threads with a 12,376-row validation set, and GroveRegressor's
 # defaults on 200,000 rows (20,000 held out), their metric's sums without BLAS against a BLAS dot product whose
@@ -29,7 +29,9 @@
 # cores).  python times the grower's Python a split at 16 threads, in batches, and a scan's reads after sweeps of
 # the cache (benchmarks/split_python.py, stop 66).  scaling runs Otto's store three ways: the defaults (sparse
 # threshold 0.5), 0.8 and every feature dense; which shares out best on 16 threads is what this 2-core host could
-# not tell (stop 64, benchmarks/store_threshold.py).
+# not tell (stop 64, benchmarks/store_threshold.py).  gaps counts the kernel calls of a 1,000,000-row regression's
+# round at 16 threads and times the Python between them, and single operations after a sweep of the cache
+# (benchmarks/kernel_gaps.py, stop 74).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -80,7 +82,7 @@ from importlib.metadata import version; print('numba', numba.__version__, 'numba
 'numpy', numpy.__version__)"; } > "$OUT/machine.txt" 2>&1
     local steps=("$@")
     [ ${#steps[@]} -eq 0 ] && steps=(compile gpu_check scaling batches ahead_ab ahead_dense groups_ab rank_share cpu_share blas otto_cpu \
-                                     gpu gpu_full otto_gpu profile_cpu profile_gpu splits python)
+                                     gpu gpu_full otto_gpu profile_cpu profile_gpu splits python gaps)
     for s in "${steps[@]}"; do
         case $s in
             compile) step 150 compile python3 -m multigrove compile --processes 16 ;;
@@ -123,6 +125,9 @@ from importlib.metadata import version; print('numba', numba.__version__, 'numba
             python) step 40 python bash -c "python3 benchmarks/split_python.py --part in_situ --threads 16 --rounds 15 \
                         --label device16 --out $OUT/split_python.jsonl && python3 benchmarks/split_python.py --part cache \
                         --label device16 --out $OUT/split_python.jsonl" ;;
+            gaps) step 60 gaps bash -c "python3 benchmarks/kernel_gaps.py --task regression --threads 16 --rounds 10 \
+                      --label device16 --out $OUT/kernel_gaps.jsonl && python3 benchmarks/kernel_gaps.py --part cold \
+                      --label device16 --out $OUT/kernel_gaps.jsonl" ;;
             *) echo "unknown step $s" >&2; exit 2 ;;
         esac
     done
