@@ -131,12 +131,8 @@ class ShardActor:
         try:
             return check(*args)
         except ValueError as exc:
-            raise ValueError(f"{exc}{self._rows_note(held)}") from None
-
-    def _rows_note(self, held: str) -> str:
-        """What a row number in this worker's error counts."""
-        return (f" [a row number here counts the {held} rows of the worker holding shard {self.shard_id}, its "
-                "partitions in order]")
+            raise ValueError(f"{exc} [a row number here counts the {held} rows of the worker holding shard "
+                             f"{self.shard_id}, its partitions in order]") from None
 
     def sample(self, share: float, seed: int):
         """This worker's rows for learning the bins: all of them (share >= 1) or a uniform sample."""
@@ -154,10 +150,9 @@ class ShardActor:
         from .data.storage import build_store
         config = Params.from_dict(params)
         some_label = self.y if self.y is not None else next(v[1] for v in self.valid if v is not None)
-        try:
-            self.loss, label = make_loss(config.objective, num_class, config.num_outputs, some_label, None)
-        except ValueError as exc:  # its row number counts this worker's rows only: say so
-            raise ValueError(f"{exc}{self._rows_note('training' if self.y is not None else 'validation')}") from None
+        # a row number in its error counts this worker's rows only: _checked says so
+        self.loss, label = self._checked("training" if self.y is not None else "validation", make_loss,
+                                         config.objective, num_class, config.num_outputs, some_label, None)
         self.label = label if self.y is not None else None
         names = default_feature_names(mapper.n_features)
         with self._threads():
